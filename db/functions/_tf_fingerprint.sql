@@ -1,0 +1,35 @@
+-- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
+--                           max_attempts int, scheduled_at timestamptz) -> bytea   (private helper)
+--
+-- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
+--             Canonical form: the jsonb array
+--               ["tf1", task_type, payload, queue, priority, max_attempts, scheduled_at_utc]
+--             printed by jsonb's own output function, which sorts object keys and drops
+--             insignificant white space, so key order and formatting of the payload do not
+--             matter while any difference in a value does. scheduled_at is written as
+--             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' in UTC, so the session TimeZone never changes the
+--             fingerprint; a NULL schedule stays JSON null (it does not become "now").
+-- Returns:    32 bytes.
+-- Errors:     none (callers validate first).  Locks: none.
+-- Clock:      none; the result depends on its arguments only (IMMUTABLE).
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
+    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz)
+RETURNS bytea
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RETURN sha256(convert_to(
+        jsonb_build_array(
+            'tf1', task_type, payload, queue, priority, max_attempts,
+            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+        )::text,
+        'UTF8'));
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) IS
+    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL).';
+REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;

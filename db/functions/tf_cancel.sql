@@ -1,0 +1,63 @@
+-- taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+--   -> TABLE(task_state text, cancel_requested boolean)
+--
+-- Purpose:    stop a task.
+--               QUEUED / RETRYING  -> CANCELLED now (it never runs again).
+--               RUNNING            -> cancel requested: the task keeps running; tf_renew reports
+--                                     cancel_requested = true to its worker; at tf_finalize a
+--                                     success stays SUCCEEDED (the work happened) and any other
+--                                     outcome ends CANCELLED, never RETRYING; if the lease
+--                                     expires instead, tf_recover ends it CANCELLED.
+--               SUCCEEDED / FAILED / CANCELLED -> returned unchanged.
+--             Handlers are never pre-empted: cancellation of running work is cooperative.
+-- Parameters: task_id; reason  free text (at most 1,000 characters kept) or NULL.
+-- Returns:    one row: the state after the call and whether a cancel has been requested.
+-- Errors:     TF400 task_id NULL; TF404 no such task.
+-- Locks:      the tasks row FOR UPDATE.
+-- Clock:      clock_timestamp() at entry.
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+RETURNS TABLE(task_state text, cancel_requested boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_reason text := left(tf_cancel.reason, 1000);
+BEGIN
+    IF tf_cancel.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_cancel.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_cancel.task_id), COLUMN = 'task_id';
+    END IF;
+
+    IF v_task.state IN ('QUEUED', 'RETRYING') THEN
+        UPDATE taskforge.tasks t
+           SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
+               finished_at = v_now, updated_at = v_now
+         WHERE t.task_id = tf_cancel.task_id;
+        RETURN QUERY SELECT 'CANCELLED'::text, true;
+    ELSIF v_task.state = 'RUNNING' THEN
+        IF v_task.cancel_requested_at IS NULL THEN
+            UPDATE taskforge.tasks t
+               SET cancel_requested_at = v_now, cancel_reason = v_reason, updated_at = v_now
+             WHERE t.task_id = tf_cancel.task_id;
+        END IF;
+        RETURN QUERY SELECT 'RUNNING'::text, true;
+    ELSE
+        RETURN QUERY SELECT v_task.state, v_task.cancel_requested_at IS NOT NULL;
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_cancel(bigint, text) IS
+    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_cancel(bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;

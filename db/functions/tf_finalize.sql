@@ -1,0 +1,147 @@
+-- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
+--     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL)
+--   -> TABLE(accepted boolean, task_state text, reason text)
+--
+-- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease unexpired.
+--             A stale call changes nothing and returns accepted = false with the reason.
+--             Outcomes (attempt state -> task state):
+--               succeeded  attempt SUCCEEDED -> task SUCCEEDED (result stored)
+--               failed     attempt FAILED    -> task FAILED (ordinary error: terminal)
+--               retryable  attempt FAILED    -> task RETRYING, scheduled_at = now + backoff of
+--                          the task type's policy for this attempt number, when budget remains;
+--                          task FAILED on the last allowed attempt
+--               cancelled  attempt CANCELLED -> task CANCELLED
+--             When tf_cancel was requested while the task ran: succeeded stays SUCCEEDED (the
+--             work happened); any other outcome ends the task CANCELLED, never RETRYING.
+-- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
+--             result   any JSON, at most 1 MiB as JSON text (stored on success).
+--             error    JSON describing the failure; a non-object becomes {"message": ...};
+--                      capped at 16 KiB (taskforge._tf_cap_error).
+-- Returns:    one row: accepted; the task state after the call (unchanged when refused);
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+-- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
+-- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
+--             task), then its attempts row.
+-- Clock:      clock_timestamp() at entry: guard, finish time and backoff start.
+-- By hand:    only for a task you own (the guard makes a stale call harmless).
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
+    task_id bigint,
+    worker_id uuid,
+    attempt_number int,
+    outcome text,
+    result jsonb DEFAULT NULL,
+    error jsonb DEFAULT NULL)
+RETURNS TABLE(accepted boolean, task_state text, reason text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_result_bytes constant int := 1048576;
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_reason text;
+    v_error jsonb;
+    v_attempt_state text;
+    v_task_state text;
+    v_scheduled_at timestamptz;
+    v_delay double precision;
+    v_updated int;
+BEGIN
+    IF tf_finalize.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_finalize.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(tf_finalize.attempt_number::text, 'NULL')));
+    END IF;
+    IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+        PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
+            coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
+    END IF;
+    IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
+        PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
+            c_max_result_bytes, octet_length(tf_finalize.result::text)));
+    END IF;
+    v_error := taskforge._tf_cap_error(tf_finalize.error);
+
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_finalize.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_finalize.task_id), COLUMN = 'task_id';
+    END IF;
+    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
+                                    v_task.lease_expires_at, tf_finalize.worker_id,
+                                    tf_finalize.attempt_number, v_now);
+    IF v_reason IS NOT NULL THEN
+        RETURN QUERY SELECT false, v_task.state, v_reason;
+        RETURN;
+    END IF;
+
+    CASE tf_finalize.outcome
+        WHEN 'succeeded' THEN
+            v_attempt_state := 'SUCCEEDED';
+            v_task_state := 'SUCCEEDED';
+        WHEN 'cancelled' THEN
+            v_attempt_state := 'CANCELLED';
+            v_task_state := 'CANCELLED';
+        WHEN 'failed' THEN
+            v_attempt_state := 'FAILED';
+            v_task_state := CASE WHEN v_task.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'FAILED' END;
+        WHEN 'retryable' THEN
+            v_attempt_state := 'FAILED';
+            IF v_task.cancel_requested_at IS NOT NULL THEN
+                v_task_state := 'CANCELLED';
+            ELSIF v_task.attempt_count < v_task.max_attempts THEN
+                v_task_state := 'RETRYING';
+                SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+                                            tt.backoff_cap_seconds, tt.backoff_jitter)
+                  INTO v_delay
+                  FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
+                v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
+            ELSE
+                v_task_state := 'FAILED';
+            END IF;
+    END CASE;
+
+    UPDATE taskforge.attempts a
+       SET state = v_attempt_state,
+           outcome = tf_finalize.outcome,
+           finished_at = v_now,
+           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
+           error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
+     WHERE a.task_id = tf_finalize.task_id
+       AND a.attempt_number = tf_finalize.attempt_number
+       AND a.state = 'RUNNING';
+    GET DIAGNOSTICS v_updated = ROW_COUNT;
+    IF v_updated <> 1 THEN
+        RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
+            tf_finalize.task_id, tf_finalize.attempt_number;
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET state = v_task_state,
+           owner_worker_id = NULL,
+           lease_expires_at = NULL,
+           scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
+           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
+           last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
+           finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
+           updated_at = v_now
+     WHERE t.task_id = tf_finalize.task_id;
+
+    RETURN QUERY SELECT true, v_task_state, NULL::text;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) IS
+    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) TO taskforge_worker;

@@ -1,0 +1,70 @@
+-- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
+--
+-- Purpose:    move RETRYING tasks whose backoff has ended (scheduled_at <= now) back to QUEUED,
+--             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
+-- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
+--             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on due RETRYING rows (several schedulers split the work).
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() once at entry.
+-- By hand:    yes; it only does early what the scheduler would do.
+CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks int DEFAULT 1000)
+RETURNS TABLE(promoted int, next_due_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_promoted int;
+    v_queues text[];
+    v_queue text;
+    v_next timestamptz;
+BEGIN
+    IF tf_promote.max_tasks IS NULL OR tf_promote.max_tasks NOT BETWEEN 1 AND 100000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
+            coalesce(tf_promote.max_tasks::text, 'NULL')));
+    END IF;
+
+    WITH due AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.state = 'RETRYING' AND t.scheduled_at <= v_now
+         ORDER BY t.scheduled_at
+         LIMIT tf_promote.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = 'QUEUED', updated_at = v_now
+          FROM due d
+         WHERE t.task_id = d.task_id AND t.state = 'RETRYING'
+        RETURNING t.queue
+    )
+    SELECT count(*), array_agg(DISTINCT m.queue) INTO v_promoted, v_queues FROM moved m;
+
+    IF v_queues IS NOT NULL THEN
+        FOREACH v_queue IN ARRAY v_queues LOOP
+            PERFORM pg_notify('taskforge', v_queue);
+        END LOOP;
+    END IF;
+
+    SELECT t.scheduled_at INTO v_next
+      FROM taskforge.tasks t
+     WHERE t.state = 'RETRYING'
+     ORDER BY t.scheduled_at
+     LIMIT 1;
+
+    RETURN QUERY SELECT v_promoted, v_next;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_promote(int) IS
+    'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_promote(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_scheduler;

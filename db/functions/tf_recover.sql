@@ -1,0 +1,109 @@
+-- taskforge.tf_recover(max_tasks int DEFAULT 1000)
+--   -> TABLE(recovered int, failed int, next_lease_expiry timestamptz)
+--
+-- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
+--             whose lease has expired (oldest deadline first): the current attempt becomes
+--             ABANDONED (finished_at records when, so recovery lag = finished_at -
+--             lease_expires_at is queryable in tf_attempts), and the task is
+--               QUEUED at once (no backoff) when budget remains,
+--               CANCELLED when a cancel was requested while it ran,
+--               FAILED (last_error type lease_expired) when its budget is spent.
+--             A row whose lease is still valid is never touched: expiry is tested in the
+--             candidate scan and again on the locked row version.
+-- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
+--             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
+--             (a scheduler can sleep until then).
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
+--             right now is skipped (its owner is alive) and looked at on the next call.
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
+-- By hand:    yes; it only acts on leases that have already expired.
+CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks int DEFAULT 1000)
+RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_requeued int;
+    v_ended int;
+    v_queues text[];
+    v_queue text;
+    v_next timestamptz;
+BEGIN
+    IF tf_recover.max_tasks IS NULL OR tf_recover.max_tasks NOT BETWEEN 1 AND 100000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
+            coalesce(tf_recover.max_tasks::text, 'NULL')));
+    END IF;
+
+    WITH expired AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+         ORDER BY t.lease_expires_at
+         LIMIT tf_recover.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = CASE WHEN t.cancel_requested_at IS NOT NULL THEN 'CANCELLED'
+                            WHEN t.attempt_count < t.max_attempts THEN 'QUEUED'
+                            ELSE 'FAILED' END,
+               scheduled_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
+                                   THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
+                                  THEN NULL ELSE v_now END,
+               last_error = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count >= t.max_attempts
+                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
+                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
+                                 ELSE t.last_error END,
+               owner_worker_id = NULL,
+               lease_expires_at = NULL,
+               updated_at = v_now
+          FROM expired e
+         WHERE t.task_id = e.task_id
+           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue
+    ), abandoned AS (
+        UPDATE taskforge.attempts a
+           SET state = 'ABANDONED',
+               outcome = 'lease_expired',
+               finished_at = v_now,
+               error = jsonb_build_object('type', 'lease_expired',
+                                          'message', 'the lease expired before the attempt was finalized')
+          FROM moved m
+         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
+        RETURNING a.task_id
+    )
+    SELECT count(*) FILTER (WHERE m.state = 'QUEUED'),
+           count(*) FILTER (WHERE m.state <> 'QUEUED'),
+           array_agg(DISTINCT m.queue) FILTER (WHERE m.state = 'QUEUED')
+      INTO v_requeued, v_ended, v_queues
+      FROM moved m;
+
+    IF v_queues IS NOT NULL THEN
+        FOREACH v_queue IN ARRAY v_queues LOOP
+            PERFORM pg_notify('taskforge', v_queue);
+        END LOOP;
+    END IF;
+
+    SELECT t.lease_expires_at INTO v_next
+      FROM taskforge.tasks t
+     WHERE t.state = 'RUNNING'
+     ORDER BY t.lease_expires_at
+     LIMIT 1;
+
+    RETURN QUERY SELECT v_requeued, v_ended, v_next;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_recover(int) IS
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED; task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;

@@ -1,0 +1,60 @@
+-- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
+--     backoff_cap_seconds double precision DEFAULT 300, backoff_jitter double precision DEFAULT 0.2,
+--     description text DEFAULT NULL) -> void
+--
+-- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy.
+--             The policy applies to retryable failures finalized after the change.
+-- Parameters: task_type             ^[a-z][a-z0-9_.-]{0,62}$
+--             backoff_base_seconds  0..86400 seconds   backoff_cap_seconds  0..86400 seconds
+--             backoff_jitter        0..1               description          free text or NULL
+--                                                       (NULL keeps the current description)
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument.
+-- Locks:      the task_types row (INSERT ... ON CONFLICT DO UPDATE).
+-- Clock:      clock_timestamp() for created_at/updated_at.
+-- By hand:    yes, by the owner or a DBA; no TaskForge role may call it.
+CREATE OR REPLACE FUNCTION taskforge.tf_register_task_type(
+    task_type text,
+    backoff_base_seconds double precision DEFAULT 2,
+    backoff_cap_seconds double precision DEFAULT 300,
+    backoff_jitter double precision DEFAULT 0.2,
+    description text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+BEGIN
+    IF tf_register_task_type.task_type IS NULL OR tf_register_task_type.task_type !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid('task_type', format(
+            'must match ^[a-z][a-z0-9_.-]{0,62}$, got %s', coalesce(quote_literal(tf_register_task_type.task_type), 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('backoff_base_seconds', tf_register_task_type.backoff_base_seconds, 0, 86400);
+    PERFORM taskforge._tf_check_seconds('backoff_cap_seconds', tf_register_task_type.backoff_cap_seconds, 0, 86400);
+    IF tf_register_task_type.backoff_jitter IS NULL OR tf_register_task_type.backoff_jitter = 'NaN'::float8
+       OR tf_register_task_type.backoff_jitter < 0 OR tf_register_task_type.backoff_jitter > 1 THEN
+        PERFORM taskforge._tf_invalid('backoff_jitter', format('must be between 0 and 1, got %s',
+            coalesce(tf_register_task_type.backoff_jitter::text, 'NULL')));
+    END IF;
+
+    INSERT INTO taskforge.task_types AS tt
+           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, created_at, updated_at)
+    VALUES (tf_register_task_type.task_type, tf_register_task_type.backoff_base_seconds,
+            tf_register_task_type.backoff_cap_seconds, tf_register_task_type.backoff_jitter,
+            tf_register_task_type.description, v_now, v_now)
+    ON CONFLICT (task_type) DO UPDATE
+       SET backoff_base_seconds = EXCLUDED.backoff_base_seconds,
+           backoff_cap_seconds  = EXCLUDED.backoff_cap_seconds,
+           backoff_jitter       = EXCLUDED.backoff_jitter,
+           description          = coalesce(EXCLUDED.description, tt.description),
+           updated_at           = EXCLUDED.updated_at;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
+    'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) FROM PUBLIC;

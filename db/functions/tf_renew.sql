@@ -1,0 +1,74 @@
+-- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
+--     lease_seconds double precision DEFAULT 30)
+--   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+--
+-- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease not yet
+--             expired. A lease that has expired is lost even if nobody recovered it yet: the
+--             worker must stop renewing, and may still offer its result to tf_finalize, which
+--             will refuse it (the scheduler requeues the task).
+-- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             lease_seconds  0 < s <= 86400 seconds.
+-- Returns:    one row. renewed = true with the new deadline, or renewed = false with
+--             lease_expires_at NULL when the guard fails. cancel_requested tells the handler
+--             that tf_cancel was called for the task (it should stop early and finalize).
+-- Errors:     TF400 naming the argument; TF404 no such task.
+-- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
+--             then the matching attempts row.
+-- Clock:      clock_timestamp() at entry, for the guard and the new deadline.
+-- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
+CREATE OR REPLACE FUNCTION taskforge.tf_renew(
+    task_id bigint,
+    worker_id uuid,
+    attempt_number int,
+    lease_seconds double precision DEFAULT 30)
+RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_lease timestamptz;
+    v_task taskforge.tasks%ROWTYPE;
+BEGIN
+    IF tf_renew.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_renew.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(tf_renew.attempt_number::text, 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
+    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
+
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_renew.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_renew.task_id), COLUMN = 'task_id';
+    END IF;
+    IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
+                           tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
+        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
+        RETURN;
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET lease_expires_at = v_lease, updated_at = v_now
+     WHERE t.task_id = tf_renew.task_id;
+    UPDATE taskforge.attempts a
+       SET lease_expires_at = v_lease
+     WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
+    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
+    'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;

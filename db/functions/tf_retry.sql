@@ -1,0 +1,68 @@
+-- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+--   -> TABLE(task_state text, max_attempts int)
+--
+-- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
+--             now. History is kept: earlier attempts stay as they were and the next claim
+--             creates attempt N+1. The budget becomes max(max_attempts, attempts so far +
+--             extra_attempts), so at least extra_attempts further attempts are allowed.
+--             The task keeps its id, idempotency key and fingerprint; result, last_error and
+--             the cancel request are cleared.
+-- Parameters: task_id; extra_attempts  1..1000.
+-- Returns:    one row: 'QUEUED' and the new max_attempts.
+-- Errors:     TF400 naming the argument (also when the budget would pass 10000);
+--             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
+--             (a success is never replayed; cancel first to replay waiting work).
+-- Locks:      the tasks row FOR UPDATE.
+-- Notify:     pg_notify('taskforge', queue) (on commit).
+-- Clock:      clock_timestamp() at entry.
+-- By hand:    yes; it is the dead-letter redrive.
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+RETURNS TABLE(task_state text, max_attempts int)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_budget int;
+BEGIN
+    IF tf_retry.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_retry.extra_attempts IS NULL OR tf_retry.extra_attempts NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_invalid('extra_attempts', format('must be between 1 and 1000, got %s',
+            coalesce(tf_retry.extra_attempts::text, 'NULL')));
+    END IF;
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_retry.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_retry.task_id), COLUMN = 'task_id';
+    END IF;
+    IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
+                             tf_retry.task_id, v_task.state),
+            COLUMN = 'task_id';
+    END IF;
+    v_budget := greatest(v_task.max_attempts, v_task.attempt_count + tf_retry.extra_attempts);
+    IF v_budget > 10000 THEN
+        PERFORM taskforge._tf_invalid('extra_attempts', format('would raise max_attempts to %s; the limit is 10000', v_budget));
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET state = 'QUEUED', max_attempts = v_budget, scheduled_at = v_now,
+           finished_at = NULL, result = NULL, last_error = NULL,
+           cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
+     WHERE t.task_id = tf_retry.task_id;
+    PERFORM pg_notify('taskforge', v_task.queue);
+    RETURN QUERY SELECT 'QUEUED'::text, v_budget;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
+    'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
+REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;

@@ -1,0 +1,145 @@
+-- TaskForge tables. Nobody but taskforge_owner has a privilege on them: callers go through
+-- the SECURITY DEFINER tf_* functions and read the tf_* views.
+--
+-- Time: every column is timestamptz and every value is written from the database clock
+-- (clock_timestamp(), read once per function call). Clients never send their own clock.
+
+-- Allowed task types and their retry policy (DESIGN.md §4). tf_submit rejects unknown types.
+CREATE TABLE taskforge.task_types (
+    task_type            text PRIMARY KEY
+        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    backoff_base_seconds double precision NOT NULL DEFAULT 2
+        CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
+    backoff_cap_seconds  double precision NOT NULL DEFAULT 300
+        CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
+    backoff_jitter       double precision NOT NULL DEFAULT 0.2
+        CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    description          text,
+    created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE taskforge.task_types IS
+    'Allowed task types with their retry backoff policy (seconds). Written by tf_register_task_type.';
+
+-- One row per worker process start (tf_register_worker). Rows are kept after deregistration so
+-- attempt history can name its worker.
+CREATE TABLE taskforge.workers (
+    worker_id          uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT workers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text,
+    pid                int,
+    queues             text[],
+    task_types         text[],
+    heartbeat_seconds  double precision NOT NULL DEFAULT 5
+        CONSTRAINT workers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT workers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at)
+);
+COMMENT ON TABLE taskforge.workers IS
+    'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- The logical unit of work. task_id never changes across retries and recovery.
+CREATE TABLE taskforge.tasks (
+    task_id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
+    payload            jsonb NOT NULL
+        CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
+    queue              text NOT NULL
+        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    priority           int NOT NULL
+        CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    max_attempts       int NOT NULL
+        CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
+    state              text NOT NULL DEFAULT 'QUEUED'
+        CONSTRAINT tasks_state_known CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+    -- Number of attempts created so far, which is also the number of the latest attempt.
+    attempt_count      int NOT NULL DEFAULT 0,
+    -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
+    scheduled_at       timestamptz NOT NULL,
+    idempotency_key    text
+        CONSTRAINT tasks_idempotency_key_length CHECK (length(idempotency_key) BETWEEN 1 AND 200),
+    -- SHA-256 of the canonical request (taskforge._tf_fingerprint); kept only with a key.
+    fingerprint        bytea,
+    owner_worker_id    uuid REFERENCES taskforge.workers (worker_id),
+    lease_expires_at   timestamptz,
+    cancel_requested_at timestamptz,
+    cancel_reason      text,
+    result             jsonb,
+    last_error         jsonb,
+    created_at         timestamptz NOT NULL,
+    updated_at         timestamptz NOT NULL,
+    finished_at        timestamptz,
+
+    CONSTRAINT tasks_attempts_within_budget CHECK (attempt_count BETWEEN 0 AND max_attempts),
+    -- Owner and lease are present exactly when the task is RUNNING.
+    CONSTRAINT tasks_owner_iff_running CHECK (
+        (state = 'RUNNING' AND owner_worker_id IS NOT NULL AND lease_expires_at IS NOT NULL AND attempt_count >= 1)
+        OR (state <> 'RUNNING' AND owner_worker_id IS NULL AND lease_expires_at IS NULL)),
+    -- finished_at is set exactly for terminal states.
+    CONSTRAINT tasks_finished_iff_terminal CHECK (
+        (finished_at IS NOT NULL) = (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))),
+    -- A RETRYING task always has budget left (otherwise it is FAILED).
+    CONSTRAINT tasks_retrying_has_budget CHECK (state <> 'RETRYING' OR attempt_count < max_attempts),
+    -- A QUEUED task always has budget left (recovery fails a task whose budget is spent).
+    CONSTRAINT tasks_queued_has_budget CHECK (state <> 'QUEUED' OR attempt_count < max_attempts),
+    CONSTRAINT tasks_fingerprint_iff_key CHECK ((idempotency_key IS NULL) = (fingerprint IS NULL)),
+    CONSTRAINT tasks_cancel_reason_needs_request CHECK (cancel_reason IS NULL OR cancel_requested_at IS NOT NULL)
+);
+COMMENT ON TABLE taskforge.tasks IS
+    'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
+
+-- One execution of a task, numbered 1..N per task. History is never rewritten: a row is
+-- inserted RUNNING by tf_claim and gets exactly one final state.
+CREATE TABLE taskforge.attempts (
+    task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,
+    attempt_number     int NOT NULL CONSTRAINT attempts_number_positive CHECK (attempt_number >= 1),
+    worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
+    state              text NOT NULL
+        CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
+    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    outcome            text
+        CONSTRAINT attempts_outcome_known CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+    started_at         timestamptz NOT NULL,
+    -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
+    -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
+    lease_expires_at   timestamptz NOT NULL,
+    finished_at        timestamptz,
+    result             jsonb,
+    error              jsonb,
+    PRIMARY KEY (task_id, attempt_number),
+    CONSTRAINT attempts_final_iff_finished CHECK (
+        (state = 'RUNNING') = (finished_at IS NULL) AND (state = 'RUNNING') = (outcome IS NULL)),
+    CONSTRAINT attempts_finished_after_start CHECK (finished_at IS NULL OR finished_at >= started_at),
+    CONSTRAINT attempts_abandoned_after_expiry CHECK (state <> 'ABANDONED' OR finished_at >= lease_expires_at)
+);
+COMMENT ON TABLE taskforge.attempts IS
+    'Attempt history: one durable, numbered row per execution of a task.';
+
+-- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
+-- so the cost of claim/promote/recover does not grow with finished history.
+
+-- tf_claim: due QUEUED tasks in claim order (priority DESC, created_at, task_id) across all queues.
+CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED';
+-- tf_claim with a queue filter: the same order within one queue.
+CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED';
+-- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
+CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'RETRYING';
+-- tf_recover: RUNNING tasks by lease deadline; also gives next_lease_expiry from its first entry.
+CREATE INDEX tasks_lease_expiry_idx ON taskforge.tasks (lease_expires_at)
+    WHERE state = 'RUNNING';
+-- tf_prune: terminal tasks oldest first.
+CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
+    WHERE finished_at IS NOT NULL;
+-- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
+CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+-- The foreign key from tasks to workers and the attempts by worker (views, worker deletion checks).
+CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_worker_id IS NOT NULL;
+CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
+-- Recent throughput views scan attempts by finish time.
+CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;

@@ -1,0 +1,160 @@
+-- The read surface (DESIGN.md §6). The console and dashboards read these views only. Views run
+-- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
+-- nothing on the tables. Liveness and ages are computed from database time (now()).
+
+-- Tasks with their current (latest) attempt.
+CREATE VIEW taskforge.tf_tasks AS
+SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
+       t.attempt_count, t.max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
+       t.scheduled_at, t.created_at, t.updated_at, t.finished_at,
+       t.owner_worker_id, t.lease_expires_at,
+       t.cancel_requested_at IS NOT NULL AS cancel_requested, t.cancel_reason,
+       t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
+       t.payload, t.result, t.last_error,
+       a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+  FROM taskforge.tasks t
+  LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
+COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
+
+-- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
+CREATE VIEW taskforge.tf_attempts AS
+SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS worker_name,
+       a.state, a.outcome, a.started_at, a.lease_expires_at, a.finished_at,
+       CASE WHEN a.state = 'ABANDONED' THEN a.finished_at END AS abandoned_at,
+       extract(epoch FROM a.finished_at - a.started_at)::double precision AS duration_seconds,
+       CASE WHEN a.state = 'ABANDONED'
+            THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
+           AS recovery_lag_seconds,
+       a.result, a.error
+  FROM taskforge.attempts a
+  JOIN taskforge.tasks t ON t.task_id = a.task_id
+  LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
+COMMENT ON VIEW taskforge.tf_attempts IS
+    'Attempt history; recovery_lag_seconds = abandoned_at - lease_expires_at for ABANDONED attempts.';
+
+-- Workers with liveness from database time: stopped (deregistered), stale (three missed
+-- heartbeats), or alive.
+CREATE VIEW taskforge.tf_workers AS
+SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbeat_seconds,
+       w.started_at, w.last_heartbeat_at, w.stopped_at,
+       extract(epoch FROM now() - w.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN w.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - w.last_heartbeat_at > make_interval(secs => 3 * w.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.owner_worker_id = w.worker_id AND t.state = 'RUNNING') AS running_tasks
+  FROM taskforge.workers w;
+COMMENT ON VIEW taskforge.tf_workers IS
+    'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
+-- Counts per queue and state (every state appears for every queue that has tasks).
+CREATE VIEW taskforge.tf_queue_stats AS
+SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
+       c.oldest_created_at
+  FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
+ CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+  LEFT JOIN (SELECT t.queue, t.state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
+               FROM taskforge.tasks t GROUP BY t.queue, t.state) c
+         ON c.queue = q.queue AND c.state = s.state;
+COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
+
+-- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
+-- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
+-- (first attempt start - task creation).
+CREATE VIEW taskforge.tf_throughput AS
+SELECT w.window_seconds, t.queue,
+       count(*) AS attempts_finished,
+       count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
+       count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
+       (count(*) FILTER (WHERE a.state = 'SUCCEEDED'))::double precision / w.window_seconds AS succeeded_per_second,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.finished_at - a.started_at)::double precision)
+           AS run_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.finished_at - a.started_at)::double precision)
+           AS run_p95_seconds,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p95_seconds
+  FROM (VALUES (60), (300), (900)) w(window_seconds)
+  JOIN taskforge.attempts a ON a.finished_at >= now() - make_interval(secs => w.window_seconds)
+  JOIN taskforge.tasks t ON t.task_id = a.task_id
+ GROUP BY w.window_seconds, t.queue;
+COMMENT ON VIEW taskforge.tf_throughput IS
+    'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
+
+-- Every row that breaks a rule of the state machine (docs/state-machine.md). It must always be
+-- empty; the test suite checks it after every test. Columns: rule, task_id, attempt_number
+-- (NULL for task-level rules), detail.
+CREATE VIEW taskforge.tf_invariant_violations AS
+WITH per_task AS (
+    SELECT a.task_id,
+           count(*) AS attempts,
+           max(a.attempt_number) AS max_number,
+           count(*) FILTER (WHERE a.state = 'RUNNING') AS running
+      FROM taskforge.attempts a
+     GROUP BY a.task_id
+), latest AS (
+    SELECT t.*, p.attempts, p.max_number, p.running,
+           la.state AS latest_state, la.worker_id AS latest_worker, la.lease_expires_at AS latest_lease
+      FROM taskforge.tasks t
+      LEFT JOIN per_task p ON p.task_id = t.task_id
+      LEFT JOIN taskforge.attempts la ON la.task_id = t.task_id AND la.attempt_number = t.attempt_count
+)
+SELECT 'running task without owner or lease'::text AS rule, task_id, NULL::int AS attempt_number,
+       format('owner=%s lease=%s', owner_worker_id, lease_expires_at) AS detail
+  FROM latest WHERE state = 'RUNNING' AND (owner_worker_id IS NULL OR lease_expires_at IS NULL)
+UNION ALL
+SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
+  FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
+       format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)
+  FROM latest WHERE coalesce(attempts, 0) <> attempt_count OR coalesce(max_number, 0) <> attempt_count
+UNION ALL
+SELECT 'more attempts than budget', task_id, NULL, format('attempts=%s max_attempts=%s', attempts, max_attempts)
+  FROM latest WHERE coalesce(attempts, 0) > max_attempts
+UNION ALL
+SELECT 'more than one running attempt', task_id, NULL, format('running=%s', running)
+  FROM latest WHERE running > 1
+UNION ALL
+SELECT 'task not running but has a running attempt', task_id, NULL, format('state=%s', state)
+  FROM latest WHERE state <> 'RUNNING' AND running > 0
+UNION ALL
+SELECT 'running task whose current attempt is not running or not its owner''s', task_id, attempt_count,
+       format('attempt state=%s attempt worker=%s owner=%s', latest_state, latest_worker, owner_worker_id)
+  FROM latest WHERE state = 'RUNNING'
+   AND (latest_state IS DISTINCT FROM 'RUNNING' OR latest_worker IS DISTINCT FROM owner_worker_id)
+UNION ALL
+SELECT 'queued or retrying task without attempts left', task_id, NULL,
+       format('state=%s attempt_count=%s max_attempts=%s', state, attempt_count, max_attempts)
+  FROM latest WHERE state IN ('QUEUED', 'RETRYING') AND attempt_count >= max_attempts
+UNION ALL
+SELECT 'succeeded task whose last attempt did not succeed', task_id, attempt_count,
+       format('attempt state=%s', latest_state)
+  FROM latest WHERE state = 'SUCCEEDED' AND latest_state IS DISTINCT FROM 'SUCCEEDED'
+UNION ALL
+SELECT 'retrying task whose last attempt did not fail', task_id, attempt_count,
+       format('attempt state=%s', latest_state)
+  FROM latest WHERE state = 'RETRYING' AND latest_state IS DISTINCT FROM 'FAILED'
+UNION ALL
+SELECT 'terminal task without finished_at, or finished_at on a live task', task_id, NULL,
+       format('state=%s finished_at=%s', state, finished_at)
+  FROM latest WHERE (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) <> (finished_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt final state without finish time, or running with one', a.task_id, a.attempt_number,
+       format('state=%s finished_at=%s', a.state, a.finished_at)
+  FROM taskforge.attempts a WHERE (a.state = 'RUNNING') <> (a.finished_at IS NULL)
+UNION ALL
+SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.attempt_number,
+       format('lease_expires_at=%s finished_at=%s', a.lease_expires_at, a.finished_at)
+  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at;
+COMMENT ON VIEW taskforge.tf_invariant_violations IS
+    'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
+
+-- Who may read what: clients and the console read every view; workers and schedulers none
+-- (a worker sees payloads only through tf_claim).
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
+              taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
+                taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;

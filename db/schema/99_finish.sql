@@ -1,0 +1,2 @@
+-- Back to the migrating user.
+RESET ROLE;
