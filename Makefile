@@ -1,0 +1,40 @@
+# TaskForge developer commands. `make test` and `make demo` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: test demo install pgtap pg-prove freeze clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+pgtap:
+	@scripts/ensure-pgtap.sh
+
+# The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
+test: $(STAMP) pgtap
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The main job end to end (embedded PostgreSQL unless TASKFORGE_DSN is set).
+demo: $(STAMP)
+	$(BIN)/taskforge demo $(DEMO_ARGS)
+
+# For DBAs: the pgTAP suite through pg_prove against a database you name (it must be migrated
+# and have CREATE EXTENSION pgtap). Example: make pg-prove DB=taskforge_dev
+pg-prove: pgtap
+	pg_prove -d $(DB) -r db/tests
+
+# Re-freeze the initial migration from db/ (only while 0001 is unreleased).
+freeze: $(STAMP)
+	$(BIN)/python -m taskforge.dbsource freeze 0001_initial \
+	  --description "TaskForge schema version 1: tables, functions, views, roles, built-in task types." \
+	  --rollback-sql "DROP SCHEMA taskforge CASCADE"
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""Commands registered on taskforge.cli.main (placeholder until filled)."""

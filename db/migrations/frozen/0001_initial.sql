@@ -1,0 +1,1729 @@
+-- Frozen by taskforge.dbsource (sha256 563b5742b77a9968). Do not edit.
+-- >>> db/schema/00_roles.sql
+-- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
+--
+-- taskforge_owner      NOLOGIN; owns every object in schema taskforge. SECURITY DEFINER
+--                      functions run as this role, so no caller needs a table privilege.
+-- taskforge_worker     register, heartbeat, claim, renew, finalize, deregister.
+-- taskforge_scheduler  recover, promote, prune.
+-- taskforge_client     submit, cancel, retry, read the views.
+-- taskforge_console    everything taskforge_client has (the console reads views, submits, cancels).
+--
+-- The roles are NOLOGIN group roles: a DBA grants them to login roles, for example
+--   CREATE ROLE app_worker LOGIN PASSWORD '...' IN ROLE taskforge_worker;
+--
+-- Creating roles needs CREATEROLE (or superuser). When the migrating user has neither and
+-- the roles do not exist yet, this block stops the migration with SQLSTATE 42501 and says
+-- what a DBA has to run first. Roles are shared by every database of the cluster: a second
+-- TaskForge database reuses them.
+DO $roles$
+DECLARE
+    r text;
+    v_can_create boolean;
+BEGIN
+    SELECT rolsuper OR rolcreaterole INTO v_can_create
+      FROM pg_catalog.pg_roles WHERE rolname = current_user;
+    FOREACH r IN ARRAY ARRAY['taskforge_owner', 'taskforge_worker', 'taskforge_scheduler',
+                             'taskforge_client', 'taskforge_console']
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            IF NOT v_can_create THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = '42501',
+                    MESSAGE = format('role %I does not exist and %I may not create roles', r, current_user),
+                    HINT = 'Ask a DBA to run: CREATE ROLE taskforge_owner NOLOGIN; CREATE ROLE taskforge_worker NOLOGIN; '
+                        || 'CREATE ROLE taskforge_scheduler NOLOGIN; CREATE ROLE taskforge_client NOLOGIN; '
+                        || 'CREATE ROLE taskforge_console NOLOGIN IN ROLE taskforge_client; '
+                        || format('GRANT taskforge_owner TO %I;', current_user)
+                        || ' then run the migration again (see docs/operations.md).';
+            END IF;
+            BEGIN
+                EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN
+                NULL;  -- created concurrently by another migration of the same cluster
+            END;
+        END IF;
+    END LOOP;
+
+    -- The console may do all a client may do.
+    IF NOT pg_catalog.pg_has_role('taskforge_console', 'taskforge_client', 'MEMBER') THEN
+        GRANT taskforge_client TO taskforge_console;
+    END IF;
+
+    -- The migrating user must be able to SET ROLE taskforge_owner to create objects as it.
+    IF NOT pg_catalog.pg_has_role(current_user, 'taskforge_owner', 'MEMBER') THEN
+        BEGIN
+            EXECUTE format('GRANT taskforge_owner TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION USING
+                ERRCODE = '42501',
+                MESSAGE = format('%I is not a member of taskforge_owner', current_user),
+                HINT = format('Ask a DBA to run: GRANT taskforge_owner TO %I;', current_user);
+        END;
+    END IF;
+END
+$roles$;
+
+-- >>> db/schema/10_schema.sql
+-- Schema taskforge, owned by the NOLOGIN owner role. Everything after this file is created
+-- while the session acts as taskforge_owner (99_finish.sql resets the role).
+CREATE SCHEMA taskforge AUTHORIZATION taskforge_owner;
+COMMENT ON SCHEMA taskforge IS
+    'TaskForge: PostgreSQL-backed background tasks. Call the tf_* functions; read the tf_* views.';
+REVOKE ALL ON SCHEMA taskforge FROM PUBLIC;
+GRANT USAGE ON SCHEMA taskforge
+    TO taskforge_worker, taskforge_scheduler, taskforge_client, taskforge_console;
+SET ROLE taskforge_owner;
+
+-- >>> db/schema/20_tables.sql
+-- TaskForge tables. Nobody but taskforge_owner has a privilege on them: callers go through
+-- the SECURITY DEFINER tf_* functions and read the tf_* views.
+--
+-- Time: every column is timestamptz and every value is written from the database clock
+-- (clock_timestamp(), read once per function call). Clients never send their own clock.
+
+-- Allowed task types and their retry policy (DESIGN.md §4). tf_submit rejects unknown types.
+CREATE TABLE taskforge.task_types (
+    task_type            text PRIMARY KEY
+        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    backoff_base_seconds double precision NOT NULL DEFAULT 2
+        CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
+    backoff_cap_seconds  double precision NOT NULL DEFAULT 300
+        CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
+    backoff_jitter       double precision NOT NULL DEFAULT 0.2
+        CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    description          text,
+    created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE taskforge.task_types IS
+    'Allowed task types with their retry backoff policy (seconds). Written by tf_register_task_type.';
+
+-- One row per worker process start (tf_register_worker). Rows are kept after deregistration so
+-- attempt history can name its worker.
+CREATE TABLE taskforge.workers (
+    worker_id          uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT workers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text,
+    pid                int,
+    queues             text[],
+    task_types         text[],
+    heartbeat_seconds  double precision NOT NULL DEFAULT 5
+        CONSTRAINT workers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT workers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at)
+);
+COMMENT ON TABLE taskforge.workers IS
+    'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- The logical unit of work. task_id never changes across retries and recovery.
+CREATE TABLE taskforge.tasks (
+    task_id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
+    payload            jsonb NOT NULL
+        CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
+    queue              text NOT NULL
+        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    priority           int NOT NULL
+        CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    max_attempts       int NOT NULL
+        CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
+    state              text NOT NULL DEFAULT 'QUEUED'
+        CONSTRAINT tasks_state_known CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+    -- Number of attempts created so far, which is also the number of the latest attempt.
+    attempt_count      int NOT NULL DEFAULT 0,
+    -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
+    scheduled_at       timestamptz NOT NULL,
+    idempotency_key    text
+        CONSTRAINT tasks_idempotency_key_length CHECK (length(idempotency_key) BETWEEN 1 AND 200),
+    -- SHA-256 of the canonical request (taskforge._tf_fingerprint); kept only with a key.
+    fingerprint        bytea,
+    owner_worker_id    uuid REFERENCES taskforge.workers (worker_id),
+    lease_expires_at   timestamptz,
+    cancel_requested_at timestamptz,
+    cancel_reason      text,
+    result             jsonb,
+    last_error         jsonb,
+    created_at         timestamptz NOT NULL,
+    updated_at         timestamptz NOT NULL,
+    finished_at        timestamptz,
+
+    CONSTRAINT tasks_attempts_within_budget CHECK (attempt_count BETWEEN 0 AND max_attempts),
+    -- Owner and lease are present exactly when the task is RUNNING.
+    CONSTRAINT tasks_owner_iff_running CHECK (
+        (state = 'RUNNING' AND owner_worker_id IS NOT NULL AND lease_expires_at IS NOT NULL AND attempt_count >= 1)
+        OR (state <> 'RUNNING' AND owner_worker_id IS NULL AND lease_expires_at IS NULL)),
+    -- finished_at is set exactly for terminal states.
+    CONSTRAINT tasks_finished_iff_terminal CHECK (
+        (finished_at IS NOT NULL) = (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))),
+    -- A RETRYING task always has budget left (otherwise it is FAILED).
+    CONSTRAINT tasks_retrying_has_budget CHECK (state <> 'RETRYING' OR attempt_count < max_attempts),
+    -- A QUEUED task always has budget left (recovery fails a task whose budget is spent).
+    CONSTRAINT tasks_queued_has_budget CHECK (state <> 'QUEUED' OR attempt_count < max_attempts),
+    CONSTRAINT tasks_fingerprint_iff_key CHECK ((idempotency_key IS NULL) = (fingerprint IS NULL)),
+    CONSTRAINT tasks_cancel_reason_needs_request CHECK (cancel_reason IS NULL OR cancel_requested_at IS NOT NULL)
+);
+COMMENT ON TABLE taskforge.tasks IS
+    'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
+
+-- One execution of a task, numbered 1..N per task. History is never rewritten: a row is
+-- inserted RUNNING by tf_claim and gets exactly one final state.
+CREATE TABLE taskforge.attempts (
+    task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,
+    attempt_number     int NOT NULL CONSTRAINT attempts_number_positive CHECK (attempt_number >= 1),
+    worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
+    state              text NOT NULL
+        CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
+    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    outcome            text
+        CONSTRAINT attempts_outcome_known CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+    started_at         timestamptz NOT NULL,
+    -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
+    -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
+    lease_expires_at   timestamptz NOT NULL,
+    finished_at        timestamptz,
+    result             jsonb,
+    error              jsonb,
+    PRIMARY KEY (task_id, attempt_number),
+    CONSTRAINT attempts_final_iff_finished CHECK (
+        (state = 'RUNNING') = (finished_at IS NULL) AND (state = 'RUNNING') = (outcome IS NULL)),
+    CONSTRAINT attempts_finished_after_start CHECK (finished_at IS NULL OR finished_at >= started_at),
+    CONSTRAINT attempts_abandoned_after_expiry CHECK (state <> 'ABANDONED' OR finished_at >= lease_expires_at)
+);
+COMMENT ON TABLE taskforge.attempts IS
+    'Attempt history: one durable, numbered row per execution of a task.';
+
+-- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
+-- so the cost of claim/promote/recover does not grow with finished history.
+
+-- tf_claim: due QUEUED tasks in claim order (priority DESC, created_at, task_id) across all queues.
+CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED';
+-- tf_claim with a queue filter: the same order within one queue.
+CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED';
+-- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
+CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'RETRYING';
+-- tf_recover: RUNNING tasks by lease deadline; also gives next_lease_expiry from its first entry.
+CREATE INDEX tasks_lease_expiry_idx ON taskforge.tasks (lease_expires_at)
+    WHERE state = 'RUNNING';
+-- tf_prune: terminal tasks oldest first.
+CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
+    WHERE finished_at IS NOT NULL;
+-- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
+CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+-- The foreign key from tasks to workers and the attempts by worker (views, worker deletion checks).
+CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_worker_id IS NOT NULL;
+CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
+-- Recent throughput views scan attempts by finish time.
+CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;
+
+-- >>> db/functions/_tf_cap_error.sql
+-- taskforge._tf_cap_error(error jsonb) -> jsonb                      (private helper)
+--
+-- Purpose:    make a worker-reported error safe and bounded before it is stored on the task
+--             and the attempt. A non-object value becomes {"message": value}. When the JSON text
+--             is longer than 16 KiB, every string member is cut to 4,000 characters (marked with
+--             "truncated": true); if it is still too long, only {"type", "message" (4,000
+--             characters), "truncated": true} is kept. jsonb cannot hold NUL characters or
+--             unpaired surrogates, so a value that reached this function is already storable;
+--             clients strip them before encoding (the Python worker does).
+-- Returns:    jsonb object, or NULL for NULL.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_cap_error(error jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c_max_bytes constant int := 16384;
+    c_max_chars constant int := 4000;
+    v_error jsonb := error;
+BEGIN
+    IF v_error IS NULL OR v_error = 'null'::jsonb THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(v_error) <> 'object' THEN
+        v_error := jsonb_build_object('message', v_error);
+    END IF;
+    IF octet_length(v_error::text) <= c_max_bytes THEN
+        RETURN v_error;
+    END IF;
+    SELECT jsonb_object_agg(key,
+               CASE WHEN jsonb_typeof(value) = 'string' AND length(value #>> '{}') > c_max_chars
+                    THEN to_jsonb(left(value #>> '{}', c_max_chars))
+                    ELSE value END)
+           || jsonb_build_object('truncated', true)
+      INTO v_error
+      FROM jsonb_each(v_error);
+    IF octet_length(v_error::text) <= c_max_bytes THEN
+        RETURN v_error;
+    END IF;
+    RETURN jsonb_build_object(
+        'type', left(coalesce(v_error ->> 'type', 'error'), 200),
+        'message', left(coalesce(v_error ->> 'message', v_error::text), c_max_chars),
+        'truncated', true);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
+    'Private: wraps a non-object error as {"message": ...} and caps its size at 16 KiB (strings cut to 4,000 characters).';
+REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_seconds.sql
+-- taskforge._tf_check_seconds(argument text, value double precision, min_seconds double precision,
+--                             max_seconds double precision, min_exclusive boolean DEFAULT false)
+--   -> double precision                                             (private helper)
+--
+-- Purpose:    validate a duration given in seconds (DESIGN.md §3: the SQL API takes seconds).
+-- Parameters: argument      parameter name for the error message.
+--             value         seconds; NULL, NaN and +/-Infinity are rejected.
+--             min_seconds, max_seconds  inclusive bounds (min exclusive when min_exclusive).
+-- Returns:    value unchanged.
+-- Errors:     TF400 naming the argument.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_seconds(
+    argument text, value double precision, min_seconds double precision,
+    max_seconds double precision, min_exclusive boolean DEFAULT false)
+RETURNS double precision
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF value IS NULL THEN
+        PERFORM taskforge._tf_invalid(argument, 'must not be NULL');
+    END IF;
+    IF value = 'NaN'::float8 OR value IN ('Infinity'::float8, '-Infinity'::float8) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be a finite number of seconds, got %s', value));
+    END IF;
+    IF value > max_seconds OR value < min_seconds OR (min_exclusive AND value = min_seconds) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be %s %s and at most %s seconds, got %s',
+            CASE WHEN min_exclusive THEN 'greater than' ELSE 'at least' END, min_seconds, max_seconds, value));
+    END IF;
+    RETURN value;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) IS
+    'Private: validates a duration in seconds (finite, within bounds) or raises TF400 naming the argument.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) FROM PUBLIC;
+
+-- >>> db/functions/_tf_fingerprint.sql
+-- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
+--                           max_attempts int, scheduled_at timestamptz) -> bytea   (private helper)
+--
+-- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
+--             Canonical form: the jsonb array
+--               ["tf1", task_type, payload, queue, priority, max_attempts, scheduled_at_utc]
+--             printed by jsonb's own output function, which sorts object keys and drops
+--             insignificant white space, so key order and formatting of the payload do not
+--             matter while any difference in a value does. scheduled_at is written as
+--             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' in UTC, so the session TimeZone never changes the
+--             fingerprint; a NULL schedule stays JSON null (it does not become "now").
+-- Returns:    32 bytes.
+-- Errors:     none (callers validate first).  Locks: none.
+-- Clock:      none; the result depends on its arguments only (IMMUTABLE).
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
+    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz)
+RETURNS bytea
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RETURN sha256(convert_to(
+        jsonb_build_array(
+            'tf1', task_type, payload, queue, priority, max_attempts,
+            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+        )::text,
+        'UTF8'));
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) IS
+    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL).';
+REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_guard.sql
+-- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
+--                     worker_id uuid, attempt_number int, at timestamptz) -> text   (private helper)
+--
+-- Purpose:    the ownership guard shared by tf_renew and tf_finalize. A call may act on a task
+--             only while the task is RUNNING, under the same attempt, owned by the same worker,
+--             with its lease not yet expired at time "at".
+-- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at; the
+--             caller's worker_id and attempt_number; "at", the database time of the call.
+-- Returns:    NULL when the guard holds, else the first reason it fails, checked in this order:
+--             'not_running' | 'stale_attempt' | 'not_owner' | 'lease_expired'.
+-- Errors:     none.  Locks: none (callers lock the row first).  Clock: the "at" argument.
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_guard(
+    state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
+    worker_id uuid, attempt_number int, at timestamptz)
+RETURNS text
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF state IS DISTINCT FROM 'RUNNING' THEN
+        RETURN 'not_running';
+    ELSIF attempt_count IS DISTINCT FROM attempt_number THEN
+        RETURN 'stale_attempt';
+    ELSIF owner_worker_id IS DISTINCT FROM worker_id THEN
+        RETURN 'not_owner';
+    ELSIF NOT (lease_expires_at > at) THEN
+        RETURN 'lease_expired';
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) IS
+    'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | lease_expired.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_invalid.sql
+-- taskforge._tf_invalid(argument text, problem text) -> void       (private helper)
+--
+-- Purpose:    raise the invalid-argument error every public function uses, so any client can
+--             branch on one SQLSTATE and read which argument was wrong.
+-- Parameters: argument  the parameter name as callers pass it with =>, e.g. 'priority'.
+--             problem   what is wrong, e.g. 'must be between -32768 and 32767, got 40000'.
+-- Returns:    never; always raises.
+-- Errors:     TF400 with MESSAGE '<argument>: <problem>' and COLUMN = argument.
+-- Locks:      none.  Clock: none.
+-- By hand:    harmless (it only raises).
+CREATE OR REPLACE FUNCTION taskforge._tf_invalid(argument text, problem text)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RAISE EXCEPTION USING
+        ERRCODE = 'TF400',
+        MESSAGE = argument || ': ' || problem,
+        COLUMN  = argument;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_invalid(text, text) IS
+    'Private: raises TF400 "<argument>: <problem>". Used by every tf_* validator.';
+REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
+
+-- >>> db/functions/tf_backoff.sql
+-- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
+--                      cap_seconds double precision DEFAULT 300, jitter double precision DEFAULT 0.2)
+--   -> double precision
+--
+-- Purpose:    how long a task waits after its failed attempt number failed_attempt before it
+--             may run again:  min(cap, base * 2^(failed_attempt - 1) * (1 + U(-jitter, +jitter))).
+--             Never negative, never above cap, no overflow for any failed_attempt up to
+--             2^31 - 1 (large exponents are compared in log space instead of being computed).
+-- Parameters: failed_attempt  1.. (the attempt number that just failed).
+--             base_seconds    0..86400 seconds.   cap_seconds  0..86400 seconds.
+--             jitter          0..1, the relative spread of the uniform random factor.
+-- Returns:    seconds (double precision).
+-- Errors:     TF400 naming the argument for NULL, non-finite or out-of-range input.
+-- Locks:      none.  Clock: none (uses random(), so VOLATILE).
+-- By hand:    yes; it reads and writes nothing.
+CREATE OR REPLACE FUNCTION taskforge.tf_backoff(
+    failed_attempt int,
+    base_seconds double precision DEFAULT 2,
+    cap_seconds double precision DEFAULT 300,
+    jitter double precision DEFAULT 0.2)
+RETURNS double precision
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_variable
+DECLARE
+    v_factor double precision;
+    v_exponent int;
+BEGIN
+    IF failed_attempt IS NULL OR failed_attempt < 1 THEN
+        PERFORM taskforge._tf_invalid('failed_attempt', format('must be at least 1, got %s', coalesce(failed_attempt::text, 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('base_seconds', base_seconds, 0, 86400);
+    PERFORM taskforge._tf_check_seconds('cap_seconds', cap_seconds, 0, 86400);
+    IF jitter IS NULL OR jitter = 'NaN'::float8 OR jitter < 0 OR jitter > 1 THEN
+        PERFORM taskforge._tf_invalid('jitter', format('must be between 0 and 1, got %s', coalesce(jitter::text, 'NULL')));
+    END IF;
+
+    v_factor := 1 + jitter * (2 * random() - 1);          -- in [1 - jitter, 1 + jitter]
+    IF base_seconds = 0 OR cap_seconds = 0 OR v_factor <= 0 THEN
+        RETURN 0;
+    END IF;
+    v_exponent := failed_attempt - 1;
+    -- base * 2^e * factor >= cap  <=>  ln(base) + e*ln(2) + ln(factor) >= ln(cap): no overflow.
+    IF ln(base_seconds) + v_exponent * ln(2::float8) + ln(v_factor) >= ln(cap_seconds) THEN
+        RETURN cap_seconds;
+    END IF;
+    -- Below the cap, so 2^e is small enough to compute exactly.
+    RETURN least(cap_seconds, base_seconds * power(2::float8, v_exponent) * v_factor);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) IS
+    'Retry delay in seconds after failed attempt n: min(cap, base*2^(n-1)*(1+U(-jitter,+jitter))); never negative, never above cap, no overflow. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision)
+    TO taskforge_worker, taskforge_scheduler, taskforge_client;
+
+-- >>> db/functions/tf_cancel.sql
+-- taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+--   -> TABLE(task_state text, cancel_requested boolean)
+--
+-- Purpose:    stop a task.
+--               QUEUED / RETRYING  -> CANCELLED now (it never runs again).
+--               RUNNING            -> cancel requested: the task keeps running; tf_renew reports
+--                                     cancel_requested = true to its worker; at tf_finalize a
+--                                     success stays SUCCEEDED (the work happened) and any other
+--                                     outcome ends CANCELLED, never RETRYING; if the lease
+--                                     expires instead, tf_recover ends it CANCELLED.
+--               SUCCEEDED / FAILED / CANCELLED -> returned unchanged.
+--             Handlers are never pre-empted: cancellation of running work is cooperative.
+-- Parameters: task_id; reason  free text (at most 1,000 characters kept) or NULL.
+-- Returns:    one row: the state after the call and whether a cancel has been requested.
+-- Errors:     TF400 task_id NULL; TF404 no such task.
+-- Locks:      the tasks row FOR UPDATE.
+-- Clock:      clock_timestamp() at entry.
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+RETURNS TABLE(task_state text, cancel_requested boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_reason text := left(tf_cancel.reason, 1000);
+BEGIN
+    IF tf_cancel.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_cancel.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_cancel.task_id), COLUMN = 'task_id';
+    END IF;
+
+    IF v_task.state IN ('QUEUED', 'RETRYING') THEN
+        UPDATE taskforge.tasks t
+           SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
+               finished_at = v_now, updated_at = v_now
+         WHERE t.task_id = tf_cancel.task_id;
+        RETURN QUERY SELECT 'CANCELLED'::text, true;
+    ELSIF v_task.state = 'RUNNING' THEN
+        IF v_task.cancel_requested_at IS NULL THEN
+            UPDATE taskforge.tasks t
+               SET cancel_requested_at = v_now, cancel_reason = v_reason, updated_at = v_now
+             WHERE t.task_id = tf_cancel.task_id;
+        END IF;
+        RETURN QUERY SELECT 'RUNNING'::text, true;
+    ELSE
+        RETURN QUERY SELECT v_task.state, v_task.cancel_requested_at IS NOT NULL;
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_cancel(bigint, text) IS
+    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_cancel(bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
+
+-- >>> db/functions/tf_claim.sql
+-- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
+--     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+--            priority int, max_attempts int, lease_expires_at timestamptz)
+--
+-- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
+--             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
+--             attempt row. Candidates: state QUEUED, scheduled_at <= now, attempts remaining,
+--             in one of queues (NULL = any) and of one of task_types (NULL = any), taken in the
+--             order priority DESC, created_at, task_id. Priority chooses candidates; it is not
+--             strict FIFO or fairness: a locked higher-priority task is skipped, not waited for.
+-- Parameters: worker_id      a registered, not deregistered worker.
+--             queues         text[] or NULL.       task_types  text[] or NULL.
+--             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
+--             max_tasks      1..1000.
+-- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
+--             attempt_number is the new attempt's number: keep it with worker_id for renew
+--             and finalize (together they are the fencing token).
+-- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
+--             or by a finalize are skipped, never waited for); inserts attempt rows.
+-- Plans:      SET plan_cache_mode = force_custom_plan: the LIMIT and the NULL-able filters come
+--             from parameters, and a cached generic plan would stop using the partial claim
+--             indexes well. Planning a custom plan costs less than one bad generic plan.
+-- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
+-- By hand:    only as a registered worker that will renew or finalize what it takes; otherwise
+--             the tasks wait for their leases to expire.
+CREATE OR REPLACE FUNCTION taskforge.tf_claim(
+    worker_id uuid,
+    queues text[] DEFAULT NULL,
+    lease_seconds double precision DEFAULT 30,
+    max_tasks int DEFAULT 1,
+    task_types text[] DEFAULT NULL)
+RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+              priority int, max_attempts int, lease_expires_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_lease timestamptz;
+BEGIN
+    IF tf_claim.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 1000, got %s',
+            coalesce(tf_claim.max_tasks::text, 'NULL')));
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
+                    WHERE w.worker_id = tf_claim.worker_id AND w.stopped_at IS NULL) THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_claim.worker_id),
+            COLUMN = 'worker_id';
+    END IF;
+    v_lease := v_now + make_interval(secs => tf_claim.lease_seconds);
+
+    RETURN QUERY
+    WITH candidates AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.state = 'QUEUED'
+           AND t.scheduled_at <= v_now
+           AND t.attempt_count < t.max_attempts
+           AND (tf_claim.queues IS NULL OR t.queue = ANY (tf_claim.queues))
+           AND (tf_claim.task_types IS NULL OR t.task_type = ANY (tf_claim.task_types))
+         ORDER BY t.priority DESC, t.created_at, t.task_id
+         LIMIT tf_claim.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    ), claimed AS (
+        UPDATE taskforge.tasks t
+           SET state = 'RUNNING',
+               owner_worker_id = tf_claim.worker_id,
+               lease_expires_at = v_lease,
+               attempt_count = t.attempt_count + 1,
+               updated_at = v_now
+          FROM candidates c
+         WHERE t.task_id = c.task_id
+        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
+                  t.max_attempts, t.created_at
+    ), attempt_rows AS (
+        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
+        SELECT c.task_id, c.attempt_count, tf_claim.worker_id, 'RUNNING', v_now, v_lease
+          FROM claimed c
+    )
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+      FROM claimed c
+     ORDER BY c.priority DESC, c.created_at, c.task_id;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) IS
+    'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) TO taskforge_worker;
+
+-- >>> db/functions/tf_deregister_worker.sql
+-- taskforge.tf_deregister_worker(worker_id uuid) -> void
+--
+-- Purpose:    mark a worker process as stopped (graceful shutdown). Its row and the attempts
+--             that name it stay. Tasks it still owns are not touched: their leases run out and
+--             tf_recover requeues them, exactly as after a crash. Calling it twice is harmless.
+-- Parameters: worker_id  from tf_register_worker.
+-- Returns:    nothing.
+-- Errors:     TF400 worker_id NULL; TF404 unknown worker.
+-- Locks:      the workers row (UPDATE).
+-- Clock:      clock_timestamp() for stopped_at.
+-- By hand:    yes; the worker can no longer claim or heartbeat afterwards.
+CREATE OR REPLACE FUNCTION taskforge.tf_deregister_worker(worker_id uuid)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+BEGIN
+    IF tf_deregister_worker.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    UPDATE taskforge.workers w
+       SET stopped_at = coalesce(w.stopped_at, greatest(v_now, w.last_heartbeat_at))
+     WHERE w.worker_id = tf_deregister_worker.worker_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('worker_id: no worker %s', tf_deregister_worker.worker_id),
+            COLUMN = 'worker_id';
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_deregister_worker(uuid) IS
+    'Mark a worker process stopped; owned tasks are left to lease expiry and tf_recover. Idempotent. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_deregister_worker(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_worker;
+
+-- >>> db/functions/tf_finalize.sql
+-- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
+--     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL)
+--   -> TABLE(accepted boolean, task_state text, reason text)
+--
+-- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease unexpired.
+--             A stale call changes nothing and returns accepted = false with the reason.
+--             Outcomes (attempt state -> task state):
+--               succeeded  attempt SUCCEEDED -> task SUCCEEDED (result stored)
+--               failed     attempt FAILED    -> task FAILED (ordinary error: terminal)
+--               retryable  attempt FAILED    -> task RETRYING, scheduled_at = now + backoff of
+--                          the task type's policy for this attempt number, when budget remains;
+--                          task FAILED on the last allowed attempt
+--               cancelled  attempt CANCELLED -> task CANCELLED
+--             When tf_cancel was requested while the task ran: succeeded stays SUCCEEDED (the
+--             work happened); any other outcome ends the task CANCELLED, never RETRYING.
+-- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
+--             result   any JSON, at most 1 MiB as JSON text (stored on success).
+--             error    JSON describing the failure; a non-object becomes {"message": ...};
+--                      capped at 16 KiB (taskforge._tf_cap_error).
+-- Returns:    one row: accepted; the task state after the call (unchanged when refused);
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+-- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
+-- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
+--             task), then its attempts row.
+-- Clock:      clock_timestamp() at entry: guard, finish time and backoff start.
+-- By hand:    only for a task you own (the guard makes a stale call harmless).
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
+    task_id bigint,
+    worker_id uuid,
+    attempt_number int,
+    outcome text,
+    result jsonb DEFAULT NULL,
+    error jsonb DEFAULT NULL)
+RETURNS TABLE(accepted boolean, task_state text, reason text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_result_bytes constant int := 1048576;
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_reason text;
+    v_error jsonb;
+    v_attempt_state text;
+    v_task_state text;
+    v_scheduled_at timestamptz;
+    v_delay double precision;
+    v_updated int;
+BEGIN
+    IF tf_finalize.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_finalize.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(tf_finalize.attempt_number::text, 'NULL')));
+    END IF;
+    IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+        PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
+            coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
+    END IF;
+    IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
+        PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
+            c_max_result_bytes, octet_length(tf_finalize.result::text)));
+    END IF;
+    v_error := taskforge._tf_cap_error(tf_finalize.error);
+
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_finalize.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_finalize.task_id), COLUMN = 'task_id';
+    END IF;
+    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
+                                    v_task.lease_expires_at, tf_finalize.worker_id,
+                                    tf_finalize.attempt_number, v_now);
+    IF v_reason IS NOT NULL THEN
+        RETURN QUERY SELECT false, v_task.state, v_reason;
+        RETURN;
+    END IF;
+
+    CASE tf_finalize.outcome
+        WHEN 'succeeded' THEN
+            v_attempt_state := 'SUCCEEDED';
+            v_task_state := 'SUCCEEDED';
+        WHEN 'cancelled' THEN
+            v_attempt_state := 'CANCELLED';
+            v_task_state := 'CANCELLED';
+        WHEN 'failed' THEN
+            v_attempt_state := 'FAILED';
+            v_task_state := CASE WHEN v_task.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'FAILED' END;
+        WHEN 'retryable' THEN
+            v_attempt_state := 'FAILED';
+            IF v_task.cancel_requested_at IS NOT NULL THEN
+                v_task_state := 'CANCELLED';
+            ELSIF v_task.attempt_count < v_task.max_attempts THEN
+                v_task_state := 'RETRYING';
+                SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+                                            tt.backoff_cap_seconds, tt.backoff_jitter)
+                  INTO v_delay
+                  FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
+                v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
+            ELSE
+                v_task_state := 'FAILED';
+            END IF;
+    END CASE;
+
+    UPDATE taskforge.attempts a
+       SET state = v_attempt_state,
+           outcome = tf_finalize.outcome,
+           finished_at = v_now,
+           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
+           error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
+     WHERE a.task_id = tf_finalize.task_id
+       AND a.attempt_number = tf_finalize.attempt_number
+       AND a.state = 'RUNNING';
+    GET DIAGNOSTICS v_updated = ROW_COUNT;
+    IF v_updated <> 1 THEN
+        RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
+            tf_finalize.task_id, tf_finalize.attempt_number;
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET state = v_task_state,
+           owner_worker_id = NULL,
+           lease_expires_at = NULL,
+           scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
+           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
+           last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
+           finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
+           updated_at = v_now
+     WHERE t.task_id = tf_finalize.task_id;
+
+    RETURN QUERY SELECT true, v_task_state, NULL::text;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) IS
+    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) TO taskforge_worker;
+
+-- >>> db/functions/tf_heartbeat.sql
+-- taskforge.tf_heartbeat(worker_id uuid) -> timestamptz
+--
+-- Purpose:    report that a worker process is alive. A heartbeat shows recent communication
+--             only: it neither extends a task lease (tf_renew does) nor revokes a task.
+-- Parameters: worker_id  from tf_register_worker.
+-- Returns:    the database time recorded as last_heartbeat_at.
+-- Errors:     TF400 worker_id NULL; TF404 unknown or deregistered worker.
+-- Locks:      the workers row (UPDATE).
+-- Clock:      clock_timestamp().
+-- By hand:    yes, though it makes a dead worker look alive until its next missed beats.
+CREATE OR REPLACE FUNCTION taskforge.tf_heartbeat(worker_id uuid)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+BEGIN
+    IF tf_heartbeat.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    UPDATE taskforge.workers w
+       SET last_heartbeat_at = greatest(v_now, w.started_at)
+     WHERE w.worker_id = tf_heartbeat.worker_id AND w.stopped_at IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_heartbeat.worker_id),
+            COLUMN = 'worker_id';
+    END IF;
+    RETURN v_now;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_heartbeat(uuid) IS
+    'Worker liveness beat; returns database time. Does not touch leases. Errors: TF400, TF404 (unknown or deregistered worker).';
+REVOKE ALL ON FUNCTION taskforge.tf_heartbeat(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_heartbeat(uuid) TO taskforge_worker;
+
+-- >>> db/functions/tf_promote.sql
+-- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
+--
+-- Purpose:    move RETRYING tasks whose backoff has ended (scheduled_at <= now) back to QUEUED,
+--             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
+-- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
+--             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on due RETRYING rows (several schedulers split the work).
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() once at entry.
+-- By hand:    yes; it only does early what the scheduler would do.
+CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks int DEFAULT 1000)
+RETURNS TABLE(promoted int, next_due_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_promoted int;
+    v_queues text[];
+    v_queue text;
+    v_next timestamptz;
+BEGIN
+    IF tf_promote.max_tasks IS NULL OR tf_promote.max_tasks NOT BETWEEN 1 AND 100000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
+            coalesce(tf_promote.max_tasks::text, 'NULL')));
+    END IF;
+
+    WITH due AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.state = 'RETRYING' AND t.scheduled_at <= v_now
+         ORDER BY t.scheduled_at
+         LIMIT tf_promote.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = 'QUEUED', updated_at = v_now
+          FROM due d
+         WHERE t.task_id = d.task_id AND t.state = 'RETRYING'
+        RETURNING t.queue
+    )
+    SELECT count(*), array_agg(DISTINCT m.queue) INTO v_promoted, v_queues FROM moved m;
+
+    IF v_queues IS NOT NULL THEN
+        FOREACH v_queue IN ARRAY v_queues LOOP
+            PERFORM pg_notify('taskforge', v_queue);
+        END LOOP;
+    END IF;
+
+    SELECT t.scheduled_at INTO v_next
+      FROM taskforge.tasks t
+     WHERE t.state = 'RETRYING'
+     ORDER BY t.scheduled_at
+     LIMIT 1;
+
+    RETURN QUERY SELECT v_promoted, v_next;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_promote(int) IS
+    'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_promote(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_scheduler;
+
+-- >>> db/functions/tf_prune.sql
+-- taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000) -> int
+--
+-- Purpose:    retention. Delete terminal tasks (SUCCEEDED, FAILED, CANCELLED) that finished
+--             more than older_than_seconds ago, oldest first, at most max_tasks per call; their
+--             attempts go with them (ON DELETE CASCADE) and their idempotency keys become free.
+--             Call repeatedly while it returns max_tasks (the scheduler does, with --retain-days).
+-- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
+--             max_tasks           1..100000.
+-- Returns:    the number of tasks deleted.
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() at entry.
+-- By hand:    yes; what it deletes is gone (take a backup if you need the history).
+CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_cutoff timestamptz;
+    v_deleted int;
+BEGIN
+    PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
+    IF tf_prune.max_tasks IS NULL OR tf_prune.max_tasks NOT BETWEEN 1 AND 100000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
+            coalesce(tf_prune.max_tasks::text, 'NULL')));
+    END IF;
+    v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
+
+    WITH victims AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.finished_at < v_cutoff
+         ORDER BY t.finished_at
+         LIMIT tf_prune.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    )
+    DELETE FROM taskforge.tasks t
+     USING victims v
+     WHERE t.task_id = v.task_id
+       AND t.finished_at < v_cutoff
+       AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED');
+    GET DIAGNOSTICS v_deleted = ROW_COUNT;
+    RETURN v_deleted;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_prune(double precision, int) IS
+    'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. Returns the count. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge_scheduler;
+
+-- >>> db/functions/tf_recover.sql
+-- taskforge.tf_recover(max_tasks int DEFAULT 1000)
+--   -> TABLE(recovered int, failed int, next_lease_expiry timestamptz)
+--
+-- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
+--             whose lease has expired (oldest deadline first): the current attempt becomes
+--             ABANDONED (finished_at records when, so recovery lag = finished_at -
+--             lease_expires_at is queryable in tf_attempts), and the task is
+--               QUEUED at once (no backoff) when budget remains,
+--               CANCELLED when a cancel was requested while it ran,
+--               FAILED (last_error type lease_expired) when its budget is spent.
+--             A row whose lease is still valid is never touched: expiry is tested in the
+--             candidate scan and again on the locked row version.
+-- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
+--             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
+--             (a scheduler can sleep until then).
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
+--             right now is skipped (its owner is alive) and looked at on the next call.
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
+-- By hand:    yes; it only acts on leases that have already expired.
+CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks int DEFAULT 1000)
+RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_requeued int;
+    v_ended int;
+    v_queues text[];
+    v_queue text;
+    v_next timestamptz;
+BEGIN
+    IF tf_recover.max_tasks IS NULL OR tf_recover.max_tasks NOT BETWEEN 1 AND 100000 THEN
+        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
+            coalesce(tf_recover.max_tasks::text, 'NULL')));
+    END IF;
+
+    WITH expired AS (
+        SELECT t.task_id
+          FROM taskforge.tasks t
+         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+         ORDER BY t.lease_expires_at
+         LIMIT tf_recover.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = CASE WHEN t.cancel_requested_at IS NOT NULL THEN 'CANCELLED'
+                            WHEN t.attempt_count < t.max_attempts THEN 'QUEUED'
+                            ELSE 'FAILED' END,
+               scheduled_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
+                                   THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
+                                  THEN NULL ELSE v_now END,
+               last_error = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count >= t.max_attempts
+                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
+                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
+                                 ELSE t.last_error END,
+               owner_worker_id = NULL,
+               lease_expires_at = NULL,
+               updated_at = v_now
+          FROM expired e
+         WHERE t.task_id = e.task_id
+           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue
+    ), abandoned AS (
+        UPDATE taskforge.attempts a
+           SET state = 'ABANDONED',
+               outcome = 'lease_expired',
+               finished_at = v_now,
+               error = jsonb_build_object('type', 'lease_expired',
+                                          'message', 'the lease expired before the attempt was finalized')
+          FROM moved m
+         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
+        RETURNING a.task_id
+    )
+    SELECT count(*) FILTER (WHERE m.state = 'QUEUED'),
+           count(*) FILTER (WHERE m.state <> 'QUEUED'),
+           array_agg(DISTINCT m.queue) FILTER (WHERE m.state = 'QUEUED')
+      INTO v_requeued, v_ended, v_queues
+      FROM moved m;
+
+    IF v_queues IS NOT NULL THEN
+        FOREACH v_queue IN ARRAY v_queues LOOP
+            PERFORM pg_notify('taskforge', v_queue);
+        END LOOP;
+    END IF;
+
+    SELECT t.lease_expires_at INTO v_next
+      FROM taskforge.tasks t
+     WHERE t.state = 'RUNNING'
+     ORDER BY t.lease_expires_at
+     LIMIT 1;
+
+    RETURN QUERY SELECT v_requeued, v_ended, v_next;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_recover(int) IS
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED; task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
+
+-- >>> db/functions/tf_register_task_type.sql
+-- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
+--     backoff_cap_seconds double precision DEFAULT 300, backoff_jitter double precision DEFAULT 0.2,
+--     description text DEFAULT NULL) -> void
+--
+-- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy.
+--             The policy applies to retryable failures finalized after the change.
+-- Parameters: task_type             ^[a-z][a-z0-9_.-]{0,62}$
+--             backoff_base_seconds  0..86400 seconds   backoff_cap_seconds  0..86400 seconds
+--             backoff_jitter        0..1               description          free text or NULL
+--                                                       (NULL keeps the current description)
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument.
+-- Locks:      the task_types row (INSERT ... ON CONFLICT DO UPDATE).
+-- Clock:      clock_timestamp() for created_at/updated_at.
+-- By hand:    yes, by the owner or a DBA; no TaskForge role may call it.
+CREATE OR REPLACE FUNCTION taskforge.tf_register_task_type(
+    task_type text,
+    backoff_base_seconds double precision DEFAULT 2,
+    backoff_cap_seconds double precision DEFAULT 300,
+    backoff_jitter double precision DEFAULT 0.2,
+    description text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+BEGIN
+    IF tf_register_task_type.task_type IS NULL OR tf_register_task_type.task_type !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid('task_type', format(
+            'must match ^[a-z][a-z0-9_.-]{0,62}$, got %s', coalesce(quote_literal(tf_register_task_type.task_type), 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('backoff_base_seconds', tf_register_task_type.backoff_base_seconds, 0, 86400);
+    PERFORM taskforge._tf_check_seconds('backoff_cap_seconds', tf_register_task_type.backoff_cap_seconds, 0, 86400);
+    IF tf_register_task_type.backoff_jitter IS NULL OR tf_register_task_type.backoff_jitter = 'NaN'::float8
+       OR tf_register_task_type.backoff_jitter < 0 OR tf_register_task_type.backoff_jitter > 1 THEN
+        PERFORM taskforge._tf_invalid('backoff_jitter', format('must be between 0 and 1, got %s',
+            coalesce(tf_register_task_type.backoff_jitter::text, 'NULL')));
+    END IF;
+
+    INSERT INTO taskforge.task_types AS tt
+           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, created_at, updated_at)
+    VALUES (tf_register_task_type.task_type, tf_register_task_type.backoff_base_seconds,
+            tf_register_task_type.backoff_cap_seconds, tf_register_task_type.backoff_jitter,
+            tf_register_task_type.description, v_now, v_now)
+    ON CONFLICT (task_type) DO UPDATE
+       SET backoff_base_seconds = EXCLUDED.backoff_base_seconds,
+           backoff_cap_seconds  = EXCLUDED.backoff_cap_seconds,
+           backoff_jitter       = EXCLUDED.backoff_jitter,
+           description          = coalesce(EXCLUDED.description, tt.description),
+           updated_at           = EXCLUDED.updated_at;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
+    'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) FROM PUBLIC;
+
+-- >>> db/functions/tf_register_worker.sql
+-- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid int DEFAULT NULL,
+--     queues text[] DEFAULT NULL, task_types text[] DEFAULT NULL,
+--     heartbeat_seconds double precision DEFAULT 5) -> uuid
+--
+-- Purpose:    record one worker process start. Call once per process start; names may repeat
+--             (the returned id is what identifies the process). heartbeat_seconds is how often
+--             the process promises to call tf_heartbeat: tf_workers reports it "stale" after
+--             three missed beats.
+-- Parameters: name 1..200 characters; hostname, pid, queues, task_types are informational.
+--             heartbeat_seconds 0 < s <= 3600.
+-- Returns:    a fresh worker_id (uuid, gen_random_uuid()).
+-- Errors:     TF400 naming the argument.
+-- Locks:      none beyond the inserted row.
+-- Clock:      clock_timestamp() for started_at and the first heartbeat.
+-- By hand:    yes (it only inserts a workers row).
+CREATE OR REPLACE FUNCTION taskforge.tf_register_worker(
+    name text,
+    hostname text DEFAULT NULL,
+    pid int DEFAULT NULL,
+    queues text[] DEFAULT NULL,
+    task_types text[] DEFAULT NULL,
+    heartbeat_seconds double precision DEFAULT 5)
+RETURNS uuid
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_id uuid := gen_random_uuid();
+BEGIN
+    IF tf_register_worker.name IS NULL OR length(tf_register_worker.name) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('name', 'must be 1 to 200 characters');
+    END IF;
+    PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_register_worker.heartbeat_seconds, 0, 3600, true);
+    INSERT INTO taskforge.workers
+           (worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, started_at, last_heartbeat_at)
+    VALUES (v_id, tf_register_worker.name, tf_register_worker.hostname, tf_register_worker.pid,
+            tf_register_worker.queues, tf_register_worker.task_types, tf_register_worker.heartbeat_seconds,
+            v_now, v_now);
+    RETURN v_id;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) IS
+    'Record a worker process start; returns a fresh worker_id (uuid). heartbeat_seconds drives the stale rule of tf_workers. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) TO taskforge_worker;
+
+-- >>> db/functions/tf_renew.sql
+-- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
+--     lease_seconds double precision DEFAULT 30)
+--   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+--
+-- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease not yet
+--             expired. A lease that has expired is lost even if nobody recovered it yet: the
+--             worker must stop renewing, and may still offer its result to tf_finalize, which
+--             will refuse it (the scheduler requeues the task).
+-- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             lease_seconds  0 < s <= 86400 seconds.
+-- Returns:    one row. renewed = true with the new deadline, or renewed = false with
+--             lease_expires_at NULL when the guard fails. cancel_requested tells the handler
+--             that tf_cancel was called for the task (it should stop early and finalize).
+-- Errors:     TF400 naming the argument; TF404 no such task.
+-- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
+--             then the matching attempts row.
+-- Clock:      clock_timestamp() at entry, for the guard and the new deadline.
+-- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
+CREATE OR REPLACE FUNCTION taskforge.tf_renew(
+    task_id bigint,
+    worker_id uuid,
+    attempt_number int,
+    lease_seconds double precision DEFAULT 30)
+RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_lease timestamptz;
+    v_task taskforge.tasks%ROWTYPE;
+BEGIN
+    IF tf_renew.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_renew.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(tf_renew.attempt_number::text, 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
+    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
+
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_renew.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_renew.task_id), COLUMN = 'task_id';
+    END IF;
+    IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
+                           tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
+        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
+        RETURN;
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET lease_expires_at = v_lease, updated_at = v_now
+     WHERE t.task_id = tf_renew.task_id;
+    UPDATE taskforge.attempts a
+       SET lease_expires_at = v_lease
+     WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
+    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
+    'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
+
+-- >>> db/functions/tf_retry.sql
+-- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+--   -> TABLE(task_state text, max_attempts int)
+--
+-- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
+--             now. History is kept: earlier attempts stay as they were and the next claim
+--             creates attempt N+1. The budget becomes max(max_attempts, attempts so far +
+--             extra_attempts), so at least extra_attempts further attempts are allowed.
+--             The task keeps its id, idempotency key and fingerprint; result, last_error and
+--             the cancel request are cleared.
+-- Parameters: task_id; extra_attempts  1..1000.
+-- Returns:    one row: 'QUEUED' and the new max_attempts.
+-- Errors:     TF400 naming the argument (also when the budget would pass 10000);
+--             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
+--             (a success is never replayed; cancel first to replay waiting work).
+-- Locks:      the tasks row FOR UPDATE.
+-- Notify:     pg_notify('taskforge', queue) (on commit).
+-- Clock:      clock_timestamp() at entry.
+-- By hand:    yes; it is the dead-letter redrive.
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+RETURNS TABLE(task_state text, max_attempts int)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_task taskforge.tasks%ROWTYPE;
+    v_budget int;
+BEGIN
+    IF tf_retry.task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF tf_retry.extra_attempts IS NULL OR tf_retry.extra_attempts NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_invalid('extra_attempts', format('must be between 1 and 1000, got %s',
+            coalesce(tf_retry.extra_attempts::text, 'NULL')));
+    END IF;
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_retry.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', tf_retry.task_id), COLUMN = 'task_id';
+    END IF;
+    IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
+                             tf_retry.task_id, v_task.state),
+            COLUMN = 'task_id';
+    END IF;
+    v_budget := greatest(v_task.max_attempts, v_task.attempt_count + tf_retry.extra_attempts);
+    IF v_budget > 10000 THEN
+        PERFORM taskforge._tf_invalid('extra_attempts', format('would raise max_attempts to %s; the limit is 10000', v_budget));
+    END IF;
+
+    UPDATE taskforge.tasks t
+       SET state = 'QUEUED', max_attempts = v_budget, scheduled_at = v_now,
+           finished_at = NULL, result = NULL, last_error = NULL,
+           cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
+     WHERE t.task_id = tf_retry.task_id;
+    PERFORM pg_notify('taskforge', v_task.queue);
+    RETURN QUERY SELECT 'QUEUED'::text, v_budget;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
+    'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
+REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
+
+-- >>> db/functions/tf_schema_version.sql
+-- taskforge.tf_schema_version() -> int
+--
+-- Purpose:    the version of the SQL API installed in this database. Workers read it at start
+--             and refuse to run against a version newer than they know. It changes whenever a
+--             migration changes a public signature or a behaviour clients depend on.
+-- Returns:    int (1 for the first release).
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_schema_version()
+RETURNS int
+LANGUAGE plpgsql
+IMMUTABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RETURN 1;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_schema_version() IS
+    'Version of the installed TaskForge SQL API (int). Workers refuse to start against an unknown newer version.';
+REVOKE ALL ON FUNCTION taskforge.tf_schema_version() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
+    TO taskforge_worker, taskforge_scheduler, taskforge_client;
+
+-- >>> db/functions/tf_submit.sql
+-- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
+--     priority int DEFAULT 0, max_attempts int DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
+--     idempotency_key text DEFAULT NULL)
+--   -> TABLE(task_id bigint, state text, created boolean)
+--
+-- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
+--             eligible once scheduled_at (NULL = now) has passed.
+-- Parameters: task_type        a registered type (tf_register_task_type).
+--             payload          a JSON object, at most 1 MiB as JSON text.
+--             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
+--             priority         -32768..32767; higher is claimed first.
+--             max_attempts     1..1000; total budget (first run, retries, crash replacements).
+--             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
+--             idempotency_key  1..200 characters, or NULL.
+-- Idempotency: the key is reserved by a partial unique index for as long as the task row
+--             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
+--             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL).
+--             Same key, same fingerprint: the stored task is returned with created = false,
+--             whatever its state now; nothing is created or reset. Same key, different
+--             fingerprint: TF409. Concurrent submits with one key wait on the first inserter
+--             (INSERT ... ON CONFLICT DO NOTHING) and all get its id; if that transaction rolls
+--             back the key is free and the next submitter creates the task.
+-- Returns:    one row: the task id, its current state, and whether this call created it.
+-- Errors:     TF400 naming the argument (nothing written); TF409 key reused with a different
+--             request. Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
+--             key can raise 40001 (serialization_failure): retry the transaction.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit).
+-- Clock:      clock_timestamp() for created_at and the default schedule.
+-- By hand:    yes; it is the public way to create work.
+CREATE OR REPLACE FUNCTION taskforge.tf_submit(
+    task_type text,
+    payload jsonb DEFAULT '{}',
+    queue text DEFAULT 'default',
+    priority int DEFAULT 0,
+    max_attempts int DEFAULT 3,
+    scheduled_at timestamptz DEFAULT NULL,
+    idempotency_key text DEFAULT NULL)
+RETURNS TABLE(task_id bigint, state text, created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_payload_bytes constant int := 1048576;
+    v_now timestamptz := clock_timestamp();
+    v_fingerprint bytea;
+    v_id bigint;
+    v_state text;
+    v_stored bytea;
+BEGIN
+    -- Validation: every argument, before anything is written.
+    IF tf_submit.task_type IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_type', 'must not be NULL');
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = tf_submit.task_type) THEN
+        PERFORM taskforge._tf_invalid('task_type', format('unknown task type %s (register it with tf_register_task_type)',
+            quote_literal(left(tf_submit.task_type, 100))));
+    END IF;
+    IF tf_submit.payload IS NULL OR jsonb_typeof(tf_submit.payload) <> 'object' THEN
+        PERFORM taskforge._tf_invalid('payload', format('must be a JSON object, got %s',
+            coalesce(jsonb_typeof(tf_submit.payload), 'NULL')));
+    END IF;
+    IF octet_length(tf_submit.payload::text) > c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid('payload', format('must be at most %s bytes as JSON text, got %s',
+            c_max_payload_bytes, octet_length(tf_submit.payload::text)));
+    END IF;
+    IF tf_submit.queue IS NULL OR tf_submit.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
+            coalesce(quote_literal(left(tf_submit.queue, 100)), 'NULL')));
+    END IF;
+    IF tf_submit.priority IS NULL OR tf_submit.priority NOT BETWEEN -32768 AND 32767 THEN
+        PERFORM taskforge._tf_invalid('priority', format('must be between -32768 and 32767, got %s',
+            coalesce(tf_submit.priority::text, 'NULL')));
+    END IF;
+    IF tf_submit.max_attempts IS NULL OR tf_submit.max_attempts NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_invalid('max_attempts', format('must be between 1 and 1000, got %s',
+            coalesce(tf_submit.max_attempts::text, 'NULL')));
+    END IF;
+    IF tf_submit.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
+        PERFORM taskforge._tf_invalid('scheduled_at', 'must be a finite timestamp or NULL');
+    END IF;
+    IF tf_submit.idempotency_key IS NOT NULL AND length(tf_submit.idempotency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('idempotency_key', format('must be 1 to 200 characters, got %s',
+            length(tf_submit.idempotency_key)));
+    END IF;
+
+    IF tf_submit.idempotency_key IS NOT NULL THEN
+        v_fingerprint := taskforge._tf_fingerprint(tf_submit.task_type, tf_submit.payload, tf_submit.queue,
+            tf_submit.priority, tf_submit.max_attempts, tf_submit.scheduled_at);
+    END IF;
+
+    LOOP
+        INSERT INTO taskforge.tasks AS t
+               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+                idempotency_key, fingerprint, created_at, updated_at)
+        VALUES (tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
+                tf_submit.max_attempts, 'QUEUED', coalesce(tf_submit.scheduled_at, v_now),
+                tf_submit.idempotency_key, v_fingerprint, v_now, v_now)
+        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING t.task_id INTO v_id;
+
+        IF v_id IS NOT NULL THEN
+            IF coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
+                PERFORM pg_notify('taskforge', tf_submit.queue);
+            END IF;
+            RETURN QUERY SELECT v_id, 'QUEUED'::text, true;
+            RETURN;
+        END IF;
+
+        -- The key is taken by a committed task: a replay or a conflict.
+        SELECT t.task_id, t.state, t.fingerprint INTO v_id, v_state, v_stored
+          FROM taskforge.tasks t
+         WHERE t.idempotency_key = tf_submit.idempotency_key;
+        IF FOUND THEN
+            IF v_stored IS DISTINCT FROM v_fingerprint THEN
+                RAISE EXCEPTION USING ERRCODE = 'TF409',
+                    MESSAGE = format('idempotency_key: %s is already used by task %s with a different request',
+                        quote_literal(left(tf_submit.idempotency_key, 100)), v_id),
+                    COLUMN = 'idempotency_key',
+                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
+            END IF;
+            RETURN QUERY SELECT v_id, v_state, false;
+            RETURN;
+        END IF;
+        -- The holder was deleted (tf_prune) between our insert and our read: try again.
+    END LOOP;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) IS
+    'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
+REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) TO taskforge_client;
+
+-- >>> db/schema/60_views.sql
+-- The read surface (DESIGN.md §6). The console and dashboards read these views only. Views run
+-- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
+-- nothing on the tables. Liveness and ages are computed from database time (now()).
+
+-- Tasks with their current (latest) attempt.
+CREATE VIEW taskforge.tf_tasks AS
+SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
+       t.attempt_count, t.max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
+       t.scheduled_at, t.created_at, t.updated_at, t.finished_at,
+       t.owner_worker_id, t.lease_expires_at,
+       t.cancel_requested_at IS NOT NULL AS cancel_requested, t.cancel_reason,
+       t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
+       t.payload, t.result, t.last_error,
+       a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+  FROM taskforge.tasks t
+  LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
+COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
+
+-- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
+CREATE VIEW taskforge.tf_attempts AS
+SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS worker_name,
+       a.state, a.outcome, a.started_at, a.lease_expires_at, a.finished_at,
+       CASE WHEN a.state = 'ABANDONED' THEN a.finished_at END AS abandoned_at,
+       extract(epoch FROM a.finished_at - a.started_at)::double precision AS duration_seconds,
+       CASE WHEN a.state = 'ABANDONED'
+            THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
+           AS recovery_lag_seconds,
+       a.result, a.error
+  FROM taskforge.attempts a
+  JOIN taskforge.tasks t ON t.task_id = a.task_id
+  LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
+COMMENT ON VIEW taskforge.tf_attempts IS
+    'Attempt history; recovery_lag_seconds = abandoned_at - lease_expires_at for ABANDONED attempts.';
+
+-- Workers with liveness from database time: stopped (deregistered), stale (three missed
+-- heartbeats), or alive.
+CREATE VIEW taskforge.tf_workers AS
+SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbeat_seconds,
+       w.started_at, w.last_heartbeat_at, w.stopped_at,
+       extract(epoch FROM now() - w.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN w.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - w.last_heartbeat_at > make_interval(secs => 3 * w.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.owner_worker_id = w.worker_id AND t.state = 'RUNNING') AS running_tasks
+  FROM taskforge.workers w;
+COMMENT ON VIEW taskforge.tf_workers IS
+    'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
+-- Counts per queue and state (every state appears for every queue that has tasks).
+CREATE VIEW taskforge.tf_queue_stats AS
+SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
+       c.oldest_created_at
+  FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
+ CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+  LEFT JOIN (SELECT t.queue, t.state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
+               FROM taskforge.tasks t GROUP BY t.queue, t.state) c
+         ON c.queue = q.queue AND c.state = s.state;
+COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
+
+-- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
+-- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
+-- (first attempt start - task creation).
+CREATE VIEW taskforge.tf_throughput AS
+SELECT w.window_seconds, t.queue,
+       count(*) AS attempts_finished,
+       count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
+       count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
+       (count(*) FILTER (WHERE a.state = 'SUCCEEDED'))::double precision / w.window_seconds AS succeeded_per_second,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.finished_at - a.started_at)::double precision)
+           AS run_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.finished_at - a.started_at)::double precision)
+           AS run_p95_seconds,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p95_seconds
+  FROM (VALUES (60), (300), (900)) w(window_seconds)
+  JOIN taskforge.attempts a ON a.finished_at >= now() - make_interval(secs => w.window_seconds)
+  JOIN taskforge.tasks t ON t.task_id = a.task_id
+ GROUP BY w.window_seconds, t.queue;
+COMMENT ON VIEW taskforge.tf_throughput IS
+    'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
+
+-- Every row that breaks a rule of the state machine (docs/state-machine.md). It must always be
+-- empty; the test suite checks it after every test. Columns: rule, task_id, attempt_number
+-- (NULL for task-level rules), detail.
+CREATE VIEW taskforge.tf_invariant_violations AS
+WITH per_task AS (
+    SELECT a.task_id,
+           count(*) AS attempts,
+           max(a.attempt_number) AS max_number,
+           count(*) FILTER (WHERE a.state = 'RUNNING') AS running
+      FROM taskforge.attempts a
+     GROUP BY a.task_id
+), latest AS (
+    SELECT t.*, p.attempts, p.max_number, p.running,
+           la.state AS latest_state, la.worker_id AS latest_worker, la.lease_expires_at AS latest_lease
+      FROM taskforge.tasks t
+      LEFT JOIN per_task p ON p.task_id = t.task_id
+      LEFT JOIN taskforge.attempts la ON la.task_id = t.task_id AND la.attempt_number = t.attempt_count
+)
+SELECT 'running task without owner or lease'::text AS rule, task_id, NULL::int AS attempt_number,
+       format('owner=%s lease=%s', owner_worker_id, lease_expires_at) AS detail
+  FROM latest WHERE state = 'RUNNING' AND (owner_worker_id IS NULL OR lease_expires_at IS NULL)
+UNION ALL
+SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
+  FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
+       format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)
+  FROM latest WHERE coalesce(attempts, 0) <> attempt_count OR coalesce(max_number, 0) <> attempt_count
+UNION ALL
+SELECT 'more attempts than budget', task_id, NULL, format('attempts=%s max_attempts=%s', attempts, max_attempts)
+  FROM latest WHERE coalesce(attempts, 0) > max_attempts
+UNION ALL
+SELECT 'more than one running attempt', task_id, NULL, format('running=%s', running)
+  FROM latest WHERE running > 1
+UNION ALL
+SELECT 'task not running but has a running attempt', task_id, NULL, format('state=%s', state)
+  FROM latest WHERE state <> 'RUNNING' AND running > 0
+UNION ALL
+SELECT 'running task whose current attempt is not running or not its owner''s', task_id, attempt_count,
+       format('attempt state=%s attempt worker=%s owner=%s', latest_state, latest_worker, owner_worker_id)
+  FROM latest WHERE state = 'RUNNING'
+   AND (latest_state IS DISTINCT FROM 'RUNNING' OR latest_worker IS DISTINCT FROM owner_worker_id)
+UNION ALL
+SELECT 'queued or retrying task without attempts left', task_id, NULL,
+       format('state=%s attempt_count=%s max_attempts=%s', state, attempt_count, max_attempts)
+  FROM latest WHERE state IN ('QUEUED', 'RETRYING') AND attempt_count >= max_attempts
+UNION ALL
+SELECT 'succeeded task whose last attempt did not succeed', task_id, attempt_count,
+       format('attempt state=%s', latest_state)
+  FROM latest WHERE state = 'SUCCEEDED' AND latest_state IS DISTINCT FROM 'SUCCEEDED'
+UNION ALL
+SELECT 'retrying task whose last attempt did not fail', task_id, attempt_count,
+       format('attempt state=%s', latest_state)
+  FROM latest WHERE state = 'RETRYING' AND latest_state IS DISTINCT FROM 'FAILED'
+UNION ALL
+SELECT 'terminal task without finished_at, or finished_at on a live task', task_id, NULL,
+       format('state=%s finished_at=%s', state, finished_at)
+  FROM latest WHERE (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) <> (finished_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt final state without finish time, or running with one', a.task_id, a.attempt_number,
+       format('state=%s finished_at=%s', a.state, a.finished_at)
+  FROM taskforge.attempts a WHERE (a.state = 'RUNNING') <> (a.finished_at IS NULL)
+UNION ALL
+SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.attempt_number,
+       format('lease_expires_at=%s finished_at=%s', a.lease_expires_at, a.finished_at)
+  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at;
+COMMENT ON VIEW taskforge.tf_invariant_violations IS
+    'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
+
+-- Who may read what: clients and the console read every view; workers and schedulers none
+-- (a worker sees payloads only through tf_claim).
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
+              taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
+                taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;
+
+-- >>> db/schema/80_task_types.sql
+-- Built-in synthetic task types (the handlers ship with the Python worker). Their payloads:
+--   noop            {}                  does nothing
+--   sleep           {"ms": int}         waits ms milliseconds
+--   fail_once       {}                  retryable failure on attempt 1, success afterwards
+--   fail            {}                  ordinary (terminal) error
+--   retryable_fail  {}                  always a retryable error (exhausts its budget)
+--   echo            any object          returns its payload as the result
+-- Users add their own types with taskforge.tf_register_task_type.
+SELECT taskforge.tf_register_task_type('noop', description => 'Does nothing; measures coordination cost.');
+SELECT taskforge.tf_register_task_type('sleep', description => 'Waits payload.ms milliseconds.');
+SELECT taskforge.tf_register_task_type('fail_once', description => 'Retryable failure on attempt 1, success afterwards.');
+SELECT taskforge.tf_register_task_type('fail', description => 'Always fails with an ordinary (terminal) error.');
+SELECT taskforge.tf_register_task_type('retryable_fail', description => 'Always fails with a retryable error.');
+SELECT taskforge.tf_register_task_type('echo', description => 'Returns its payload as the result.');
+
+-- >>> db/schema/99_finish.sql
+-- Back to the migrating user.
+RESET ROLE;
