@@ -11,7 +11,7 @@
 CREATE OR REPLACE FUNCTION taskforge._tf_invalid(argument text, problem text)
 RETURNS void
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises: never let the planner fold a call with constant arguments
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN

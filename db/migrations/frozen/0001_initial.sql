@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 563b5742b77a9968). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 ff792064a5fe3157). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -404,7 +404,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, i
 CREATE OR REPLACE FUNCTION taskforge._tf_invalid(argument text, problem text)
 RETURNS void
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises: never let the planner fold a call with constant arguments
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
