@@ -28,7 +28,7 @@ demo: $(STAMP)
 # For DBAs: the pgTAP suite through pg_prove against a database you name (it must be migrated
 # and have CREATE EXTENSION pgtap). Example: make pg-prove DB=taskforge_dev
 pg-prove: pgtap
-	pg_prove -d $(DB) -r db/tests
+	pg_prove -d $(DB) --ext .sql -r db/tests
 
 # Re-freeze the initial migration from db/ (only while 0001 is unreleased).
 freeze: $(STAMP)
