@@ -1,0 +1,62 @@
+-- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
+BEGIN;
+SELECT plan(28);
+SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
+SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
+SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
+SELECT has_check('taskforge', 'task_types', 'taskforge.task_types has CHECK constraints');
+SELECT col_has_check('taskforge', 'tasks', 'state', 'tasks.state is checked');
+SELECT col_has_check('taskforge', 'tasks', 'payload', 'tasks.payload is checked (JSON object)');
+SELECT col_has_check('taskforge', 'tasks', 'queue', 'tasks.queue is checked (name format)');
+SELECT col_has_check('taskforge', 'tasks', 'priority', 'tasks.priority is checked (range)');
+SELECT col_has_check('taskforge', 'tasks', 'max_attempts', 'tasks.max_attempts is checked (range)');
+SELECT col_has_check('taskforge', 'tasks', 'idempotency_key', 'tasks.idempotency_key is checked (length)');
+SELECT col_has_check('taskforge', 'attempts', 'state', 'attempts.state is checked');
+SELECT col_has_check('taskforge', 'attempts', 'outcome', 'attempts.outcome is checked');
+SELECT col_has_check('taskforge', 'attempts', 'attempt_number', 'attempts.attempt_number is checked (>= 1)');
+SELECT col_has_check('taskforge', 'workers', 'heartbeat_seconds', 'workers.heartbeat_seconds is checked');
+SELECT col_has_check('taskforge', 'task_types', 'backoff_jitter', 'task_types.backoff_jitter is checked');
+
+CREATE TEMP TABLE cons AS
+SELECT conname, convalidated FROM pg_catalog.pg_constraint WHERE connamespace = 'taskforge'::regnamespace AND contype = 'c';
+SELECT set_has('SELECT conname::text FROM cons',
+               $$SELECT unnest(ARRAY['tasks_owner_iff_running', 'tasks_finished_iff_terminal', 'tasks_attempts_within_budget', 'tasks_retrying_has_budget',
+                     'tasks_queued_has_budget', 'tasks_fingerprint_iff_key', 'tasks_cancel_reason_needs_request',
+                     'attempts_final_iff_finished', 'attempts_finished_after_start', 'attempts_abandoned_after_expiry',
+                     'workers_heartbeat_after_start'])$$,
+               'the multi-column state-machine constraints exist');
+SELECT is_empty('SELECT conname FROM cons WHERE NOT convalidated', 'every CHECK constraint is validated (no NOT VALID left)');
+
+-- The constraints refuse broken rows (SQLSTATE 23514 check_violation, 23505 unique_violation).
+CREATE TEMP TABLE w AS SELECT taskforge.tf_register_worker('catalog-checks-w1') AS id;
+CREATE TEMP TABLE sub AS SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_checks', max_attempts => 1);
+CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['catalog_checks']);
+DO $$ BEGIN PERFORM set_config('tftest.task_id', (SELECT task_id FROM sub)::text, true); END $$;
+SELECT throws_ok($$UPDATE taskforge.tasks SET owner_worker_id = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a RUNNING task without owner is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'QUEUED', owner_worker_id = NULL, lease_expires_at = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a QUEUED task without attempts left is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'SUCCEEDED', owner_worker_id = NULL, lease_expires_at = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a terminal task without finished_at is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET attempt_count = 2 WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'more attempts than the budget is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'PAUSED' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'an unknown task state is refused');
+SELECT throws_ok($$UPDATE taskforge.attempts SET state = 'SUCCEEDED' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a final attempt state without finished_at and outcome is refused');
+SELECT throws_ok($$UPDATE taskforge.attempts SET state = 'ABANDONED', outcome = 'lease_expired', finished_at = started_at,
+                                               lease_expires_at = started_at + interval '1 minute'
+                   WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'an attempt abandoned before its lease expired is refused');
+SELECT throws_ok($$UPDATE taskforge.attempts SET finished_at = started_at - interval '1 second', state = 'FAILED', outcome = 'failed'
+                   WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'an attempt finishing before it started is refused');
+SELECT throws_ok($$INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
+                   SELECT task_id, 1, worker_id, 'RUNNING', started_at, lease_expires_at FROM taskforge.attempts
+                    WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23505', NULL, 'a second attempt with the same number is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET payload = '[1, 2]' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a payload that is not a JSON object is refused');
+SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,50 @@
+-- Catalog contract (DESIGN.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
+BEGIN;
+SELECT plan(25);
+-- The public API, with the argument types of DESIGN.md §5 (tf_register_worker has its appended heartbeat_seconds).
+SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
+SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
+SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
+SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
+SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_claim exists');
+SELECT has_function('taskforge', 'tf_renew', ARRAY['bigint', 'uuid', 'integer', 'double precision'], 'tf_renew exists');
+SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb'], 'tf_finalize exists');
+SELECT has_function('taskforge', 'tf_recover', ARRAY['integer'], 'tf_recover exists');
+SELECT has_function('taskforge', 'tf_promote', ARRAY['integer'], 'tf_promote exists');
+SELECT has_function('taskforge', 'tf_cancel', ARRAY['bigint', 'text'], 'tf_cancel exists');
+SELECT has_function('taskforge', 'tf_retry', ARRAY['bigint', 'integer'], 'tf_retry exists');
+SELECT has_function('taskforge', 'tf_prune', ARRAY['double precision', 'integer'], 'tf_prune exists');
+SELECT has_function('taskforge', 'tf_backoff', ARRAY['integer', 'double precision', 'double precision', 'double precision'], 'tf_backoff exists');
+SELECT has_function('taskforge', 'tf_schema_version', ARRAY[]::text[], 'tf_schema_version exists');
+SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
+
+CREATE TEMP TABLE fn AS
+SELECT p.oid, p.oid::regprocedure::text AS signature, p.proname, p.prosecdef, p.proconfig, p.proacl,
+       obj_description(p.oid, 'pg_proc') AS comment
+  FROM pg_catalog.pg_proc p
+ WHERE p.pronamespace = 'taskforge'::regnamespace;
+
+SELECT cmp_ok((SELECT count(*)::int FROM fn WHERE proname LIKE 'tf\_%'), '>=', 15, 'at least the 15 public functions are present');
+SELECT cmp_ok((SELECT count(*)::int FROM fn WHERE proname LIKE '\_tf\_%'), '>=', 5, 'the private helpers are present');
+SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND NOT prosecdef$$,
+                'every public tf_* function is SECURITY DEFINER');
+SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%'
+                    AND NOT EXISTS (SELECT 1 FROM unnest(coalesce(proconfig, '{}')) c WHERE c LIKE 'search\_path=%')$$,
+                'every public tf_* function pins search_path in proconfig');
+SELECT is_empty($$SELECT signature FROM fn
+                   WHERE NOT EXISTS (SELECT 1 FROM unnest(coalesce(proconfig, '{}')) c WHERE c = 'search_path=pg_catalog, pg_temp')$$,
+                'every function of the schema pins search_path = pg_catalog, pg_temp (pg_temp last)');
+SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND (comment IS NULL OR btrim(comment) = '')$$,
+                'every public tf_* function has a COMMENT');
+SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE '\_tf\_%' AND prosecdef$$,
+                'no private _tf_* helper is SECURITY DEFINER');
+SELECT is_empty($$SELECT signature FROM fn WHERE proname NOT LIKE 'tf\_%' AND proname NOT LIKE '\_tf\_%'$$,
+                'every function of the schema is a tf_* or _tf_* function');
+-- A NULL proacl means the default privileges, which include EXECUTE for PUBLIC.
+SELECT is_empty($$SELECT signature FROM fn
+                   WHERE proacl IS NULL
+                      OR EXISTS (SELECT 1 FROM aclexplode(proacl) a WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')$$,
+                'PUBLIC has no EXECUTE on any function of the schema');
+SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
+SELECT * FROM finish();
+ROLLBACK;

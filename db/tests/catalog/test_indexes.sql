@@ -1,0 +1,35 @@
+-- Catalog contract: the hot-path partial indexes exist with their columns and predicates, so claim, promote, recover and prune never scan finished history.
+BEGIN;
+SELECT plan(20);
+SELECT indexes_are('taskforge', 'tasks',
+                   ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
+                         'tasks_finished_idx', 'tasks_idempotency_key_uidx', 'tasks_owner_idx'],
+                   'taskforge.tasks has exactly its indexes');
+SELECT indexes_are('taskforge', 'attempts', ARRAY['attempts_pkey', 'attempts_worker_idx', 'attempts_finished_idx'],
+                   'taskforge.attempts has exactly its indexes');
+SELECT has_index('taskforge', 'tasks', 'tasks_claim_order_idx', ARRAY['priority', 'created_at', 'task_id'], 'claim order index on (priority, created_at, task_id)');
+SELECT has_index('taskforge', 'tasks', 'tasks_claim_queue_idx', ARRAY['queue', 'priority', 'created_at', 'task_id'], 'per-queue claim index on (queue, priority, created_at, task_id)');
+SELECT has_index('taskforge', 'tasks', 'tasks_retry_due_idx', ARRAY['scheduled_at'], 'promotion index on scheduled_at');
+SELECT has_index('taskforge', 'tasks', 'tasks_lease_expiry_idx', ARRAY['lease_expires_at'], 'recovery index on lease_expires_at');
+SELECT has_index('taskforge', 'tasks', 'tasks_finished_idx', ARRAY['finished_at'], 'retention index on finished_at');
+SELECT has_index('taskforge', 'tasks', 'tasks_idempotency_key_uidx', ARRAY['idempotency_key'], 'idempotency key index');
+SELECT index_is_unique('taskforge', 'tasks', 'tasks_idempotency_key_uidx', 'the idempotency key index is unique');
+SELECT is(pg_get_indexdef('taskforge.tasks_claim_order_idx'::regclass) ~ '\(priority DESC, created_at, task_id\)', true,
+          'the claim order index sorts priority DESC');
+
+CREATE TEMP TABLE pred AS
+SELECT c.relname, pg_get_expr(i.indpred, i.indrelid) AS predicate
+  FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
+ WHERE c.relnamespace = 'taskforge'::regnamespace;
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_order_idx'), $$(state = 'QUEUED'::text)$$, 'claim order index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_queue_idx'), $$(state = 'QUEUED'::text)$$, 'per-queue claim index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$(state = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$(state = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_finished_idx'), '(finished_at IS NOT NULL)', 'retention index is partial: finished tasks only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_idempotency_key_uidx'), '(idempotency_key IS NOT NULL)', 'the key index is partial: tasks with a key only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_owner_idx'), '(owner_worker_id IS NOT NULL)', 'owner index is partial: owned tasks only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'attempts_finished_idx'), '(finished_at IS NOT NULL)', 'attempt finish index is partial');
+SELECT col_is_pk('taskforge', 'attempts', ARRAY['task_id', 'attempt_number'], 'attempts are unique per (task_id, attempt_number)');
+SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,40 @@
+-- Catalog contract: no TaskForge role (and not PUBLIC) has any privilege on a table or sequence; clients and the console may SELECT every view, workers and schedulers none.
+BEGIN;
+SELECT plan(11);
+SELECT tables_are('taskforge', ARRAY['tasks', 'attempts', 'workers', 'task_types'], 'the schema has exactly the four tables');
+SELECT views_are('taskforge', ARRAY['tf_tasks', 'tf_attempts', 'tf_workers', 'tf_queue_stats', 'tf_throughput', 'tf_invariant_violations'],
+                 'the schema has exactly the six tf_* views');
+CREATE TEMP TABLE roles AS
+SELECT * FROM (VALUES ('taskforge_worker'), ('taskforge_scheduler'), ('taskforge_client'), ('taskforge_console')) r(rolname);
+CREATE TEMP TABLE rels AS
+SELECT c.oid, c.relname, c.relkind, c.relacl FROM pg_catalog.pg_class c
+ WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'S');
+
+SELECT is_empty($$SELECT r.rolname, t.relname, p.priv FROM roles r, rels t,
+                          unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) p(priv)
+                   WHERE t.relkind IN ('r', 'p') AND pg_catalog.has_table_privilege(r.rolname, t.oid, p.priv)$$,
+                'no role has SELECT/INSERT/UPDATE/DELETE/TRUNCATE/REFERENCES/TRIGGER on any table');
+SELECT is_empty($$SELECT r.rolname, t.relname, p.priv FROM roles r, rels t, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'REFERENCES']) p(priv)
+                   WHERE t.relkind IN ('r', 'p') AND pg_catalog.has_any_column_privilege(r.rolname, t.oid, p.priv)$$,
+                'no role has a column privilege on any table');
+SELECT is_empty($$SELECT r.rolname, t.relname, p.priv FROM roles r, rels t, unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) p(priv)
+                   WHERE t.relkind = 'S' AND pg_catalog.has_sequence_privilege(r.rolname, t.oid, p.priv)$$,
+                'no role has any privilege on a sequence');
+SELECT is_empty($$SELECT r.rolname, t.relname, p.priv FROM roles r, rels t,
+                          unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) p(priv)
+                   WHERE t.relkind = 'v' AND pg_catalog.has_table_privilege(r.rolname, t.oid, p.priv)$$,
+                'no role may write to a view');
+SELECT is_empty($$SELECT t.relname FROM rels t WHERE t.relkind = 'v' AND NOT pg_catalog.has_table_privilege('taskforge_client', t.oid, 'SELECT')$$,
+                'taskforge_client may SELECT every view');
+SELECT is_empty($$SELECT t.relname FROM rels t WHERE t.relkind = 'v' AND NOT pg_catalog.has_table_privilege('taskforge_console', t.oid, 'SELECT')$$,
+                'taskforge_console may SELECT every view');
+SELECT is_empty($$SELECT r.rolname, t.relname FROM roles r, rels t
+                   WHERE r.rolname IN ('taskforge_worker', 'taskforge_scheduler') AND t.relkind = 'v'
+                     AND pg_catalog.has_table_privilege(r.rolname, t.oid, 'SELECT')$$,
+                'taskforge_worker and taskforge_scheduler may not SELECT any view');
+SELECT is_empty($$SELECT t.relname, a.privilege_type FROM rels t, aclexplode(coalesce(t.relacl, acldefault((CASE WHEN t.relkind = 'S' THEN 's' ELSE 'r' END)::"char", 'taskforge_owner'::regrole::oid))) a
+                   WHERE a.grantee = 0$$,
+                'PUBLIC has no privilege on any table, view or sequence');
+SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
+SELECT * FROM finish();
+ROLLBACK;
