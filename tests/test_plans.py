@@ -1,0 +1,240 @@
+"""Query plans of the hot-path statements on a large data set.
+
+A separate database gets 100,000 QUEUED tasks, 1,000,000 finished ones (with their attempts) and
+a few thousand RUNNING and RETRYING rows. The statements inside tf_claim, tf_promote, tf_recover
+and tf_prune are captured as they really run (auto_explain with nested statements, JSON format,
+sent to the client as LOG notices), over more than five calls each so a switch to a cached
+generic plan would be seen. No plan may scan the tasks table sequentially, and each statement
+must use its partial index. The figures printed at the end (run with -s) are the ones in
+docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import psycopg
+import pytest
+
+from taskforge import db as tfdb
+
+pytestmark = pytest.mark.slow
+
+N_FINISHED = 1_000_000
+N_QUEUED = 100_000
+N_RUNNING = 2_000    # the first half with leases expired 10 s ago, the rest valid for 10 more minutes
+N_RETRYING = 2_000   # a tenth due 5 s ago, the rest due in an hour
+N_QUEUES = 10        # q0..q9, plus queue 'rare' holding every 1000th task
+CALLS = 8            # per statement: more than 5, past the plan cache's switch point
+
+# Task ids 1..N_FINISHED are finished (oldest), then QUEUED, RUNNING, RETRYING. created_at is two
+# seconds apart per task, so finished history spans about 25 days.
+INSERT_TASKS = """
+INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
+                             scheduled_at, owner_worker_id, lease_expires_at, created_at, updated_at, finished_at)
+OVERRIDING SYSTEM VALUE
+SELECT i, 'noop', '{}'::jsonb,
+       CASE WHEN i %% 1000 = 7 THEN 'rare' ELSE 'q' || (i %% %(queues)s) END,
+       CASE WHEN i %% 100 = 0 THEN 5 ELSE 0 END, 3,
+       k.state, k.attempts, k.scheduled_at,
+       CASE WHEN k.state = 'RUNNING' THEN %(worker)s::uuid END,
+       CASE WHEN k.state = 'RUNNING' THEN k.lease END,
+       k.created_at, k.created_at,
+       CASE WHEN k.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN k.created_at + interval '1 second' END
+  FROM generate_series(1, %(total)s) i
+ CROSS JOIN LATERAL (SELECT now() - make_interval(secs => (%(total)s - i) * 2.0 + 60) AS created_at) c
+ CROSS JOIN LATERAL (
+     SELECT CASE WHEN i <= %(f)s THEN CASE WHEN i %% 50 = 0 THEN 'FAILED' WHEN i %% 97 = 0 THEN 'CANCELLED'
+                                         ELSE 'SUCCEEDED' END
+                 WHEN i <= %(f)s + %(q)s THEN 'QUEUED'
+                 WHEN i <= %(f)s + %(q)s + %(r)s THEN 'RUNNING'
+                 ELSE 'RETRYING' END AS state,
+            CASE WHEN i > %(f)s AND i <= %(f)s + %(q)s THEN 0 ELSE 1 END AS attempts,
+            CASE WHEN i <= %(f)s + %(q)s + %(r)s THEN c.created_at
+                 WHEN i <= %(f)s + %(q)s + %(r)s + %(t)s / 10 THEN now() - interval '5 seconds'
+                 ELSE now() + interval '1 hour' END AS scheduled_at,
+            CASE WHEN i <= %(f)s + %(q)s + %(r)s / 2 THEN now() - interval '10 seconds'
+                 ELSE now() + interval '10 minutes' END AS lease,
+            c.created_at
+ ) k
+"""
+
+# One attempt per task that has one, in the state its task implies.
+INSERT_ATTEMPTS = """
+INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at,
+                                lease_expires_at, finished_at)
+SELECT t.task_id, 1, %(worker)s::uuid,
+       CASE t.state WHEN 'RUNNING' THEN 'RUNNING' WHEN 'RETRYING' THEN 'FAILED' ELSE t.state END,
+       CASE t.state WHEN 'RUNNING' THEN NULL WHEN 'RETRYING' THEN 'retryable' WHEN 'SUCCEEDED' THEN 'succeeded'
+                    WHEN 'FAILED' THEN 'failed' ELSE 'cancelled' END,
+       t.created_at, coalesce(t.lease_expires_at, t.created_at + interval '30 seconds'),
+       CASE t.state WHEN 'RUNNING' THEN NULL WHEN 'RETRYING' THEN t.created_at + interval '1 second'
+                    ELSE t.finished_at END
+  FROM taskforge.tasks t
+ WHERE t.attempt_count = 1
+"""
+
+AUTO_EXPLAIN = [
+    "LOAD 'auto_explain'",
+    "SET auto_explain.log_min_duration = 0",
+    "SET auto_explain.log_nested_statements = on",
+    "SET auto_explain.log_format = 'json'",
+    "SET client_min_messages = log",
+]
+
+# name -> (SQL, what its statements must use). Each rule: (a fragment of the statement text,
+# the partial indexes it may scan tasks with).
+CLAIM_RULE = [("WITH candidates AS", {"tasks_claim_order_idx", "tasks_claim_queue_idx"})]
+SCENARIOS = {
+    "tf_claim, queues NULL, max_tasks 10": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)", CLAIM_RULE),
+    "tf_claim, queues {q3}, max_tasks 10": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
+        CLAIM_RULE),
+    "tf_claim, queues {rare}, max_tasks 10": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['rare'], max_tasks => 10)",
+        CLAIM_RULE),
+    "tf_claim, queues NULL, max_tasks 1": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)", CLAIM_RULE),
+    "tf_promote()": (
+        "SELECT * FROM taskforge.tf_promote()",
+        [("WITH due AS", {"tasks_retry_due_idx"}),
+         ("SELECT t.scheduled_at FROM taskforge.tasks t WHERE t.state = 'RETRYING'", {"tasks_retry_due_idx"})]),
+    "tf_recover()": (
+        "SELECT * FROM taskforge.tf_recover()",
+        [("WITH expired AS", {"tasks_lease_expiry_idx"}),
+         ("SELECT t.lease_expires_at FROM taskforge.tasks t WHERE t.state = 'RUNNING'", {"tasks_lease_expiry_idx"})]),
+    "tf_prune(7 days, max_tasks 100)": (
+        "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 100)",
+        [("WITH victims AS", {"tasks_finished_idx"})]),
+}
+
+# Timed without auto_explain: name -> SQL. Each call runs in a transaction that is rolled back,
+# so every call sees the same data.
+TIMED = {
+    "tf_claim(max_tasks => 1)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)",
+    "tf_claim(max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)",
+    "tf_claim(queues => {q3}, max_tasks => 10)":
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
+    "tf_promote() [200 due]": "SELECT * FROM taskforge.tf_promote()",
+    "tf_recover() [1000 expired]": "SELECT * FROM taskforge.tf_recover()",
+    "tf_prune(7 days, max_tasks => 1000)":
+        "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 1000)",
+}
+
+
+def plan_nodes(node: dict):
+    """Yield every node of a JSON plan tree."""
+    yield node
+    for child in node.get("Plans", []):
+        yield from plan_nodes(child)
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+class PlanCollector:
+    """Collects the JSON plans auto_explain sends as LOG notices."""
+
+    def __init__(self):
+        self.plans: list[dict] = []
+
+    def __call__(self, diag: psycopg.errors.Diagnostic) -> None:
+        message = diag.message_primary or ""
+        if diag.severity_nonlocalized == "LOG" and "plan:" in message:
+            self.plans.append(json.loads(message[message.index("{"):]))
+
+
+def build_data_set(dsn: str) -> dict:
+    """Fill a migrated database as superuser; returns row counts and build time (seconds)."""
+    total = N_FINISHED + N_QUEUED + N_RUNNING + N_RETRYING
+    started = time.monotonic()
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute("SET synchronous_commit = off")
+        worker = c.execute("SELECT taskforge.tf_register_worker(name => 'plan-data')").fetchone()[0]
+        params = {"worker": worker, "total": total, "f": N_FINISHED, "q": N_QUEUED, "r": N_RUNNING,
+                  "t": N_RETRYING, "queues": N_QUEUES}
+        c.execute(INSERT_TASKS, params)
+        c.execute(INSERT_ATTEMPTS, params)
+        c.execute("SELECT setval(pg_get_serial_sequence('taskforge.tasks', 'task_id'), %s)", (total,))
+        c.execute("ANALYZE taskforge.tasks")
+        c.execute("ANALYZE taskforge.attempts")
+        c.execute("ANALYZE taskforge.workers")
+        counts = dict(c.execute("SELECT state, count(*) FROM taskforge.tasks GROUP BY state").fetchall())
+        counts["attempts"] = c.execute("SELECT count(*) FROM taskforge.attempts").fetchone()[0]
+    return {"counts": counts, "worker": worker, "build_seconds": time.monotonic() - started}
+
+
+def test_hot_path_plans_use_partial_indexes(fresh_database):
+    dsn = fresh_database("taskforge_plans")
+    tfdb.migrate(dsn)
+    data = build_data_set(dsn)
+    counts = data["counts"]
+    assert counts["QUEUED"] == N_QUEUED
+    assert counts["SUCCEEDED"] + counts["FAILED"] + counts["CANCELLED"] == N_FINISHED
+    assert (counts["RUNNING"], counts["RETRYING"]) == (N_RUNNING, N_RETRYING)
+    assert counts["attempts"] == N_FINISHED + N_RUNNING + N_RETRYING
+
+    problems: list[str] = []
+    used: dict[str, set[str]] = {}
+    collector = PlanCollector()
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.add_notice_handler(collector)
+        for statement in AUTO_EXPLAIN:
+            c.execute(statement)
+        for name, (sql_text, rules) in SCENARIOS.items():
+            for call in range(1, CALLS + 1):
+                collector.plans.clear()
+                with c.transaction(force_rollback=True):
+                    rows = c.execute(sql_text, {"worker": data["worker"]}).fetchall()
+                assert rows, f"{name} returned nothing"
+                if name.startswith("tf_claim"):
+                    expected = 1 if name.endswith("max_tasks 1") else 10
+                    assert len(rows) == expected, f"{name} claimed {len(rows)} tasks"
+                assert collector.plans, "auto_explain sent no plans (is client_min_messages = log?)"
+                for plan in collector.plans:
+                    for node in plan_nodes(plan["Plan"]):
+                        if node.get("Relation Name") == "tasks" and node["Node Type"] == "Seq Scan":
+                            problems.append(f"{name}, call {call}: Seq Scan on tasks in "
+                                            f"{normalise(plan['Query Text'])[:120]}")
+                for fragment, indexes in rules:
+                    matching = [p for p in collector.plans if fragment in normalise(p["Query Text"])]
+                    if len(matching) != 1:
+                        problems.append(f"{name}, call {call}: {len(matching)} plans for {fragment!r}")
+                        continue
+                    # An index scan of tasks, or a bitmap scan of one of its indexes (the planner
+                    # picks that for a small queue, then sorts the few rows it found).
+                    scans = {node.get("Index Name") for node in plan_nodes(matching[0]["Plan"])
+                             if (node["Node Type"] in ("Index Scan", "Index Only Scan")
+                                 and node.get("Relation Name") == "tasks")
+                             or node["Node Type"] == "Bitmap Index Scan"}
+                    chosen = scans & indexes
+                    used.setdefault(f"{name}: {fragment}", set()).update(chosen)
+                    if not chosen:
+                        shape = [(n["Node Type"], n.get("Relation Name") or n.get("Index Name"))
+                                 for n in plan_nodes(matching[0]["Plan"])]
+                        problems.append(f"{name}, call {call}: {fragment!r} does not scan tasks with "
+                                        f"{sorted(indexes)}; plan nodes: {shape}")
+
+        # One call of each function without auto_explain: median of five (milliseconds).
+        c.execute("SET auto_explain.log_min_duration = -1")
+        timings = {}
+        for name, sql_text in TIMED.items():
+            samples = []
+            for _ in range(5):
+                with c.transaction(force_rollback=True):
+                    started = time.perf_counter()
+                    c.execute(sql_text, {"worker": data["worker"]}).fetchall()
+                    samples.append((time.perf_counter() - started) * 1000)
+            timings[name] = statistics.median(samples)
+
+    print(f"\nplan check data set (built in {data['build_seconds']:.1f} s): "
+          + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())))
+    for key, indexes in used.items():
+        print(f"  {key}: {', '.join(sorted(indexes)) or '-'}")
+    for name, ms in timings.items():
+        print(f"  {name}: {ms:.1f} ms (median of 5)")
+    assert problems == [], "\n".join(problems)
