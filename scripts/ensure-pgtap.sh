@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Makes sure the pgTAP extension is available on the test server (and pg_prove for DBAs).
-# Installs Debian's postgresql-<major>-pgtap when it is missing and we run as root with apt-get;
-# otherwise says what to install. Server: $TASKFORGE_TEST_DSN, else 127.0.0.1:5432 as postgres.
+# Makes sure the pgTAP extension is available on the test server (and pg_prove for DBAs), and
+# that libfaketime is installed (the integration tests run a worker with a shifted wall clock).
+# Installs the missing Debian packages (postgresql-<major>-pgtap, libtap-parser-sourcehandler-pgtap-perl,
+# faketime) when we run as root with apt-get; otherwise says what to install.
+# Server: $TASKFORGE_TEST_DSN, else 127.0.0.1:5432 as postgres.
 set -euo pipefail
 dsn="${TASKFORGE_TEST_DSN:-host=127.0.0.1 port=5432 user=postgres dbname=postgres}"
 
@@ -19,6 +21,8 @@ major=$(psql "$dsn" -XAtqc "SELECT current_setting('server_version_num')::int / 
 need=()
 [[ "$available" == "1" ]] || need+=("postgresql-${major}-pgtap")
 command -v pg_prove >/dev/null 2>&1 || need+=("libtap-parser-sourcehandler-pgtap-perl")
+compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || compgen -G "/usr/lib/faketime/libfaketime.so.1" >/dev/null \
+    || compgen -G "/usr/local/lib/faketime/libfaketime.so.1" >/dev/null || need+=("faketime")
 ((${#need[@]})) || exit 0
 
 if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then

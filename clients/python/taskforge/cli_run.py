@@ -1,1 +1,118 @@
-"""Commands registered on taskforge.cli.main (placeholder until filled)."""
+"""Long-running commands: ``taskforge worker`` and ``taskforge scheduler``.
+
+Defaults are listed once, in docs/configuration.md. Exit codes: 0 clean stop; 1 forced stop of
+a worker (second signal or grace period over) or an error after start; 2 bad options or a
+handler module that cannot be imported; 4 the database cannot be used at start (unreachable,
+schema missing, or a newer SQL API version than this package understands).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from .cli import EXIT_DATABASE, dsn_option, fail, main
+
+EXIT_USAGE = 2
+
+log_level_option = click.option(
+    "--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO", show_default=True,
+    help="Log verbosity (one line per event on stderr; DEBUG logs every claim and finalize).")
+
+
+@main.command("worker")
+@dsn_option
+@click.option("--queue", "-q", "queues", multiple=True, metavar="QUEUE",
+              help="Claim from this queue (repeatable). Default: every queue.")
+@click.option("--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Handler slots in this process; it claims only for free slots.")
+@click.option("--lease-seconds", type=click.FloatRange(0, 86400, min_open=True), default=30.0, show_default=True,
+              help="Lease per claim and renewal; renewed every lease/3 seconds.")
+@click.option("--import", "imports", multiple=True, metavar="MODULE",
+              help="Import a module (dotted name or path to a .py file) that registers handlers "
+                   "with @taskforge.handler (repeatable).")
+@click.option("--task-type", "task_types", multiple=True, metavar="TYPE",
+              help="Claim only this task type (repeatable; must have a handler). Default: every "
+                   "type with a handler (the built-ins plus imported ones).")
+@click.option("--name", default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID.")
+@click.option("--poll-seconds", type=click.FloatRange(0, 3600, min_open=True), default=1.0, show_default=True,
+              help="Claim attempt interval when no notification arrives.")
+@click.option("--heartbeat-seconds", type=click.FloatRange(0, 3600, min_open=True), default=5.0, show_default=True,
+              help="Process heartbeat interval (stale after 3 missed beats).")
+@click.option("--grace-seconds", type=click.FloatRange(0, 86400), default=30.0, show_default=True,
+              help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
+                   "exits and leaves their leases to expire.")
+@log_level_option
+def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types, name, poll_seconds,
+                   heartbeat_seconds, grace_seconds, log_level):
+    """Run a worker: claim tasks, run their handlers, finalize the attempts.
+
+    Stops gracefully on SIGTERM/SIGINT (no new claims; running handlers get --grace-seconds;
+    exit code 0). A second signal exits at once (code 1); unfinished tasks are recovered by a
+    scheduler after their leases expire.
+    """
+    from . import handlers
+    from .worker import Worker, WorkerConfig, WorkerConfigError, WorkerStartupError, configure_logging
+
+    configure_logging(log_level)
+    for spec in imports:
+        try:
+            handlers.import_handler_module(spec)
+        except Exception as exc:  # noqa: BLE001 - report the user's import error in one place
+            if log_level.upper() == "DEBUG":
+                traceback.print_exc()
+            where = ""
+            tb = traceback.extract_tb(exc.__traceback__)
+            if tb:
+                where = f" ({tb[-1].filename}:{tb[-1].lineno})"
+            fail(f"--import {spec}: {type(exc).__name__}: {exc}{where}", EXIT_USAGE)
+    try:
+        config = WorkerConfig(queues=tuple(queues) or None, task_types=tuple(task_types) or None,
+                              concurrency=concurrency, lease_seconds=lease_seconds,
+                              heartbeat_seconds=heartbeat_seconds, poll_seconds=poll_seconds,
+                              grace_seconds=grace_seconds, name=name)
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    worker = Worker(dsn, config)
+    try:
+        code = worker.run(exit_process=True)
+    except WorkerConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except WorkerStartupError as exc:  # schema missing or newer (SchemaVersionError)
+        fail(str(exc), EXIT_DATABASE)
+    sys.exit(code)
+
+
+@main.command("scheduler")
+@dsn_option
+@click.option("--max-interval-seconds", type=click.FloatRange(0, 3600, min_open=True), default=1.0,
+              show_default=True,
+              help="Longest sleep between passes; it otherwise wakes just after the next lease "
+                   "deadline or backoff end.")
+@click.option("--batch-size", type=click.IntRange(1, 100000), default=1000, show_default=True,
+              help="max_tasks per tf_recover / tf_promote / tf_prune call.")
+@click.option("--retain-days", type=click.FloatRange(0, 36500), default=None,
+              help="Prune terminal tasks (and their attempts) finished more than this many days "
+                   "ago. Default: keep everything.")
+@click.option("--prune-interval-seconds", type=click.FloatRange(0, 86400, min_open=True), default=60.0,
+              show_default=True, help="Time between prune rounds (with --retain-days).")
+@log_level_option
+def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_interval_seconds, log_level):
+    """Run a scheduler: recover expired leases, promote retries, prune old history.
+
+    Several schedulers may run at once. SIGTERM/SIGINT stop it (exit code 0).
+    """
+    from .scheduler import Scheduler, SchedulerConfig
+    from .worker import WorkerStartupError, configure_logging
+
+    configure_logging(log_level)
+    config = SchedulerConfig(max_interval_seconds=max_interval_seconds, batch_size=batch_size,
+                             retain_days=retain_days, prune_interval_seconds=prune_interval_seconds)
+    try:
+        code = Scheduler(dsn, config).run()
+    except WorkerStartupError as exc:
+        fail(str(exc), EXIT_DATABASE)
+    sys.exit(code)

@@ -1,0 +1,449 @@
+"""Task handlers: the allowlisted registry, the context every handler receives, and outcomes.
+
+A worker runs only task types that have a handler registered here (the registry is the
+allowlist: it claims nothing else). Users register handlers with the :func:`handler`
+decorator in a module the worker loads with ``taskforge worker --import MODULE``::
+
+    from taskforge import RetryableError, TaskCancelled, handler
+
+    @handler("resize_image")
+    def resize_image(payload: dict, ctx):
+        task_id, attempt = ctx.fencing_token      # pass it to the destination
+        if ctx.cancel_requested:                   # tf_cancel was called
+            raise TaskCancelled("stopped early")
+        ...
+        return {"width": 640}                      # JSON-serialisable result (or None)
+
+How a call ends decides the outcome sent to ``tf_finalize``:
+
+* the handler returns a JSON-serialisable value (NaN and Infinity are refused) -> ``succeeded``;
+* it raises :class:`RetryableError` -> ``retryable`` (the database applies backoff and budget);
+* it raises :class:`TaskCancelled` -> ``cancelled``;
+* it raises anything else, or returns a value that cannot be stored -> ``failed``.
+
+Errors are stored as JSON ``{"type", "message", "traceback"}`` with NUL characters and
+unpaired surrogates removed and the whole object capped at :data:`ERROR_MAX_BYTES`.
+
+A handler may run more than once for the same task (at-least-once execution: a worker can
+lose its lease, crash after the work but before finalize, and so on). Make external effects
+idempotent, or fence them with :attr:`TaskContext.fencing_token`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import traceback as _traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+__all__ = [
+    "RetryableError", "TaskCancelled", "TaskContext", "HandlerRegistry", "Outcome",
+    "registry", "handler", "run_handler", "error_json", "sanitize_text", "encode_result",
+    "ResultError", "ERROR_MAX_BYTES", "RESULT_MAX_BYTES", "BUILTIN_TASK_TYPES",
+]
+
+#: Same rule as taskforge.task_types (tf_register_task_type).
+TASK_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
+#: Cap of a stored error, in bytes of UTF-8 JSON text (the database caps at 16 KiB as well).
+ERROR_MAX_BYTES = 16 * 1024
+#: Longest error message kept, in characters; the traceback keeps its last frames.
+ERROR_MESSAGE_MAX_CHARS = 4000
+#: Traceback lines longer than this are cut (the frames matter more than a repeated message).
+TRACEBACK_LINE_MAX_CHARS = 500
+#: Largest result tf_finalize accepts (bytes of JSON text).
+RESULT_MAX_BYTES = 1024 * 1024
+#: The synthetic task types every worker knows (registered in the database by the schema).
+BUILTIN_TASK_TYPES = ("noop", "sleep", "fail_once", "fail", "retryable_fail", "echo")
+
+Handler = Callable[[dict, "TaskContext"], Any]
+
+
+class RetryableError(Exception):
+    """Raise from a handler to report a temporary failure: outcome ``retryable``.
+
+    The task goes to RETRYING with the backoff of its task type while attempts remain, else
+    FAILED. Any other exception is an ordinary, terminal failure (outcome ``failed``).
+    """
+
+
+class TaskCancelled(Exception):
+    """Raise from a handler that stops because ``ctx.cancel_requested`` is set: outcome ``cancelled``."""
+
+
+class ResultError(ValueError):
+    """A handler's result cannot be stored (not JSON-serialisable, NaN/Infinity, too large, ...)."""
+
+
+@dataclass
+class TaskContext:
+    """What a handler knows about the attempt it runs.
+
+    Attributes: ``task_id`` (int), ``attempt_number`` (int, 1-based), ``task_type``,
+    ``queue``, ``priority`` (int), ``max_attempts`` (int), ``worker_id`` (str uuid).
+    :attr:`cancel_requested` and :attr:`lease_lost` are updated by the worker's renewal loop
+    (at each renewal, every lease/3 seconds) while the handler runs.
+    """
+
+    task_id: int
+    attempt_number: int
+    task_type: str
+    queue: str
+    priority: int = 0
+    max_attempts: int = 1
+    worker_id: str | None = None
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _lease_lost: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def fencing_token(self) -> tuple[int, int]:
+        """``(task_id, attempt_number)``: increases with every new attempt of a task.
+
+        Give it to the destination of an external effect and have the destination refuse a
+        write whose attempt_number is lower than one it has already accepted for that task:
+        a worker that lost its lease then cannot overwrite the work of its replacement.
+        """
+        return (self.task_id, self.attempt_number)
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once the renewal loop has learned that tf_cancel was called for this task."""
+        return self._cancel.is_set()
+
+    @property
+    def lease_lost(self) -> bool:
+        """True once a renewal came back ``renewed = false``: another attempt may run the task
+        now, and tf_finalize will refuse this attempt's result. Stop as soon as convenient."""
+        return self._lease_lost.is_set()
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait ``seconds`` (monotonic clock), returning early with True if a cancel is requested.
+
+        Returns False when the full time elapsed.
+        """
+        deadline = time.monotonic() + max(0.0, float(seconds))
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self._cancel.wait(min(remaining, 0.5)):
+                return True
+
+    # Called by the worker's renewal loop.
+    def _set_cancel_requested(self) -> None:
+        self._cancel.set()
+
+    def _set_lease_lost(self) -> None:
+        self._lease_lost.set()
+
+
+class HandlerRegistry:
+    """Task type -> handler function. Only registered types are claimed by a worker."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+
+    def register(self, task_type: str, fn: Handler, *, replace: bool = False) -> Handler:
+        """Register ``fn(payload: dict, ctx: TaskContext)`` for ``task_type``.
+
+        Raises ValueError for a name the database would refuse (``^[a-z][a-z0-9_.-]{0,62}$``),
+        TypeError when fn is not callable, and ValueError when another function is already
+        registered for the type (unless ``replace=True``). Registering the same function twice
+        is harmless. Returns fn.
+        """
+        if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.match(task_type):
+            raise ValueError(f"task type {task_type!r} must match {TASK_TYPE_PATTERN.pattern}")
+        if not callable(fn):
+            raise TypeError(f"handler for {task_type!r} must be callable, got {type(fn).__name__}")
+        with self._lock:
+            existing = self._handlers.get(task_type)
+            if existing is not None and existing is not fn and not replace:
+                raise ValueError(f"task type {task_type!r} already has a handler "
+                                 f"({_qualname(existing)}); pass replace=True to override it")
+            self._handlers[task_type] = fn
+        return fn
+
+    def handler(self, task_type: str, *, replace: bool = False) -> Callable[[Handler], Handler]:
+        """Decorator form of :meth:`register`."""
+        def decorate(fn: Handler) -> Handler:
+            return self.register(task_type, fn, replace=replace)
+        return decorate
+
+    def unregister(self, task_type: str) -> None:
+        """Remove a handler (KeyError when none is registered)."""
+        with self._lock:
+            del self._handlers[task_type]
+
+    def get(self, task_type: str) -> Handler | None:
+        """The handler for task_type, or None (the type is not allowed on this worker)."""
+        return self._handlers.get(task_type)
+
+    def __contains__(self, task_type: object) -> bool:
+        return task_type in self._handlers
+
+    def task_types(self) -> list[str]:
+        """Sorted list of registered task types (what the worker may claim)."""
+        return sorted(self._handlers)
+
+
+def _qualname(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+#: The process-wide registry the worker uses by default.
+registry = HandlerRegistry()
+
+
+def handler(task_type: str, *, replace: bool = False) -> Callable[[Handler], Handler]:
+    """Decorator: register the function as the handler of ``task_type`` in :data:`registry`.
+
+    The type must also be allowed in the database (``taskforge.tf_register_task_type``, run by
+    the owner or a DBA) before anyone can submit it.
+    """
+    return registry.handler(task_type, replace=replace)
+
+
+# --- outcomes ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    """What to send to tf_finalize.
+
+    ``outcome`` is succeeded | failed | retryable | cancelled; ``result`` the result as strict
+    JSON text (or None); ``error`` a dict from :func:`error_json` (or None).
+    """
+
+    outcome: str
+    result: str | None = None
+    error: dict | None = None
+
+
+_LONE_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def sanitize_text(text: Any) -> str:
+    """``str(text)`` without NUL characters and unpaired UTF-16 surrogates.
+
+    A valid surrogate pair (as produced by some decoders) becomes the character it encodes.
+    PostgreSQL cannot store either in text or jsonb; removing them keeps the write from failing.
+    """
+    s = text if isinstance(text, str) else str(text)
+    if "\x00" in s:
+        s = s.replace("\x00", "")
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        s = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
+    return s
+
+
+def _cut_bytes(text: str, max_bytes: int, keep: str = "head") -> str:
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text
+    if keep == "tail":
+        return raw[len(raw) - max_bytes:].decode("utf-8", "ignore")
+    return raw[:max_bytes].decode("utf-8", "ignore")
+
+
+def _json_size(obj: Any) -> int:
+    return len(json.dumps(obj, ensure_ascii=False).encode("utf-8"))
+
+
+def error_json(exc: BaseException | None = None, *, type_name: str | None = None,
+               message: str | None = None, tb: str | None = None,
+               max_bytes: int = ERROR_MAX_BYTES) -> dict:
+    """Describe a failure as ``{"type", "message", "traceback"}`` ready for tf_finalize.
+
+    Give an exception (its class, text and traceback are used) and/or explicit parts. Strings
+    are cleaned with :func:`sanitize_text`; the message keeps its first
+    :data:`ERROR_MESSAGE_MAX_CHARS` characters and the traceback its last lines, so that the
+    UTF-8 JSON text is at most ``max_bytes`` bytes; ``"truncated": true`` marks a cut.
+    """
+    if exc is not None:
+        cls = type(exc)
+        module = getattr(cls, "__module__", "")
+        default_type = cls.__qualname__ if module in ("builtins", "", None) else f"{module}.{cls.__qualname__}"
+        type_name = type_name or default_type
+        message = message if message is not None else str(exc)
+        if tb is None:
+            tb = "".join(_traceback.format_exception(cls, exc, exc.__traceback__))
+    out: dict[str, Any] = {
+        "type": sanitize_text(type_name or "error")[:200],
+        "message": sanitize_text(message if message is not None else ""),
+        "traceback": sanitize_text(tb) if tb else None,
+    }
+    truncated = False
+    if out["traceback"] and len(out["traceback"]) > TRACEBACK_LINE_MAX_CHARS:
+        # Long lines (usually the exception message, repeated at the end) would crowd out the frames.
+        lines = out["traceback"].splitlines(keepends=True)
+        if any(len(line) > TRACEBACK_LINE_MAX_CHARS for line in lines):
+            out["traceback"] = "".join(
+                line if len(line) <= TRACEBACK_LINE_MAX_CHARS else line[:TRACEBACK_LINE_MAX_CHARS] + " [...]\n"
+                for line in lines)
+            truncated = True
+    if len(out["message"]) > ERROR_MESSAGE_MAX_CHARS:
+        out["message"] = out["message"][:ERROR_MESSAGE_MAX_CHARS]
+        truncated = True
+    budget = max_bytes - 64  # room for the "truncated" member and JSON punctuation
+    if _json_size(out) > budget and out["traceback"]:
+        # Keep the end of the traceback (the innermost frames and the exception line).
+        room = budget - _json_size({**out, "traceback": ""})
+        out["traceback"] = _cut_bytes(out["traceback"], max(0, room // 2), keep="tail")
+        truncated = True
+        while _json_size(out) > budget and out["traceback"]:
+            out["traceback"] = out["traceback"][len(out["traceback"]) // 4 + 1:]
+    while _json_size(out) > budget and out["message"]:
+        # Escaped characters (control characters, quotes) can still exceed the budget.
+        out["message"] = out["message"][: len(out["message"]) * 3 // 4]
+        truncated = True
+    if truncated:
+        out["truncated"] = True
+    return out
+
+
+def encode_result(value: Any) -> str | None:
+    """Strict JSON text for a handler result, or None for None.
+
+    Raises :class:`ResultError` when the value is not JSON-serialisable, contains NaN or
+    Infinity (``json.dumps(allow_nan=False)``), contains strings PostgreSQL cannot store (NUL
+    characters, unpaired surrogates), or is larger than :data:`RESULT_MAX_BYTES`.
+    """
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except ValueError as exc:
+        raise ResultError(f"handler result is not valid JSON: NaN and Infinity are not allowed ({exc})") from None
+    except TypeError as exc:
+        raise ResultError(f"handler result is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise ResultError("handler result is not JSON-serialisable: it is nested too deeply or circular") from None
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResultError("handler result contains unpaired surrogate characters, which PostgreSQL cannot store") from None
+    if _LONE_NUL_ESCAPE.search(text):
+        raise ResultError("handler result contains NUL characters (\\u0000), which PostgreSQL jsonb cannot store")
+    if len(raw) > RESULT_MAX_BYTES:
+        raise ResultError(f"handler result is {len(raw)} bytes of JSON; at most {RESULT_MAX_BYTES} are stored")
+    return text
+
+
+def run_handler(fn: Handler, payload: dict, ctx: TaskContext) -> Outcome:
+    """Call ``fn(payload, ctx)`` and turn what happens into an :class:`Outcome` (never raises
+    for handler errors; KeyboardInterrupt and SystemExit propagate)."""
+    try:
+        value = fn(payload, ctx)
+    except RetryableError as exc:
+        return Outcome("retryable", error=error_json(exc))
+    except TaskCancelled as exc:
+        return Outcome("cancelled", error=error_json(exc))
+    except Exception as exc:  # noqa: BLE001 - any other error is an ordinary failure
+        return Outcome("failed", error=error_json(exc))
+    try:
+        text = encode_result(value)
+    except ResultError as exc:
+        return Outcome("failed", error=error_json(exc, type_name="taskforge.ResultError", tb=""))
+    return Outcome("succeeded", result=text)
+
+
+# --- built-in synthetic handlers -----------------------------------------------------------------
+
+def _builtin_noop(payload: dict, ctx: TaskContext) -> None:
+    return None
+
+
+def _builtin_sleep(payload: dict, ctx: TaskContext) -> dict:
+    ms = payload.get("ms", 0) if isinstance(payload, dict) else None
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
+        raise ValueError(f'sleep: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
+    # Event.wait, not time.sleep: it sleeps on the monotonic clock and notices a cancel.
+    if ctx.sleep(ms / 1000.0):
+        raise TaskCancelled(f"sleep: cancel requested before {ms} ms elapsed")
+    return {"slept_ms": ms}
+
+
+def _builtin_fail_once(payload: dict, ctx: TaskContext) -> dict:
+    if ctx.attempt_number == 1:
+        raise RetryableError("fail_once: planned retryable failure on attempt 1")
+    return {"attempt_number": ctx.attempt_number}
+
+
+class SyntheticFailure(Exception):
+    """The ordinary error raised by the built-in ``fail`` task type."""
+
+
+def _builtin_fail(payload: dict, ctx: TaskContext) -> None:
+    raise SyntheticFailure("fail: planned ordinary failure")
+
+
+def _builtin_retryable_fail(payload: dict, ctx: TaskContext) -> None:
+    raise RetryableError(f"retryable_fail: planned retryable failure on attempt {ctx.attempt_number}")
+
+
+def _builtin_echo(payload: dict, ctx: TaskContext) -> Any:
+    return payload
+
+
+BUILTIN_HANDLERS: dict[str, Handler] = {
+    "noop": _builtin_noop,
+    "sleep": _builtin_sleep,
+    "fail_once": _builtin_fail_once,
+    "fail": _builtin_fail,
+    "retryable_fail": _builtin_retryable_fail,
+    "echo": _builtin_echo,
+}
+
+
+def register_builtins(target: HandlerRegistry, types: Iterable[str] = BUILTIN_TASK_TYPES) -> None:
+    """Register the built-in synthetic handlers in ``target``."""
+    for name in types:
+        target.register(name, BUILTIN_HANDLERS[name])
+
+
+register_builtins(registry)
+
+
+def import_handler_module(spec: str):
+    """Load a module that registers handlers (``taskforge worker --import SPEC``).
+
+    ``spec`` is a dotted module name importable from the current directory or sys.path
+    (``myapp.tasks``), or a path to a ``.py`` file (``examples/handlers_example.py``; its
+    directory is put on sys.path so it can import its neighbours). Returns the module; import
+    errors propagate.
+    """
+    import importlib
+    import importlib.util
+    import os
+    import sys
+    from pathlib import Path
+
+    if spec.endswith(".py") or os.sep in spec or (os.altsep and os.altsep in spec):
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise ImportError(f"no such file: {spec}")
+        directory = str(path.parent)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        name = path.stem
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
+            return sys.modules[name]
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot load {spec} as a Python module")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    return importlib.import_module(spec)

@@ -1,0 +1,204 @@
+"""The scheduler process: ``tf_recover`` and ``tf_promote`` in a loop (and ``tf_prune``).
+
+Each pass recovers RUNNING tasks whose lease has expired (attempt ABANDONED, task requeued or
+ended) and promotes RETRYING tasks whose backoff is over. It then sleeps until the earliest of
+the next lease deadline, the next backoff end and ``max_interval_seconds``, plus 2 ms, so a
+lease is recovered a few milliseconds after it expires. The time left is computed by the
+database (``extract(epoch FROM next_lease_expiry - clock_timestamp())``): the scheduler never
+compares its own clock with a database timestamp; it waits on the monotonic clock.
+
+Several schedulers may run side by side: the functions lock rows with ``FOR UPDATE SKIP
+LOCKED`` and re-check them under the lock, so each task is handled once.
+
+With ``retain_days`` set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
+in batches of ``batch_size``, at start and then every ``prune_interval_seconds``.
+
+SIGTERM/SIGINT stop it after the current call (exit code 0). A lost connection is reopened
+with capped exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from . import sql
+from .db import resolve_dsn
+from .worker import Backoff, DbConnection, _one_line, check_schema, is_connection_error
+
+__all__ = ["SchedulerConfig", "Scheduler", "TickResult"]
+
+log = logging.getLogger("taskforge.scheduler")
+
+APPLICATION_NAME = "taskforge-scheduler"
+#: How long after a deadline the scheduler wakes (seconds): just enough for the lease to be
+#: expired when tf_recover reads clock_timestamp().
+WAKE_AFTER_DEADLINE = 0.002
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """Scheduler settings (defaults as in docs/configuration.md). Times are seconds.
+
+    max_interval_seconds:   longest sleep between passes (0 < s <= 3600).
+    batch_size:             max_tasks of each tf_recover/tf_promote/tf_prune call (1..100000);
+                            a full batch is followed by another call at once.
+    retain_days:            prune terminal tasks finished more than this many days ago; None = never.
+    prune_interval_seconds: time between prune rounds (> 0).
+    reconnect_max_seconds:  cap of the reconnect backoff.
+    """
+
+    max_interval_seconds: float = 1.0
+    batch_size: int = 1000
+    retain_days: float | None = None
+    prune_interval_seconds: float = 60.0
+    reconnect_max_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.max_interval_seconds <= 3600:
+            raise ValueError(f"max_interval_seconds: must be > 0 and <= 3600, got {self.max_interval_seconds}")
+        if not 1 <= self.batch_size <= 100000:
+            raise ValueError(f"batch_size: must be between 1 and 100000, got {self.batch_size}")
+        if self.retain_days is not None and not 0 <= self.retain_days <= 36500:
+            raise ValueError(f"retain_days: must be between 0 and 36500, got {self.retain_days}")
+        if not 0 < self.prune_interval_seconds <= 86400:
+            raise ValueError(f"prune_interval_seconds: must be > 0 and <= 86400, got {self.prune_interval_seconds}")
+        if not 0 < self.reconnect_max_seconds <= 3600:
+            raise ValueError(f"reconnect_max_seconds: must be > 0, got {self.reconnect_max_seconds}")
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """One pass: counts, and the seconds until the next deadlines (database time; None = none)."""
+
+    recovered: int
+    failed: int
+    promoted: int
+    seconds_to_lease_expiry: float | None
+    seconds_to_next_due: float | None
+
+
+class Scheduler:
+    """One scheduler process (see the module docstring). Use :meth:`run` from the main thread."""
+
+    def __init__(self, dsn: str | None = None, config: SchedulerConfig | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        self.dsn = resolve_dsn(dsn)
+        self.config = config or SchedulerConfig()
+        self.log = logger or log
+        self._stop = threading.Event()
+        self._db = DbConnection(self.dsn, APPLICATION_NAME, interrupt=self._stop,
+                                backoff_cap=self.config.reconnect_max_seconds, logger=self.log)
+        self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "pruned": 0}
+
+    def stop(self) -> None:
+        """Ask the loop to end after the current call."""
+        self._stop.set()
+
+    def tick(self) -> TickResult:
+        """One tf_recover + tf_promote pass (raises psycopg errors)."""
+        rows = self._db.execute(sql.SCHEDULER_TICK, {"max_tasks": self.config.batch_size}, what="recover/promote")
+        recovered, failed, promoted, to_expiry, to_due = rows[0]
+        return TickResult(recovered, failed, promoted, to_expiry, to_due)
+
+    def prune(self) -> int:
+        """Delete terminal tasks older than retain_days, batch after batch. Returns the count."""
+        if self.config.retain_days is None:
+            return 0
+        seconds = self.config.retain_days * 86400.0
+        total = 0
+        while not self._stop.is_set():
+            deleted = self._db.execute(sql.PRUNE, {"older_than_seconds": seconds,
+                                                   "max_tasks": self.config.batch_size}, what="prune")[0][0]
+            total += deleted
+            if deleted < self.config.batch_size:
+                break
+        if total:
+            self.log.info("pruned %d terminal task(s) finished more than %g day(s) ago", total,
+                          self.config.retain_days)
+        self.totals["pruned"] += total
+        return total
+
+    def run(self, *, install_signal_handlers: bool = True) -> int:
+        """Loop until stopped; returns the exit code (0). Raises at start when the database is
+        unreachable, lacks the schema, or has a newer SQL API version (SchemaVersionError)."""
+        previous: dict[int, Any] = {}
+        if install_signal_handlers:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            check_schema(self._db.connection())
+            cfg = self.config
+            self.log.info("scheduler started: max interval %gs, batch %d, retention %s",
+                          cfg.max_interval_seconds, cfg.batch_size,
+                          f"{cfg.retain_days:g} day(s), pruned every {cfg.prune_interval_seconds:g}s"
+                          if cfg.retain_days is not None else "off")
+            self._loop()
+            self.log.info("scheduler stopped (recovered %d, ended %d, promoted %d, pruned %d)",
+                          self.totals["recovered"], self.totals["failed"], self.totals["promoted"],
+                          self.totals["pruned"])
+            return 0
+        finally:
+            self._db.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.log.info("%s received: stopping", signal.Signals(signum).name)
+        self._stop.set()
+
+    def _loop(self) -> None:
+        cfg = self.config
+        backoff = Backoff(cap=cfg.reconnect_max_seconds)
+        next_prune = time.monotonic() if cfg.retain_days is not None else None
+        idle_spins = 0
+        while not self._stop.is_set():
+            try:
+                if next_prune is not None and time.monotonic() >= next_prune:
+                    self.prune()
+                    next_prune = time.monotonic() + cfg.prune_interval_seconds
+                result = self.tick()
+            except psycopg.Error as exc:
+                if not is_connection_error(exc):
+                    raise
+                delay = backoff.next_delay()
+                self.log.warning("database unreachable: %s; retrying in %.2f s", _one_line(exc), delay)
+                self._stop.wait(delay)
+                continue
+            backoff.reset()
+            self._account(result)
+            if result.recovered + result.failed >= cfg.batch_size or result.promoted >= cfg.batch_size:
+                idle_spins = 0
+                continue  # a full batch: there may be more right now
+            self._stop.wait(self._sleep_seconds(result, idle_spins))
+            progressed = result.recovered + result.failed + result.promoted > 0
+            overdue = any(d is not None and d <= 0 for d in (result.seconds_to_lease_expiry,
+                                                             result.seconds_to_next_due))
+            # A deadline already past but nothing done means the row was locked (being renewed or
+            # finalized right now): back off a little instead of spinning.
+            idle_spins = idle_spins + 1 if overdue and not progressed else 0
+
+    def _sleep_seconds(self, result: TickResult, idle_spins: int) -> float:
+        deadlines = [d for d in (result.seconds_to_lease_expiry, result.seconds_to_next_due) if d is not None]
+        if not deadlines:
+            return self.config.max_interval_seconds
+        delay = max(0.0, min(deadlines)) + WAKE_AFTER_DEADLINE
+        if min(deadlines) <= 0 and idle_spins:
+            delay = WAKE_AFTER_DEADLINE * (2 ** min(idle_spins, 10))
+        return min(delay, self.config.max_interval_seconds)
+
+    def _account(self, result: TickResult) -> None:
+        self.totals["recovered"] += result.recovered
+        self.totals["failed"] += result.failed
+        self.totals["promoted"] += result.promoted
+        if result.recovered or result.failed:
+            self.log.info("recovered %d expired lease(s): %d requeued, %d ended (budget spent or cancelled)",
+                          result.recovered + result.failed, result.recovered, result.failed)
+        if result.promoted:
+            self.log.info("promoted %d retrying task(s) to QUEUED", result.promoted)

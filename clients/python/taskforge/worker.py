@@ -1,0 +1,746 @@
+"""The worker process: ``tf_claim`` -> handler -> ``tf_finalize``, in a loop.
+
+Threads and connections (autocommit; the renewer, the heartbeat and the listener each have a
+connection of their own, so a slow handler, busy slots or a reconnect elsewhere never delay a
+lease renewal or a heartbeat):
+
+* **dispatcher** (connection ``taskforge-worker/work``, shared with the slots' finalize calls):
+  claims up to ``free slots`` tasks (``max_tasks`` = free slots) whenever a slot is free and it
+  is woken, or every ``poll_seconds``;
+* **slots** (``concurrency`` threads): run one handler each and finalize its attempt;
+* **renewer** (``taskforge-worker/renew``): renews each running task's lease every
+  ``lease_seconds / 3`` seconds (monotonic clock) and keeps ``ctx.cancel_requested`` current;
+* **heartbeat** (``taskforge-worker/heartbeat``): ``tf_heartbeat`` every ``heartbeat_seconds``;
+* **listener** (``taskforge-worker/listen``): ``LISTEN taskforge`` and wake the dispatcher when
+  a notification names one of its queues; re-subscribes on a fresh connection after any error.
+
+Time: every decision about a lease is made by the database (``clock_timestamp()`` inside the
+``tf_*`` functions). The worker schedules its own calls with ``time.monotonic()`` intervals and
+never compares the wall clock with a database timestamp, so a wrong local clock changes nothing.
+It never calls ``time.sleep`` (waits are ``threading.Event.wait`` on the monotonic clock).
+
+Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_seconds`` to
+finish while renewals continue; their attempts are finalized; the worker deregisters and exits
+0. A second signal, or the end of the grace period, exits at once (code 1) without finalizing:
+the unfinished tasks keep their leases until they expire, then ``tf_recover`` requeues them.
+
+Outages: a lost connection is reopened with capped exponential backoff and jitter. A finalize
+whose connection dropped is sent again with the same worker id and attempt number; the guard in
+``tf_finalize`` makes a repeat harmless (it answers ``accepted = false`` if the first one landed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue as _queue
+import random
+import re
+import signal
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from . import SCHEMA_VERSION, sql
+from . import handlers as _handlers
+from .db import resolve_dsn
+from .handlers import HandlerRegistry, Outcome, TaskContext, error_json, run_handler
+
+__all__ = [
+    "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection", "Backoff",
+    "check_schema", "configure_logging", "is_connection_error",
+    "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
+]
+
+log = logging.getLogger("taskforge.worker")
+
+#: Exit codes of ``taskforge worker``: clean stop; forced exit with unfinished tasks (second
+#: signal or grace period over); stopped because of an error after start.
+EXIT_OK, EXIT_FORCED, EXIT_ERROR = 0, 1, 1
+
+QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
+APPLICATION_NAME = "taskforge-worker"
+#: TCP keepalives so a silently vanished server is noticed (applied unless the DSN sets them).
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+class WorkerStartupError(RuntimeError):
+    """The worker cannot start (schema missing, bad configuration); the message says why."""
+
+
+class WorkerConfigError(WorkerStartupError):
+    """The configuration names task types that have no handler (or there are none)."""
+
+
+class SchemaVersionError(WorkerStartupError):
+    """tf_schema_version() is newer than :data:`taskforge.SCHEMA_VERSION`."""
+
+
+def configure_logging(level: str | int = "INFO", process: str = "taskforge") -> None:
+    """One readable line per event on stderr: ``2025-01-31T12:00:00.123Z INFO taskforge.worker[pid]: ...``.
+
+    Timestamps are the local wall clock in UTC (for people; no decision uses them).
+    """
+    handler = logging.StreamHandler()
+    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s[%(process)d]: %(message)s",
+                                  datefmt="%Y-%m-%dT%H:%M:%S")
+    formatter.converter = time.gmtime
+    handler.setFormatter(formatter)
+    root = logging.getLogger("taskforge")
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level if isinstance(level, int) else level.upper())
+    root.propagate = False
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True for errors after which the call may be repeated on a new connection.
+
+    OperationalError covers lost connections, server shutdown (57P01), connection failures,
+    serialization failures and deadlocks; InterfaceError covers a closed connection object.
+    The tf_* functions are single atomic statements, so repeating one is safe (the guards of
+    tf_renew/tf_finalize make a repeat after an unseen commit harmless).
+    """
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+
+
+class Backoff:
+    """Capped exponential backoff with jitter: ``min(cap, base * 2**n) * U(0.5, 1)`` seconds."""
+
+    def __init__(self, base: float = 0.1, cap: float = 5.0) -> None:
+        self.base, self.cap, self.failures = base, cap, 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * (2 ** min(self.failures, 30)))
+        self.failures += 1
+        return delay * random.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+class DbConnection:
+    """One autocommit connection that reopens itself after a failure.
+
+    ``execute`` sends one statement and returns all rows. Connection errors (see
+    :func:`is_connection_error`) close the connection; if ``retry`` returns True the statement
+    is sent again on a new connection after a backoff wait, else the error is raised. Other
+    database errors (TF400, TF404, ...) are raised at once. Thread-safe (one statement at a time).
+    """
+
+    def __init__(self, dsn: str, application_name: str, *, interrupt: threading.Event | None = None,
+                 connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log) -> None:
+        self.dsn = dsn
+        self.application_name = application_name
+        self.interrupt = interrupt or threading.Event()
+        self.connect_timeout = connect_timeout
+        self.backoff = Backoff(cap=backoff_cap)
+        self.log = logger
+        self._conn: psycopg.Connection | None = None
+        self._lock = threading.RLock()
+        self._lost = False
+        params = conninfo_to_dict(dsn)
+        self._extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
+        if "connect_timeout" not in params:
+            self._extra["connect_timeout"] = max(1, int(connect_timeout))
+
+    def connection(self) -> psycopg.Connection:
+        """The open connection, opening one if needed (raises psycopg.OperationalError)."""
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
+                                             **self._extra)
+                if self._lost:
+                    self.log.info("reconnected to the database (%s)", self.application_name)
+                    self._lost = False
+                self.backoff.reset()
+            return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection may fail again
+                pass
+
+    def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
+                what: str = "statement") -> list[tuple]:
+        """Run one statement and return its rows (see the class docstring for retries)."""
+        while True:
+            with self._lock:
+                try:
+                    conn = self.connection()
+                    cur = conn.execute(query, params)
+                    return cur.fetchall() if cur.description else []
+                except Exception as exc:
+                    if not is_connection_error(exc):
+                        raise
+                    self.close()
+                    self._lost = True
+                    failure = exc
+            if retry is None or not retry():
+                raise failure
+            delay = self.backoff.next_delay()
+            self.log.warning("%s failed: connection lost or refused (%s): %s; retrying in %.2f s",
+                             what, self.application_name, _one_line(failure), delay)
+            if self.interrupt.wait(delay):
+                raise failure  # interrupted (the process is exiting): give up
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def check_schema(conn: psycopg.Connection) -> int:
+    """Return tf_schema_version(), refusing a missing schema or a newer version.
+
+    Raises WorkerStartupError when schema taskforge is absent and SchemaVersionError when the
+    database's version is newer than :data:`taskforge.SCHEMA_VERSION`.
+    """
+    if not conn.execute(sql.SCHEMA_EXISTS).fetchone()[0]:
+        raise WorkerStartupError("schema taskforge is not installed in this database; run `taskforge db migrate`")
+    version = conn.execute(sql.SCHEMA_VERSION).fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"the database has TaskForge SQL API version {version}, newer than version {SCHEMA_VERSION} "
+            f"that this taskforge package understands; upgrade the package (refusing to start)")
+    return version
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Worker settings (defaults as in docs/configuration.md). Times are seconds.
+
+    queues:            queue names to claim from; None = every queue.
+    task_types:        subset of the registered handlers to claim; None = all registered.
+    concurrency:       handler slots in this process (1..1000).
+    lease_seconds:     lease granted by each claim and renewal (0 < s <= 86400); renewals are
+                       sent every lease_seconds / 3.
+    heartbeat_seconds: tf_heartbeat interval (0 < s <= 3600).
+    poll_seconds:      claim attempt interval when no notification arrives (> 0).
+    grace_seconds:     after the first SIGTERM/SIGINT, how long running handlers may finish (>= 0).
+    name:              worker name shown in tf_workers (default hostname-pid).
+    reconnect_max_seconds: cap of the reconnect backoff (> 0).
+    """
+
+    queues: tuple[str, ...] | None = None
+    task_types: tuple[str, ...] | None = None
+    concurrency: int = 1
+    lease_seconds: float = 30.0
+    heartbeat_seconds: float = 5.0
+    poll_seconds: float = 1.0
+    grace_seconds: float = 30.0
+    name: str | None = None
+    reconnect_max_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.queues is not None:
+            object.__setattr__(self, "queues", tuple(dict.fromkeys(self.queues)) or None)
+            for q in self.queues or ():
+                if not QUEUE_PATTERN.match(q):
+                    raise ValueError(f"queue: {q!r} must match {QUEUE_PATTERN.pattern}")
+        if self.task_types is not None:
+            object.__setattr__(self, "task_types", tuple(dict.fromkeys(self.task_types)) or None)
+        if not 1 <= self.concurrency <= 1000:
+            raise ValueError(f"concurrency: must be between 1 and 1000, got {self.concurrency}")
+        if not 0 < self.lease_seconds <= 86400:
+            raise ValueError(f"lease_seconds: must be > 0 and <= 86400, got {self.lease_seconds}")
+        if not 0 < self.heartbeat_seconds <= 3600:
+            raise ValueError(f"heartbeat_seconds: must be > 0 and <= 3600, got {self.heartbeat_seconds}")
+        if not 0 < self.poll_seconds <= 3600:
+            raise ValueError(f"poll_seconds: must be > 0 and <= 3600, got {self.poll_seconds}")
+        if not 0 <= self.grace_seconds <= 86400:
+            raise ValueError(f"grace_seconds: must be >= 0 and <= 86400, got {self.grace_seconds}")
+        if not 0 < self.reconnect_max_seconds <= 3600:
+            raise ValueError(f"reconnect_max_seconds: must be > 0, got {self.reconnect_max_seconds}")
+        if self.name is not None and not 1 <= len(self.name) <= 200:
+            raise ValueError("name: must be 1 to 200 characters")
+
+    @property
+    def renew_seconds(self) -> float:
+        """Interval between renewals of one lease: lease_seconds / 3."""
+        return self.lease_seconds / 3.0
+
+
+@dataclass
+class _Running:
+    """A claimed attempt from claim until finalize."""
+
+    ctx: TaskContext
+    payload: Any
+    claimed_at: float  # monotonic time the claim was sent
+    next_renew: float  # monotonic
+    renew_failures: int = 0
+    finalizing: bool = False
+    lease_lost: bool = False
+
+
+class Worker:
+    """One worker process (see the module docstring). Use :meth:`run` from the main thread."""
+
+    def __init__(self, dsn: str | None = None, config: WorkerConfig | None = None,
+                 registry: HandlerRegistry | None = None, logger: logging.Logger | None = None) -> None:
+        self.dsn = resolve_dsn(dsn)
+        self.config = config or WorkerConfig()
+        self.registry = registry if registry is not None else _handlers.registry
+        self.log = logger or log
+        self.worker_id: str | None = None
+        self.task_types: list[str] = []
+        self.name = self.config.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
+
+        self._stopping = threading.Event()   # claim nothing new
+        self._force = threading.Event()      # exit now
+        self._halt = threading.Event()       # stops renewer/heartbeat/listener
+        self._wake = threading.Event()       # dispatcher: a claim may succeed now
+        self._renew_wake = threading.Event()
+        self._dispatcher_done = threading.Event()
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._running: dict[int, _Running] = {}
+        self._slots: _queue.Queue = _queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._exit_code = EXIT_OK
+        self._grace_deadline: float | None = None
+        self._signals = 0
+
+        cap = self.config.reconnect_max_seconds
+        self._work = DbConnection(self.dsn, f"{APPLICATION_NAME}/work", interrupt=self._force,
+                                  backoff_cap=cap, logger=self.log)
+        self._renew_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/renew", interrupt=self._halt,
+                                      backoff_cap=cap, logger=self.log)
+        self._heartbeat_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/heartbeat", interrupt=self._halt,
+                                          backoff_cap=cap, logger=self.log)
+
+    # --- public control ------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> int:
+        """Attempts claimed and not yet finalized."""
+        with self._lock:
+            return self._busy
+
+    def request_stop(self) -> None:
+        """Graceful stop (what the first SIGTERM/SIGINT does): claim nothing new, let handlers finish."""
+        if not self._stopping.is_set():
+            self._grace_deadline = time.monotonic() + self.config.grace_seconds
+            self._stopping.set()
+            self._wake.set()
+
+    def force_stop(self) -> None:
+        """Exit at once without finalizing (what a second signal does)."""
+        self._force.set()
+        self.request_stop()
+
+    # --- startup -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        conn = self._work.connection()  # fail fast at startup: connection errors are raised
+        check_schema(conn)
+        allowed = self.registry.task_types()
+        if self.config.task_types:
+            unknown = [t for t in self.config.task_types if t not in allowed]
+            if unknown:
+                raise WorkerConfigError(
+                    f"task type {', '.join(unknown)}: no handler registered on this worker "
+                    f"(registered: {', '.join(allowed) or 'none'}; load yours with --import)")
+            self.task_types = sorted(self.config.task_types)
+        else:
+            self.task_types = allowed
+        if not self.task_types:
+            raise WorkerConfigError("no task handlers are registered")
+        queues = list(self.config.queues) if self.config.queues else None
+        self.worker_id = str(conn.execute(sql.REGISTER_WORKER, {
+            "name": self.name, "hostname": socket.gethostname()[:255], "pid": os.getpid(),
+            "queues": queues, "task_types": self.task_types,
+            "heartbeat_seconds": self.config.heartbeat_seconds}).fetchone()[0])
+        self.log.info("worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
+                      "renew every %gs heartbeat=%gs poll=%gs grace=%gs",
+                      self.worker_id, self.name, ",".join(queues) if queues else "(all)",
+                      ",".join(self.task_types), self.config.concurrency, self.config.lease_seconds,
+                      self.config.renew_seconds, self.config.heartbeat_seconds, self.config.poll_seconds,
+                      self.config.grace_seconds)
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=self._guarded(target, name), name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _guarded(self, target: Callable[[], None], name: str) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            except BaseException:  # noqa: BLE001 - a dead loop must stop the worker, loudly
+                self.log.exception("internal error in the %s thread; stopping the worker", name)
+                self._exit_code = EXIT_ERROR
+                self.request_stop()
+        return run
+
+    # --- main ----------------------------------------------------------------------------------
+
+    def run(self, *, install_signal_handlers: bool = True, exit_process: bool = False) -> int:
+        """Start, work until stopped, and return the exit code (see EXIT_* constants).
+
+        Raises WorkerStartupError / SchemaVersionError / psycopg.Error when it cannot start.
+        With ``exit_process=True`` a forced exit ends the process with ``os._exit`` (handler
+        threads cannot be interrupted); otherwise run() returns and leaves them running.
+        Must be called from the main thread when install_signal_handlers is True.
+        """
+        previous: dict[int, Any] = {}
+        if install_signal_handlers:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            try:
+                self._start()
+            except BaseException:
+                self._work.close()
+                raise
+            for i in range(self.config.concurrency):
+                self._spawn(self._slot_loop, f"slot-{i + 1}")
+            self._spawn(self._renew_loop, "renewer")
+            self._spawn(self._heartbeat_loop, "heartbeat")
+            self._spawn(self._listen_loop, "listener")
+            self._spawn(self._dispatch_loop, "dispatcher")
+            if self._wait_until_done():
+                return self._forced_exit(exit_process)
+            return self._clean_exit()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # Runs in the main thread between two bytecodes, possibly while that thread holds
+        # self._lock: read counters without taking it.
+        self._signals += 1
+        name = signal.Signals(signum).name
+        if self._signals == 1:
+            self.log.info("%s received: claiming nothing new; waiting up to %gs for %d running task(s) "
+                          "(send it again to exit at once)", name, self.config.grace_seconds, self._busy)
+            self.request_stop()
+        else:
+            self.log.warning("%s received again: exiting now", name)
+            self.force_stop()
+
+    def _wait_until_done(self) -> bool:
+        """Main thread: wait for a clean stop (True when the stop has to be forced)."""
+        while True:
+            if self._force.is_set():
+                return True
+            if self._stopping.is_set() and self._dispatcher_done.is_set() and self.busy == 0:
+                return False
+            if self._stopping.is_set() and self._grace_deadline is not None and self.busy > 0 \
+                    and time.monotonic() >= self._grace_deadline:
+                self.log.warning("grace period of %gs is over", self.config.grace_seconds)
+                return True
+            self._force.wait(0.1)
+
+    def _stop_threads(self) -> None:
+        self._halt.set()
+        self._renew_wake.set()
+        self._wake.set()
+        for _ in range(self.config.concurrency):
+            self._slots.put(None)
+
+    def _clean_exit(self) -> int:
+        self._stop_threads()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        try:
+            self._work.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
+                               retry=_for_seconds(10), what="deregister")
+            self.log.info("worker %s deregistered; exiting", self.worker_id)
+        except psycopg.Error as exc:
+            self.log.warning("could not deregister worker %s: %s (tf_workers will show it stale)",
+                             self.worker_id, _one_line(exc))
+        for db in (self._work, self._renew_db, self._heartbeat_db):
+            db.close()
+        return self._exit_code
+
+    def _forced_exit(self, exit_process: bool) -> int:
+        with self._lock:
+            unfinished = sorted(f"{r.ctx.task_id}/{r.ctx.attempt_number}" for r in self._running.values())
+        self.log.warning("exiting with %d unfinished attempt(s) [%s] (task/attempt); they are not finalized: "
+                         "their leases expire within %gs and tf_recover requeues them",
+                         len(unfinished), ", ".join(unfinished), self.config.lease_seconds)
+        self._stop_threads()
+        # Best effort, on a fresh short-lived connection: the work connection may be busy.
+        try:
+            with psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/exit",
+                                 connect_timeout=2, options="-c statement_timeout=2000") as conn:
+                conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
+            self.log.info("worker %s deregistered", self.worker_id)
+        except Exception as exc:  # noqa: BLE001
+            self.log.warning("could not deregister worker %s: %s", self.worker_id, _one_line(exc))
+        if exit_process:
+            logging.shutdown()
+            os._exit(EXIT_FORCED)
+        return EXIT_FORCED
+
+    # --- dispatcher ----------------------------------------------------------------------------
+
+    def _dispatch_loop(self) -> None:
+        try:
+            self._dispatch()
+        finally:
+            self._dispatcher_done.set()
+
+    def _dispatch(self) -> None:
+        cfg = self.config
+        queues = list(cfg.queues) if cfg.queues else None
+        while not self._stopping.is_set():
+            free = cfg.concurrency - self.busy
+            if free <= 0:
+                self._wake.wait(cfg.poll_seconds)
+                self._wake.clear()
+                continue
+            self._wake.clear()
+            sent_at = time.monotonic()
+            try:
+                rows = self._work.execute(sql.CLAIM, {
+                    "worker_id": self.worker_id, "queues": queues, "lease_seconds": cfg.lease_seconds,
+                    "max_tasks": min(free, 1000), "task_types": self.task_types},
+                    retry=lambda: not self._stopping.is_set(), what="claim")
+            except psycopg.Error as exc:
+                if is_connection_error(exc):
+                    continue  # stopping while the database was unreachable
+                if getattr(exc, "sqlstate", None) == "TF404":
+                    self.log.error("tf_claim refused: %s; stopping", _one_line(exc))
+                else:
+                    self.log.error("tf_claim failed: %s; stopping", _one_line(exc))
+                self._exit_code = EXIT_ERROR
+                self.request_stop()
+                return
+            for task_id, attempt_number, task_type, payload, queue, priority, max_attempts, _lease in rows:
+                ctx = TaskContext(task_id=task_id, attempt_number=attempt_number, task_type=task_type,
+                                  queue=queue, priority=priority, max_attempts=max_attempts,
+                                  worker_id=self.worker_id)
+                item = _Running(ctx=ctx, payload=payload, claimed_at=sent_at,
+                                next_renew=sent_at + cfg.renew_seconds)
+                with self._lock:
+                    self._busy += 1
+                    self._running[task_id] = item
+                self.log.debug("claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue)
+                self._slots.put(item)
+            if rows:
+                self._renew_wake.set()
+            if len(rows) < free:
+                self._wake.wait(cfg.poll_seconds)
+
+    # --- slots ---------------------------------------------------------------------------------
+
+    def _slot_loop(self) -> None:
+        while True:
+            item = self._slots.get()
+            if item is None:
+                return
+            try:
+                self._execute(item)
+            finally:
+                with self._lock:
+                    self._running.pop(item.ctx.task_id, None)
+                    self._busy -= 1
+                self._wake.set()
+
+    def _execute(self, item: _Running) -> None:
+        ctx = item.ctx
+        fn = self.registry.get(ctx.task_type)
+        started = time.monotonic()
+        if fn is None:
+            outcome = Outcome("failed", error=error_json(
+                type_name="taskforge.NoHandler", message=f"no handler registered for task type {ctx.task_type!r}"))
+        else:
+            try:
+                outcome = run_handler(fn, item.payload, ctx)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit etc. from a handler
+                outcome = Outcome("failed", error=error_json(exc))
+        self.log.debug("task %s attempt %s handler ended: %s after %.3f s", ctx.task_id, ctx.attempt_number,
+                       outcome.outcome, time.monotonic() - started)
+        item.finalizing = True
+        self._finalize(item, outcome)
+
+    def _finalize(self, item: _Running, outcome: Outcome) -> None:
+        ctx = item.ctx
+        tries = {"n": 0}
+
+        def retry() -> bool:
+            tries["n"] += 1
+            return not self._force.is_set()
+
+        def send(out: Outcome) -> tuple:
+            params = {"task_id": ctx.task_id, "worker_id": self.worker_id, "attempt_number": ctx.attempt_number,
+                      "outcome": out.outcome, "result": out.result,
+                      "error": None if out.error is None else json.dumps(out.error, ensure_ascii=False)}
+            return self._work.execute(sql.FINALIZE, params, retry=retry, what="finalize")[0]
+
+        try:
+            try:
+                accepted, task_state, reason = send(outcome)
+            except psycopg.Error as exc:
+                if is_connection_error(exc):
+                    raise
+                # The database refused what we sent (e.g. a result it cannot store): record the
+                # attempt as failed with that explanation instead of leaving it to lease expiry.
+                self.log.warning("tf_finalize refused the %s outcome of task %s attempt %s: %s; "
+                                 "finalizing it as failed", outcome.outcome, ctx.task_id, ctx.attempt_number,
+                                 _one_line(exc))
+                accepted, task_state, reason = send(Outcome("failed", error=error_json(
+                    type_name="taskforge.FinalizeRefused",
+                    message=f"the database refused the {outcome.outcome} outcome: {_one_line(exc)}")))
+        except psycopg.Error as exc:
+            self.log.error("could not finalize task %s attempt %s: %s; its lease will expire and "
+                           "tf_recover will requeue it", ctx.task_id, ctx.attempt_number, _one_line(exc))
+            return
+        if accepted:
+            self.log.debug("finalized task %s attempt %s: %s -> task %s", ctx.task_id, ctx.attempt_number,
+                           outcome.outcome, task_state)
+        elif tries["n"] and reason == "not_running":
+            self.log.info("finalize of task %s attempt %s was repeated after a lost connection and is "
+                          "refused (%s, task now %s): the first call was most likely applied",
+                          ctx.task_id, ctx.attempt_number, reason, task_state)
+        else:
+            self.log.warning("tf_finalize did not accept the %s outcome of task %s attempt %s: %s "
+                             "(task is %s); another attempt owns or ended it", outcome.outcome,
+                             ctx.task_id, ctx.attempt_number, reason, task_state)
+
+    # --- renewer -------------------------------------------------------------------------------
+
+    def _open_eagerly(self, db: DbConnection) -> None:
+        """Open a loop's connection at start so it is ready when first needed."""
+        try:
+            db.connection()
+        except psycopg.Error as exc:
+            self.log.warning("could not open the %s connection yet: %s", db.application_name, _one_line(exc))
+
+    def _renew_loop(self) -> None:
+        self._open_eagerly(self._renew_db)
+        while not self._halt.is_set():
+            now = time.monotonic()
+            with self._lock:
+                due = [r for r in self._running.values()
+                       if not r.lease_lost and r.next_renew <= now]
+            for item in due:
+                if self._halt.is_set():
+                    return
+                self._renew_one(item)
+            with self._lock:
+                pending = [r.next_renew for r in self._running.values() if not r.lease_lost]
+            wait = (min(pending) - time.monotonic()) if pending else 1.0
+            self._renew_wake.wait(min(max(wait, 0.005), 1.0))
+            self._renew_wake.clear()
+
+    def _renew_one(self, item: _Running) -> None:
+        ctx, cfg = item.ctx, self.config
+        sent_at = time.monotonic()
+        try:
+            rows = self._renew_db.execute(sql.RENEW, {
+                "task_id": ctx.task_id, "worker_id": self.worker_id, "attempt_number": ctx.attempt_number,
+                "lease_seconds": cfg.lease_seconds}, what="renew")
+        except psycopg.Error as exc:
+            item.renew_failures += 1
+            delay = min(cfg.renew_seconds, 0.25 * 2 ** (item.renew_failures - 1)) * random.uniform(0.75, 1.0)
+            if is_connection_error(exc):
+                self.log.warning("renewal %d of task %s attempt %s failed: %s; retrying in %.2f s",
+                                 item.renew_failures, ctx.task_id, ctx.attempt_number, _one_line(exc), delay)
+                item.next_renew = time.monotonic() + delay
+                return
+            self.log.error("tf_renew refused task %s attempt %s: %s; no more renewals for it",
+                           ctx.task_id, ctx.attempt_number, _one_line(exc))
+            item.lease_lost = True
+            ctx._set_lease_lost()
+            return
+        renewed, _lease_expires_at, cancel_requested = rows[0]
+        if cancel_requested and not ctx.cancel_requested:
+            self.log.info("task %s attempt %s: cancel requested (ctx.cancel_requested is now True)",
+                          ctx.task_id, ctx.attempt_number)
+            ctx._set_cancel_requested()
+        if renewed:
+            item.renew_failures = 0
+            item.next_renew = sent_at + cfg.renew_seconds
+            return
+        item.lease_lost = True
+        if item.finalizing:
+            return  # finalize got there first: nothing to renew
+        ctx._set_lease_lost()
+        self.log.warning("lease lost for task %s attempt %s (tf_renew returned renewed = false); "
+                         "no more renewals; the handler keeps running and its result will still be "
+                         "offered to tf_finalize, which decides", ctx.task_id, ctx.attempt_number)
+
+    # --- heartbeat -----------------------------------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        interval = self.config.heartbeat_seconds
+        wait = interval
+        failures = 0
+        self._open_eagerly(self._heartbeat_db)
+        while not self._halt.wait(wait):
+            try:
+                self._heartbeat_db.execute(sql.HEARTBEAT, {"worker_id": self.worker_id}, what="heartbeat")
+                if failures:
+                    self.log.info("heartbeat restored after %d failure(s)", failures)
+                failures, wait = 0, interval
+            except psycopg.Error as exc:
+                if not is_connection_error(exc):
+                    self.log.error("tf_heartbeat refused: %s; stopping", _one_line(exc))
+                    self._exit_code = EXIT_ERROR
+                    self.request_stop()
+                    return
+                failures += 1
+                wait = min(interval, 0.25 * 2 ** (failures - 1)) * random.uniform(0.75, 1.0)
+                self.log.warning("heartbeat failed (%d): %s; retrying in %.2f s", failures, _one_line(exc), wait)
+
+    # --- listener ------------------------------------------------------------------------------
+
+    def _listen_loop(self) -> None:
+        wanted = set(self.config.queues) if self.config.queues else None
+        backoff = Backoff(cap=self.config.reconnect_max_seconds)
+        lost = False
+        while not self._halt.is_set():
+            conn = None
+            try:
+                conn = psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/listen",
+                                       **self._work._extra)
+                conn.execute(sql.LISTEN)
+                backoff.reset()
+                if lost:
+                    self.log.info("listener re-subscribed to channel taskforge on a new connection")
+                    self._wake.set()  # notifications may have been missed meanwhile
+                    lost = False
+                while not self._halt.is_set():
+                    for note in conn.notifies(timeout=0.5):
+                        if wanted is None or note.payload in wanted:
+                            self._wake.set()
+                        if self._halt.is_set():
+                            break
+            except Exception as exc:  # noqa: BLE001 - any failure: resubscribe on a new connection
+                if self._halt.is_set():
+                    break
+                lost = True
+                delay = backoff.next_delay()
+                self.log.warning("listener connection lost: %s; re-subscribing in %.2f s (poll every %gs meanwhile)",
+                                 _one_line(exc), delay, self.config.poll_seconds)
+                self._halt.wait(delay)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+
+
+def _for_seconds(seconds: float) -> Callable[[], bool]:
+    """A retry predicate that allows retries for ``seconds`` (monotonic clock)."""
+    deadline = time.monotonic() + seconds
+
+    def retry() -> bool:
+        return time.monotonic() < deadline
+    return retry
