@@ -47,6 +47,10 @@ class TaskforgeGroup(click.Group):
             if sqlstate.startswith("TF"):
                 fail(f"{sqlstate} {text}", EXIT_REFUSED)
             first_line = text.splitlines()[0] if text else type(exc).__name__
+            # The server's HINT says what to do (e.g. which GRANT a DBA must run): keep it.
+            hint = (diag.message_hint or "").strip() if diag is not None else ""
+            if hint:
+                first_line += " (" + " ".join(hint.split()) + ")"
             fail(f"database error{' ' + sqlstate if sqlstate else ''}: {first_line}", EXIT_DATABASE)
 
 
@@ -94,4 +98,8 @@ from . import cli_run, cli_tasks, cli_demo  # noqa: E402,F401
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    # `python -m taskforge.cli`: this file runs as __main__, but the command modules registered
+    # their commands on the group of the importable module taskforge.cli, so run that one.
+    from taskforge.cli import main as _registered_main
+
+    _registered_main()

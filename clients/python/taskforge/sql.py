@@ -19,6 +19,14 @@ SELECT task_id, state, created
 """
 CANCEL = "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %(task_id)s, reason => %(reason)s)"
 RETRY = "SELECT task_state, max_attempts FROM taskforge.tf_retry(task_id => %(task_id)s, extra_attempts => %(extra_attempts)s)"
+# tf_submit with scheduled_at = database time + delay_seconds (the caller's clock is never used).
+SUBMIT_DELAYED = """
+SELECT task_id, state, created
+  FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s,
+                           priority => %(priority)s, max_attempts => %(max_attempts)s,
+                           scheduled_at => clock_timestamp() + make_interval(secs => %(delay_seconds)s),
+                           idempotency_key => %(idempotency_key)s)
+"""
 
 # --- worker -------------------------------------------------------------------------------------
 REGISTER_WORKER = """
@@ -52,6 +60,77 @@ RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover
 PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 DB_NOW = "SELECT clock_timestamp()"
+# One scheduler pass (taskforge.scheduler): recover, then promote, in one round trip. The time
+# left until the next lease deadline and the next backoff end is computed by the database
+# (seconds, negative when already past, NULL when there is none), so the scheduler never
+# compares its own clock with a database timestamp.
+SCHEDULER_TICK = """
+SELECT r.recovered, r.failed, p.promoted,
+       extract(epoch FROM r.next_lease_expiry - clock_timestamp())::double precision AS seconds_to_lease_expiry,
+       extract(epoch FROM p.next_due_at - clock_timestamp())::double precision AS seconds_to_next_due
+  FROM taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
+ CROSS JOIN LATERAL taskforge.tf_promote(max_tasks => %(max_tasks)s) AS p
+"""
 
 # --- read surface (views) -----------------------------------------------------------------------
 INVARIANT_VIOLATIONS = "SELECT rule, task_id, attempt_number, detail FROM taskforge.tf_invariant_violations"
+
+# --- client reads (taskforge.client: CLI and console) ---------------------------------------------
+_TASK_COLUMNS = """task_id, task_type, queue, priority, state, attempt_count, max_attempts, attempts_left,
+       scheduled_at, created_at, updated_at, finished_at, owner_worker_id, lease_expires_at,
+       cancel_requested, cancel_reason, idempotency_key, fingerprint, payload, result, last_error,
+       current_attempt_state, current_attempt_worker_id, current_attempt_started_at,
+       current_attempt_finished_at"""
+TASK_GET = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
+# Newest first. NULL filters match everything.
+TASKS_LIST = f"""
+SELECT {_TASK_COLUMNS}
+  FROM taskforge.tf_tasks
+ WHERE (%(state)s::text IS NULL OR state = %(state)s::text)
+   AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+   AND (%(task_type)s::text IS NULL OR task_type = %(task_type)s::text)
+ ORDER BY task_id DESC
+ LIMIT %(limit)s
+"""
+TASKS_BY_ID = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[]) ORDER BY task_id"
+_ATTEMPT_COLUMNS = """task_id, attempt_number, task_type, queue, worker_id, worker_name, state, outcome,
+       started_at, lease_expires_at, finished_at, abandoned_at, duration_seconds,
+       recovery_lag_seconds, result, error"""
+ATTEMPTS_FOR_TASKS = f"""
+SELECT {_ATTEMPT_COLUMNS}
+  FROM taskforge.tf_attempts
+ WHERE task_id = ANY(%(task_ids)s::bigint[])
+ ORDER BY task_id, attempt_number
+"""
+WORKERS_LIST = """
+SELECT worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, started_at,
+       last_heartbeat_at, stopped_at, seconds_since_heartbeat, liveness, running_tasks
+  FROM taskforge.tf_workers
+ WHERE %(include_stopped)s OR liveness <> 'stopped'
+ ORDER BY started_at DESC, worker_id
+"""
+QUEUE_STATS = "SELECT queue, state, tasks, oldest_created_at FROM taskforge.tf_queue_stats ORDER BY queue, state"
+THROUGHPUT = """
+SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_failed,
+       succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds
+  FROM taskforge.tf_throughput
+ ORDER BY window_seconds, queue
+"""
+
+# --- demo (taskforge.demo) ------------------------------------------------------------------------
+# Only ever sent to the demo's own embedded server (never to a database named by a DSN).
+DEMO_EMBEDDED_DROP_DATABASE = "DROP DATABASE IF EXISTS taskforge_demo WITH (FORCE)"
+DEMO_EMBEDDED_CREATE_DATABASE = "CREATE DATABASE taskforge_demo"
+# The any-language path, exactly as a psql user would type it (named arguments).
+DEMO_PLAIN_SQL_SUBMIT = """
+SELECT * FROM taskforge.tf_submit(task_type => 'echo',
+                                  payload => '{"via": "plain SQL", "lang": "any"}',
+                                  queue => %(queue)s, priority => 3)
+"""
+DEMO_PLAIN_SQL_SUBMIT_SLEEP = """
+SELECT * FROM taskforge.tf_submit(task_type => 'sleep', payload => '{"ms": 300}',
+                                  queue => %(queue)s, max_attempts => 2)
+"""
+DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE = """
+SELECT * FROM taskforge.tf_submit(task_type => 'fail_once', queue => %(queue)s)
+"""

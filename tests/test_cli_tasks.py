@@ -1,0 +1,369 @@
+"""The everyday CLI (submit, show, list, cancel, retry, workers, stats) against a real database:
+tables by default, --json for scripts, and every refusal as one line with a non-zero exit code.
+
+Work is driven through the SQL API (register, claim, finalize) so the commands see real attempt
+history without a worker process. Every test uses queues of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from taskforge import client
+from taskforge.cli import EXIT_DATABASE, EXIT_REFUSED, main
+
+from sqlcore_helpers import claim, finalize, register_worker, unique_name
+
+NO_ENV_DSN = {"TASKFORGE_DSN": None, "DATABASE_URL": None}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str):
+    """Invoke the click app in-process with TASKFORGE_DSN/DATABASE_URL unset."""
+    return CliRunner().invoke(main, [str(a) for a in args], env=NO_ENV_DSN, catch_exceptions=False)
+
+
+def ok(result) -> str:
+    assert result.exit_code == 0, (result.exit_code, result.output)
+    return result.stdout
+
+
+def one_line_error(result, code: int, *fragments: str) -> str:
+    """The command failed with code and exactly one line on stderr containing fragments."""
+    assert result.exit_code == code, (result.exit_code, result.output)
+    assert result.stdout == "", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+def submit_json(dsn: str, *args: str) -> dict:
+    return json.loads(ok(cli("submit", *args, "--dsn", dsn, "--json")))
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """Data rows of an aligned table (header and rule line skipped), split on runs of spaces."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert set(lines[1].replace(" ", "")) == {"-"}, lines[:2]
+    return [line.split() for line in lines[2:]]
+
+
+# --- submit ------------------------------------------------------------------------------------------
+
+def test_submit_prints_a_line_and_json(db_dsn, conn):
+    queue = unique_name("cli")
+    out = ok(cli("submit", "echo", "--payload", '{"to": "ada"}', "--queue", queue, "--priority", "7",
+                 "--max-attempts", "2", "--dsn", db_dsn))
+    assert out.startswith("task ") and out.strip().endswith("QUEUED (created)"), out
+    task_id = int(out.split()[1])
+    task = client.get_task(conn, task_id)
+    assert (task["task_type"], task["queue"], task["priority"], task["max_attempts"], task["payload"]) == \
+        ("echo", queue, 7, 2, {"to": "ada"})
+
+    data = submit_json(db_dsn, "noop", "--queue", queue)
+    assert set(data) == {"task_id", "state", "created"}
+    assert data["state"] == "QUEUED" and data["created"] is True and data["task_id"] > task_id
+    # Without --payload the payload is {}.
+    assert client.get_task(conn, data["task_id"])["payload"] == {}
+    for tid in (task_id, data["task_id"]):
+        client.cancel(conn, tid)
+
+
+def test_submit_idempotent_replay_and_conflict(db_dsn, conn):
+    queue = unique_name("cli")
+    key = unique_name("key")
+    first = submit_json(db_dsn, "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key)
+    again = ok(cli("submit", "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key,
+                   "--dsn", db_dsn))
+    assert again.strip() == (f"task {first['task_id']} QUEUED (existing task returned for idempotency key "
+                             f"'{key}'; nothing created)")
+    replay = submit_json(db_dsn, "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key)
+    assert replay == {"task_id": first["task_id"], "state": "QUEUED", "created": False}
+    assert len(client.list_tasks(conn, queue=queue)) == 1
+
+    line = one_line_error(cli("submit", "echo", "--payload", '{"n": 2}', "--queue", queue,
+                              "--idempotency-key", key, "--dsn", db_dsn), EXIT_REFUSED, "TF409", "idempotency_key")
+    assert line.startswith("taskforge: TF409 ")
+    client.cancel(conn, first["task_id"])
+
+
+def test_submit_at_with_offset_and_delay_use_the_given_instant_and_database_time(db_dsn, conn):
+    queue = unique_name("cli")
+    at = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T05:06:07+02:00")
+    task = client.get_task(conn, at["task_id"])
+    assert task["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.timezone.utc)
+    zulu = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T03:06:07Z")
+    assert client.get_task(conn, zulu["task_id"])["scheduled_at"] == task["scheduled_at"]
+
+    delayed = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "120")
+    row = client.get_task(conn, delayed["task_id"])
+    # Both times come from the database clock: scheduled 120 s after creation (the statement's
+    # clock_timestamp() is read just before tf_submit reads its own).
+    gap = (row["scheduled_at"] - row["created_at"]).total_seconds()
+    assert 119 <= gap <= 120.5, gap
+    assert row["state"] == "QUEUED"
+    for t in (at, zulu, delayed):
+        client.cancel(conn, t["task_id"])
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--payload", "{bad"], ["--payload: not valid JSON"]),
+    (["--payload", '{"x": NaN}'], ["--payload: not valid JSON", "NaN"]),
+    (["--payload", "Infinity"], ["--payload: not valid JSON"]),
+    (["--at", "2030-01-01T10:00:00"], ["--at:", "no UTC offset"]),
+    (["--at", "2030-01-01"], ["--at:", "no UTC offset"]),
+    (["--at", "next tuesday"], ["--at: not an ISO-8601 time"]),
+    (["--at", "2030-01-01T10:00:00Z", "--delay", "5"], ["--at/--delay: give at most one"]),
+    (["--delay", "nan"], ["--delay: must be a finite number"]),
+])
+def test_submit_bad_payload_or_time_is_a_one_line_usage_error(db_dsn, conn, args, fragments):
+    queue = unique_name("cli")
+    one_line_error(cli("submit", "noop", "--queue", queue, *args, "--dsn", db_dsn), 2, *fragments)
+    assert client.list_tasks(conn, queue=queue) == []
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["echo", "--payload", "[1, 2]"], ["TF400 payload: must be a JSON object"]),
+    (["no_such_type"], ["TF400 task_type: unknown task type 'no_such_type'"]),
+    (["noop", "--priority", "40000"], ["TF400 priority"]),
+    (["noop", "--max-attempts", "0"], ["TF400 max_attempts"]),
+    (["noop", "--queue", "bad queue!"], ["TF400 queue"]),
+])
+def test_submit_refused_by_the_database_is_one_line_exit_3(db_dsn, args, fragments):
+    one_line_error(cli("submit", *args, "--dsn", db_dsn), EXIT_REFUSED, *fragments)
+
+
+# --- show / retry ------------------------------------------------------------------------------------
+
+def test_show_prints_task_and_attempt_history_and_retry_replays(db_dsn, conn):
+    queue = unique_name("cli")
+    task_id = submit_json(db_dsn, "echo", "--payload", '{"k": "v"}', "--queue", queue, "--max-attempts", "1")["task_id"]
+    worker = register_worker(conn, name="cli-show-worker", queues=[queue])
+    (row,) = claim(conn, worker, queues=[queue])
+    assert finalize(conn, task_id, worker, row[1], "failed",
+                    error={"type": "ValueError", "message": "bad input", "traceback": "..."})[1] == "FAILED"
+
+    out = ok(cli("retry", task_id, "--dsn", db_dsn))
+    assert out.strip() == f"task {task_id} QUEUED again (max_attempts 2)"
+    (row,) = claim(conn, worker, queues=[queue])
+    assert row[1] == 2
+    assert finalize(conn, task_id, worker, 2, "succeeded", result={"k": "v"})[1] == "SUCCEEDED"
+
+    out = ok(cli("show", task_id, "--dsn", db_dsn))
+    assert f"task_id:          {task_id}" in out
+    assert "state:            SUCCEEDED" in out
+    assert '"k": "v"' in out  # payload and result, pretty-printed
+    history = out.split("attempts:\n", 1)[1]
+    rows = table_rows(history)
+    assert [r[:3] for r in rows] == [["1", "FAILED", "failed"], ["2", "SUCCEEDED", "succeeded"]]
+    assert "ValueError: bad input" in history and "cli-show-worker" in history
+
+    data = json.loads(ok(cli("show", task_id, "--dsn", db_dsn, "--json")))
+    assert data["task_id"] == task_id and data["state"] == "SUCCEEDED" and data["result"] == {"k": "v"}
+    assert [(a["attempt_number"], a["state"]) for a in data["attempts"]] == [(1, "FAILED"), (2, "SUCCEEDED")]
+    assert data["attempts"][0]["error"]["message"] == "bad input"
+    dt.datetime.fromisoformat(data["created_at"])  # ISO 8601 with offset
+
+
+def test_show_of_a_task_without_attempts(db_dsn):
+    queue = unique_name("cli")
+    task_id = submit_json(db_dsn, "noop", "--queue", queue)["task_id"]
+    out = ok(cli("show", task_id, "--dsn", db_dsn))
+    assert "attempts:\n  (none yet)" in out
+    assert json.loads(ok(cli("show", task_id, "--dsn", db_dsn, "--json")))["attempts"] == []
+    ok(cli("cancel", task_id, "--dsn", db_dsn))
+
+
+def test_show_unknown_task_is_tf404(db_dsn):
+    line = one_line_error(cli("show", 999_999_999, "--dsn", db_dsn), EXIT_REFUSED, "TF404", "999999999")
+    assert line == "taskforge: TF404 task_id: no task 999999999"
+
+
+def test_retry_refusals(db_dsn, conn):
+    queue = unique_name("cli")
+    task_id = submit_json(db_dsn, "noop", "--queue", queue)["task_id"]
+    one_line_error(cli("retry", task_id, "--dsn", db_dsn), EXIT_REFUSED, "TF409", "QUEUED")
+    one_line_error(cli("retry", 999_999_999, "--dsn", db_dsn), EXIT_REFUSED, "TF404")
+    client.cancel(conn, task_id)
+    one_line_error(cli("retry", task_id, "--extra-attempts", "0", "--dsn", db_dsn), EXIT_REFUSED,
+                   "TF400 extra_attempts")
+    data = json.loads(ok(cli("retry", task_id, "--extra-attempts", "4", "--dsn", db_dsn, "--json")))
+    assert data == {"task_id": task_id, "task_state": "QUEUED", "max_attempts": 4}
+    client.cancel(conn, task_id)
+
+
+# --- cancel ------------------------------------------------------------------------------------------
+
+def test_cancel_waiting_and_running_tasks(db_dsn, conn):
+    queue = unique_name("cli")
+    waiting = submit_json(db_dsn, "noop", "--queue", queue, "--priority", "-1")["task_id"]
+    running = submit_json(db_dsn, "noop", "--queue", queue, "--priority", "5")["task_id"]
+    worker = register_worker(conn, queues=[queue])
+    (row,) = claim(conn, worker, queues=[queue])
+    assert row[0] == running
+
+    assert ok(cli("cancel", waiting, "--reason", "not needed", "--dsn", db_dsn)).strip() == f"task {waiting} CANCELLED"
+    assert client.get_task(conn, waiting)["cancel_reason"] == "not needed"
+    out = ok(cli("cancel", running, "--dsn", db_dsn))
+    assert out.strip() == f"task {running} RUNNING, cancel requested (honoured when its attempt ends)"
+    data = json.loads(ok(cli("cancel", running, "--dsn", db_dsn, "--json")))
+    assert data == {"task_id": running, "task_state": "RUNNING", "cancel_requested": True}
+    # A failure after the request ends the task CANCELLED.
+    assert finalize(conn, running, worker, 1, "failed", error={"message": "stopped"})[1] == "CANCELLED"
+    # Terminal states come back unchanged.
+    assert json.loads(ok(cli("cancel", running, "--dsn", db_dsn, "--json")))["task_state"] == "CANCELLED"
+
+    one_line_error(cli("cancel", 999_999_999, "--dsn", db_dsn), EXIT_REFUSED, "TF404 task_id: no task 999999999")
+
+
+# --- list --------------------------------------------------------------------------------------------
+
+def test_list_filters_limit_and_json(db_dsn, conn):
+    queue = unique_name("cli")
+    other = unique_name("cli")
+    ids = [submit_json(db_dsn, t, "--queue", queue)["task_id"] for t in ("noop", "echo", "noop")]
+    other_id = submit_json(db_dsn, "noop", "--queue", other)["task_id"]
+    client.cancel(conn, ids[0])
+
+    rows = table_rows(ok(cli("list", "--queue", queue, "--dsn", db_dsn)))
+    assert [int(r[0]) for r in rows] == ids[::-1]  # newest first
+    assert rows[0][1:6] == ["noop", queue, "0", "QUEUED", "0/3"]
+    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--type", "echo", "--dsn", db_dsn)))] == [ids[1]]
+    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--state", "cancelled",
+                                                 "--dsn", db_dsn)))] == [ids[0]]
+    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--limit", "1", "--dsn", db_dsn)))] == [ids[2]]
+
+    data = json.loads(ok(cli("list", "--queue", queue, "--state", "QUEUED", "--dsn", db_dsn, "--json")))
+    assert [d["task_id"] for d in data] == [ids[2], ids[1]]
+    assert all(d["queue"] == queue and d["state"] == "QUEUED" for d in data)
+    assert other_id not in [d["task_id"] for d in data]
+    assert ok(cli("list", "--queue", unique_name("empty"), "--dsn", db_dsn)).strip() == "(no tasks)"
+    assert json.loads(ok(cli("list", "--queue", unique_name("empty"), "--dsn", db_dsn, "--json"))) == []
+    for task_id in (*ids, other_id):
+        client.cancel(conn, task_id)
+
+
+def test_list_rejects_bad_filters_without_a_traceback(db_dsn):
+    for args in (["--state", "DONE"], ["--limit", "0"]):
+        result = cli("list", *args, "--dsn", db_dsn)
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+
+
+# --- workers / stats ---------------------------------------------------------------------------------
+
+def test_workers_lists_live_workers_and_all_with_flag(db_dsn, conn):
+    name = unique_name("w")
+    worker = register_worker(conn, name=name, queues=["q_a", "q_b"])
+    rows = [r for r in table_rows(ok(cli("workers", "--dsn", db_dsn))) if r[0] == str(worker)]
+    assert len(rows) == 1 and rows[0][1] == name and "alive" in rows[0] and "q_a,q_b" in rows[0]
+    data = json.loads(ok(cli("workers", "--dsn", db_dsn, "--json")))
+    mine = [w for w in data if w["worker_id"] == str(worker)]
+    assert mine and mine[0]["liveness"] == "alive" and mine[0]["queues"] == ["q_a", "q_b"]
+    assert mine[0]["running_tasks"] == 0
+
+    conn.execute("SELECT taskforge.tf_deregister_worker(worker_id => %s)", (worker,))
+    assert str(worker) not in ok(cli("workers", "--dsn", db_dsn))
+    data = json.loads(ok(cli("workers", "--all", "--dsn", db_dsn, "--json")))
+    assert [w["liveness"] for w in data if w["worker_id"] == str(worker)] == ["stopped"]
+
+
+def test_stats_counts_per_queue_and_throughput(db_dsn, conn):
+    queue = unique_name("cli")
+    ids = [submit_json(db_dsn, "noop", "--queue", queue)["task_id"] for _ in range(3)]
+    worker = register_worker(conn, queues=[queue])
+    for _ in range(2):
+        (row,) = claim(conn, worker, queues=[queue])
+        finalize(conn, row[0], worker, row[1], "succeeded")
+
+    out = ok(cli("stats", "--dsn", db_dsn))
+    queues_part, throughput_part = out.split("throughput", 1)
+    mine = [r for r in table_rows(queues_part.split("\n", 1)[1]) if r[0] == queue]
+    # QUEUE QUEUED RUNNING RETRYING SUCCEEDED FAILED CANCELLED TOTAL
+    assert mine == [[queue, "1", "0", "0", "2", "0", "0", "3"]]
+    assert queue in throughput_part
+
+    data = json.loads(ok(cli("stats", "--dsn", db_dsn, "--json")))
+    (q,) = [q for q in data["queues"] if q["queue"] == queue]
+    assert (q["QUEUED"], q["SUCCEEDED"], q["total"]) == (1, 2, 3)
+    windows = {t["window_seconds"]: t for t in data["throughput"] if t["queue"] == queue}
+    assert set(windows) == {60, 300, 900}
+    assert windows[60]["attempts_succeeded"] == 2 and windows[60]["attempts_finished"] == 2
+    client.cancel(conn, ids[2])
+
+
+# --- connection problems and the module entry point ----------------------------------------------
+
+def test_no_dsn_and_unreachable_database_are_one_line():
+    one_line_error(cli("list"), EXIT_DATABASE, "no database given")
+    one_line_error(cli("stats", "--dsn", "host=127.0.0.1 port=1 user=postgres connect_timeout=5"),
+                   EXIT_DATABASE, "database error")
+
+
+def test_python_dash_m_entry_point_runs_registered_commands(db_dsn):
+    """`python -m taskforge.cli` (how the demo starts workers) sees every command."""
+    queue = unique_name("cli")
+    env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
+    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "submit", "noop", "--queue", queue,
+                           "--dsn", db_dsn, "--json"], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    task_id = json.loads(proc.stdout)["task_id"]
+    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "cancel", str(task_id), "--dsn", db_dsn],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"task {task_id} CANCELLED", proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "show", "999999999", "--dsn", db_dsn],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == EXIT_REFUSED and proc.stderr.strip() == "taskforge: TF404 task_id: no task 999999999"
+
+
+# --- docs/cli.md works as written ----------------------------------------------------------------
+
+LONG_RUNNING = {"worker", "scheduler", "demo"}
+
+
+def _doc_blocks(kind: str) -> list[str]:
+    text = (ROOT / "docs" / "cli.md").read_text()
+    return re.findall(rf"```{kind}\n(.*?)```", text, re.S)
+
+
+def test_cli_doc_examples_work_as_written(fresh_database):
+    """Every `taskforge ...` line of the sh blocks of docs/cli.md runs, in order, on a fresh
+    database (the long-running worker/scheduler/demo lines excepted), and the refusals shown
+    in the text blocks print exactly the line shown."""
+    dsn = fresh_database("taskforge_cli_doc")
+    env = {**{k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")},
+           "TASKFORGE_DSN": dsn, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    commands = [line for block in _doc_blocks("sh") for line in block.splitlines()
+                if line.startswith("taskforge ") and line.split()[1] not in LONG_RUNNING]
+    assert len(commands) >= 20
+    outputs = []
+    for command in commands:
+        proc = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, (command, proc.stderr)
+        outputs.append(proc.stdout)
+    combined = "".join(outputs)
+    # The confirmation lines shown after the submit examples are what a fresh database prints.
+    submit_output = next(b for b in _doc_blocks("text") if b.startswith("task 1 QUEUED (created)"))
+    for line in submit_output.splitlines():
+        assert line in combined.splitlines(), line
+    assert "task 2 CANCELLED" in combined and "task 2 QUEUED again (max_attempts 3)" in combined
+
+    refusals = next(b for b in _doc_blocks("text") if b.startswith("$ taskforge show 999999"))
+    lines = refusals.splitlines()
+    pairs = [(lines[i][2:], lines[i + 1]) for i in range(0, len(lines), 2)]
+    assert len(pairs) == 6
+    for command, expected in pairs:
+        proc = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode in (2, EXIT_REFUSED), (command, proc.returncode, proc.stderr)
+        assert proc.stderr.strip() == expected, (command, proc.stderr)
