@@ -43,3 +43,23 @@ def test_readme_psql_session(fresh_database):
             assert exc.sqlstate == "TF409"
         else:
             raise AssertionError("a different request under the same key must fail with TF409")
+
+
+def test_readme_worker_session(fresh_database):
+    """The README's shell session with a scheduler and a worker works as written."""
+    dsn = fresh_database("taskforge_readme_sh")
+    tfdb.migrate(dsn)
+    params = conninfo_to_dict(dsn)
+    uri = f"postgresql://{params.get('user', 'postgres')}@{params.get('host', '127.0.0.1')}:{params.get('port', 5432)}/{params['dbname']}"
+    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
+    block = next(b for b in blocks if "taskforge worker" in b)
+    assert "postgresql://postgres@127.0.0.1/taskforge_dev" in block
+    script = block.replace("postgresql://postgres@127.0.0.1/taskforge_dev", uri)
+    out = subprocess.run(["bash", "-e", "-c", script], cwd=README.parent, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT task_type, state, attempt_count FROM taskforge.tf_tasks ORDER BY task_id").fetchall()
+        assert rows == [("sleep", "SUCCEEDED", 1), ("fail_once", "SUCCEEDED", 2)]
+        stopped = conn.execute("SELECT count(*) FROM taskforge.tf_workers WHERE liveness <> 'stopped'").fetchone()[0]
+        assert stopped == 0, "the worker must deregister on SIGTERM"
+    assert out.stdout.count("SUCCEEDED") >= 2
