@@ -181,3 +181,11 @@ def test_wheel_ships_db(tmp_path):
     module_file, db_dir = probe.stdout.splitlines()
     assert Path(module_file).is_relative_to(tmp_path / "site")
     assert Path(db_dir) == tmp_path / "site" / "taskforge" / "db"
+
+    # ... and the demo finds its workload there, not in a checkout.
+    probe = subprocess.run(
+        [sys.executable, "-c", "import taskforge.demo as d; print(d.default_workload_path())"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert Path(probe.stdout.strip()) == tmp_path / "site" / "taskforge" / "examples" / "demo_workload.jsonl"

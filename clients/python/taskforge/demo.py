@@ -153,10 +153,11 @@ def check_expectations(tasks: list[dict], attempts: list[dict]) -> list[tuple[bo
 # Workload file
 
 def default_workload_path() -> Path:
-    """``examples/demo_workload.jsonl`` of the source checkout this package runs from."""
-    candidate = Path(__file__).resolve().parents[3] / "examples" / "demo_workload.jsonl"
-    if candidate.is_file():
-        return candidate
+    """``examples/demo_workload.jsonl``: the copy shipped in the wheel, else the source checkout's."""
+    for candidate in (Path(__file__).resolve().parent / "examples" / "demo_workload.jsonl",
+                      Path(__file__).resolve().parents[3] / "examples" / "demo_workload.jsonl"):
+        if candidate.is_file():
+            return candidate
     cwd_candidate = Path.cwd() / "examples" / "demo_workload.jsonl"
     if cwd_candidate.is_file():
         return cwd_candidate
