@@ -238,3 +238,53 @@ def test_hot_path_plans_use_partial_indexes(fresh_database):
     for name, ms in timings.items():
         print(f"  {name}: {ms:.1f} ms (median of 5)")
     assert problems == [], "\n".join(problems)
+
+
+# A delayed backlog: many QUEUED tasks that are not due yet, and a few that are. Walking the
+# claim order past the future tasks would read the whole backlog on every claim; the planner
+# must read the few due rows from tasks_queued_due_idx instead.
+N_DELAYED = 100_000
+N_DUE = 20
+DELAYED_CLAIMS = {
+    "queues NULL": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 5)",
+    "queues {default}": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['default'], "
+                         "max_tasks => 5)"),
+    "task_types of a worker": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 5, "
+                               "task_types => ARRAY['noop', 'sleep', 'echo', 'fail', 'fail_once', 'retryable_fail'])"),
+}
+
+
+def test_claim_plan_with_a_delayed_backlog(fresh_database):
+    dsn = fresh_database("taskforge_plans_delayed")
+    tfdb.migrate(dsn)
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute("SET synchronous_commit = off")
+        worker = c.execute("SELECT taskforge.tf_register_worker(name => 'plan-delayed')").fetchone()[0]
+        c.execute("""
+            INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+                                         created_at, updated_at)
+            SELECT 'noop', '{}', 'default', 0, 3, 'QUEUED',
+                   CASE WHEN i <= %(due)s THEN now() - interval '1 minute' ELSE now() + interval '1 day' END,
+                   now() - make_interval(secs => %(n)s - i), now()
+              FROM generate_series(%(n)s, 1, -1) i""", {"n": N_DELAYED + N_DUE, "due": N_DUE})
+        c.execute("ANALYZE taskforge.tasks")
+
+        collector = PlanCollector()
+        c.add_notice_handler(collector)
+        for statement in AUTO_EXPLAIN:
+            c.execute(statement)
+        problems = []
+        for name, sql_text in DELAYED_CLAIMS.items():
+            for call in range(1, CALLS + 1):
+                collector.plans.clear()
+                with c.transaction(force_rollback=True):
+                    rows = c.execute(sql_text, {"worker": worker}).fetchall()
+                assert len(rows) == 5, f"{name} claimed {len(rows)} tasks"
+                (plan,) = [p for p in collector.plans if "WITH candidates AS" in normalise(p["Query Text"])]
+                nodes = list(plan_nodes(plan["Plan"]))
+                if any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "tasks" for n in nodes):
+                    problems.append(f"{name}, call {call}: Seq Scan on tasks")
+                if "tasks_queued_due_idx" not in {n.get("Index Name") for n in nodes}:
+                    problems.append(f"{name}, call {call}: does not read tasks_queued_due_idx: "
+                                    f"{[(n['Node Type'], n.get('Index Name')) for n in nodes]}")
+    assert problems == [], "\n".join(problems)

@@ -72,6 +72,7 @@ CALLS = {
     "tf_schema_version": "SELECT taskforge.tf_schema_version()",
     "tf_register_task_type": "SELECT taskforge.tf_register_task_type('perm_check')",
     "_tf_cap_error": "SELECT taskforge._tf_cap_error('{}'::jsonb)",
+    "_tf_check_names": "SELECT taskforge._tf_check_names('x', ARRAY['q'], 'queue')",
     "_tf_check_seconds": "SELECT taskforge._tf_check_seconds('x', 1, 0, 2)",
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
     "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",

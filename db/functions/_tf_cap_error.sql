@@ -4,7 +4,9 @@
 --             and the attempt. A non-object value becomes {"message": value}. When the JSON text
 --             is longer than 16 KiB, every string member is cut to 4,000 characters (marked with
 --             "truncated": true); if it is still too long, only {"type", "message" (4,000
---             characters), "truncated": true} is kept. jsonb cannot hold NUL characters or
+--             characters, fewer if escaping makes the JSON text longer than 16 KiB),
+--             "truncated": true} is kept, so the stored JSON text never exceeds 16 KiB.
+--             jsonb cannot hold NUL characters or
 --             unpaired surrogates, so a value that reached this function is already storable;
 --             clients strip them before encoding (the Python worker does).
 -- Returns:    jsonb object, or NULL for NULL.
@@ -19,6 +21,9 @@ DECLARE
     c_max_bytes constant int := 16384;
     c_max_chars constant int := 4000;
     v_error jsonb := error;
+    v_type text;
+    v_message text;
+    v_chars int;
 BEGIN
     IF v_error IS NULL OR v_error = 'null'::jsonb THEN
         RETURN NULL;
@@ -39,10 +44,18 @@ BEGIN
     IF octet_length(v_error::text) <= c_max_bytes THEN
         RETURN v_error;
     END IF;
-    RETURN jsonb_build_object(
-        'type', left(coalesce(v_error ->> 'type', 'error'), 200),
-        'message', left(coalesce(v_error ->> 'message', v_error::text), c_max_chars),
-        'truncated', true);
+    -- Last resort: type and message only, halving the cut until the JSON text (where escaping
+    -- can make one character six bytes) fits.
+    v_type := coalesce(v_error ->> 'type', 'error');
+    v_message := coalesce(v_error ->> 'message', v_error::text);
+    v_chars := c_max_chars;
+    LOOP
+        v_error := jsonb_build_object('type', left(v_type, least(v_chars, 200)),
+                                      'message', left(v_message, v_chars), 'truncated', true);
+        EXIT WHEN octet_length(v_error::text) <= c_max_bytes OR v_chars = 0;
+        v_chars := v_chars / 2;
+    END LOOP;
+    RETURN v_error;
 END;
 $fn$;
 

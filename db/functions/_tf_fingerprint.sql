@@ -7,8 +7,9 @@
 --             printed by jsonb's own output function, which sorts object keys and drops
 --             insignificant white space, so key order and formatting of the payload do not
 --             matter while any difference in a value does. scheduled_at is written as
---             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' in UTC, so the session TimeZone never changes the
---             fingerprint; a NULL schedule stays JSON null (it does not become "now").
+--             'YYYY-MM-DD"T"HH24:MI:SS.US"Z" AD' (or BC) in UTC, so the session TimeZone never
+--             changes the fingerprint and years before 1 AD stay distinct; a NULL schedule stays
+--             JSON null (it does not become "now").
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
@@ -24,7 +25,7 @@ BEGIN
     RETURN sha256(convert_to(
         jsonb_build_array(
             'tf1', task_type, payload, queue, priority, max_attempts,
-            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
         )::text,
         'UTF8'));
 END;

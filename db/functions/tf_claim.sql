@@ -10,7 +10,9 @@
 --             order priority DESC, created_at, task_id. Priority chooses candidates; it is not
 --             strict FIFO or fairness: a locked higher-priority task is skipped, not waited for.
 -- Parameters: worker_id      a registered, not deregistered worker.
---             queues         text[] or NULL.       task_types  text[] or NULL.
+--             queues         text[] of queue names, or NULL for any queue.
+--             task_types     text[] of task type names, or NULL for any type.
+--                            (An empty array matches nothing; a NULL or malformed element is TF400.)
 --             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
 --             max_tasks      1..1000.
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
@@ -47,6 +49,8 @@ BEGIN
     IF tf_claim.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
+    PERFORM taskforge._tf_check_names('queues', tf_claim.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', tf_claim.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
     IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
         PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 1000, got %s',

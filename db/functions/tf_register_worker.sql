@@ -6,7 +6,8 @@
 --             (the returned id is what identifies the process). heartbeat_seconds is how often
 --             the process promises to call tf_heartbeat: tf_workers reports it "stale" after
 --             three missed beats.
--- Parameters: name 1..200 characters; hostname, pid, queues, task_types are informational.
+-- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (> 0), queues
+--             (queue names) and task_types (type names) are informational: NULL = unknown/any.
 --             heartbeat_seconds 0 < s <= 3600.
 -- Returns:    a fresh worker_id (uuid, gen_random_uuid()).
 -- Errors:     TF400 naming the argument.
@@ -34,6 +35,15 @@ BEGIN
     IF tf_register_worker.name IS NULL OR length(tf_register_worker.name) NOT BETWEEN 1 AND 200 THEN
         PERFORM taskforge._tf_invalid('name', 'must be 1 to 200 characters');
     END IF;
+    IF length(tf_register_worker.hostname) > 255 THEN
+        PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
+            length(tf_register_worker.hostname)));
+    END IF;
+    IF tf_register_worker.pid IS NOT NULL AND tf_register_worker.pid < 1 THEN
+        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s', tf_register_worker.pid));
+    END IF;
+    PERFORM taskforge._tf_check_names('queues', tf_register_worker.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', tf_register_worker.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_register_worker.heartbeat_seconds, 0, 3600, true);
     INSERT INTO taskforge.workers
            (worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, started_at, last_heartbeat_at)

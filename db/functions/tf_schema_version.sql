@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION taskforge.tf_schema_version()
 RETURNS int
 LANGUAGE plpgsql
-IMMUTABLE
+STABLE  -- not IMMUTABLE: a migration changes the answer, so no plan may fold it
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$

@@ -126,6 +126,10 @@ CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at
 -- tf_claim with a queue filter: the same order within one queue.
 CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
     WHERE state = 'QUEUED';
+-- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
+-- few due rows here and sorts them, instead of walking the claim order past future tasks.
+CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'QUEUED';
 -- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
 CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
     WHERE state = 'RETRYING';

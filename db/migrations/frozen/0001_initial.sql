@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 ff792064a5fe3157). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 1c0963dbda018a51). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -204,6 +204,10 @@ CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at
 -- tf_claim with a queue filter: the same order within one queue.
 CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
     WHERE state = 'QUEUED';
+-- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
+-- few due rows here and sorts them, instead of walking the claim order past future tasks.
+CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'QUEUED';
 -- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
 CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
     WHERE state = 'RETRYING';
@@ -229,7 +233,9 @@ CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE fin
 --             and the attempt. A non-object value becomes {"message": value}. When the JSON text
 --             is longer than 16 KiB, every string member is cut to 4,000 characters (marked with
 --             "truncated": true); if it is still too long, only {"type", "message" (4,000
---             characters), "truncated": true} is kept. jsonb cannot hold NUL characters or
+--             characters, fewer if escaping makes the JSON text longer than 16 KiB),
+--             "truncated": true} is kept, so the stored JSON text never exceeds 16 KiB.
+--             jsonb cannot hold NUL characters or
 --             unpaired surrogates, so a value that reached this function is already storable;
 --             clients strip them before encoding (the Python worker does).
 -- Returns:    jsonb object, or NULL for NULL.
@@ -244,6 +250,9 @@ DECLARE
     c_max_bytes constant int := 16384;
     c_max_chars constant int := 4000;
     v_error jsonb := error;
+    v_type text;
+    v_message text;
+    v_chars int;
 BEGIN
     IF v_error IS NULL OR v_error = 'null'::jsonb THEN
         RETURN NULL;
@@ -264,16 +273,71 @@ BEGIN
     IF octet_length(v_error::text) <= c_max_bytes THEN
         RETURN v_error;
     END IF;
-    RETURN jsonb_build_object(
-        'type', left(coalesce(v_error ->> 'type', 'error'), 200),
-        'message', left(coalesce(v_error ->> 'message', v_error::text), c_max_chars),
-        'truncated', true);
+    -- Last resort: type and message only, halving the cut until the JSON text (where escaping
+    -- can make one character six bytes) fits.
+    v_type := coalesce(v_error ->> 'type', 'error');
+    v_message := coalesce(v_error ->> 'message', v_error::text);
+    v_chars := c_max_chars;
+    LOOP
+        v_error := jsonb_build_object('type', left(v_type, least(v_chars, 200)),
+                                      'message', left(v_message, v_chars), 'truncated', true);
+        EXIT WHEN octet_length(v_error::text) <= c_max_bytes OR v_chars = 0;
+        v_chars := v_chars / 2;
+    END LOOP;
+    RETURN v_error;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
     'Private: wraps a non-object error as {"message": ...} and caps its size at 16 KiB (strings cut to 4,000 characters).';
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_names.sql
+-- taskforge._tf_check_names(argument text, names text[], kind text) -> void   (private helper)
+--
+-- Purpose:    validate an array of queue names or task type names given to tf_claim or
+--             tf_register_worker, with the same rules tf_submit and tf_register_task_type apply
+--             to a single name. NULL (the whole array) is allowed and means "any"; an empty
+--             array is allowed (it matches nothing); a NULL or malformed element is not.
+-- Parameters: argument  the parameter name for the error message ('queues', 'task_types').
+--             names     text[] or NULL.
+--             kind      'queue'     ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
+--                       'task_type' ^[a-z][a-z0-9_.-]{0,62}$
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument and the first bad element.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_names(argument text, names text[], kind text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_pattern text := CASE kind WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
+                                WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$' END;
+    v_bad text;
+    v_found boolean;
+BEGIN
+    IF names IS NULL THEN
+        RETURN;
+    END IF;
+    IF array_ndims(names) > 1 THEN
+        PERFORM taskforge._tf_invalid(argument, 'must be a one-dimensional array');
+    END IF;
+    SELECT true, n INTO v_found, v_bad
+      FROM unnest(names) AS n
+     WHERE n IS NULL OR n !~ v_pattern
+     LIMIT 1;
+    IF v_found THEN
+        PERFORM taskforge._tf_invalid(argument, format('every element must match %s, got %s',
+            v_pattern, coalesce(quote_literal(left(v_bad, 100)), 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_names(text, text[], text) IS
+    'Private: validates an array of queue or task type names (NULL = any) or raises TF400 naming the argument.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_names(text, text[], text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_seconds.sql
 -- taskforge._tf_check_seconds(argument text, value double precision, min_seconds double precision,
@@ -324,8 +388,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, doubl
 --             printed by jsonb's own output function, which sorts object keys and drops
 --             insignificant white space, so key order and formatting of the payload do not
 --             matter while any difference in a value does. scheduled_at is written as
---             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' in UTC, so the session TimeZone never changes the
---             fingerprint; a NULL schedule stays JSON null (it does not become "now").
+--             'YYYY-MM-DD"T"HH24:MI:SS.US"Z" AD' (or BC) in UTC, so the session TimeZone never
+--             changes the fingerprint and years before 1 AD stay distinct; a NULL schedule stays
+--             JSON null (it does not become "now").
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
@@ -341,7 +406,7 @@ BEGIN
     RETURN sha256(convert_to(
         jsonb_build_array(
             'tf1', task_type, payload, queue, priority, max_attempts,
-            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
         )::text,
         'UTF8'));
 END;
@@ -558,7 +623,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 --             order priority DESC, created_at, task_id. Priority chooses candidates; it is not
 --             strict FIFO or fairness: a locked higher-priority task is skipped, not waited for.
 -- Parameters: worker_id      a registered, not deregistered worker.
---             queues         text[] or NULL.       task_types  text[] or NULL.
+--             queues         text[] of queue names, or NULL for any queue.
+--             task_types     text[] of task type names, or NULL for any type.
+--                            (An empty array matches nothing; a NULL or malformed element is TF400.)
 --             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
 --             max_tasks      1..1000.
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
@@ -595,6 +662,8 @@ BEGIN
     IF tf_claim.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
+    PERFORM taskforge._tf_check_names('queues', tf_claim.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', tf_claim.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
     IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
         PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 1000, got %s',
@@ -1193,7 +1262,8 @@ REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(text, double precision, d
 --             (the returned id is what identifies the process). heartbeat_seconds is how often
 --             the process promises to call tf_heartbeat: tf_workers reports it "stale" after
 --             three missed beats.
--- Parameters: name 1..200 characters; hostname, pid, queues, task_types are informational.
+-- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (> 0), queues
+--             (queue names) and task_types (type names) are informational: NULL = unknown/any.
 --             heartbeat_seconds 0 < s <= 3600.
 -- Returns:    a fresh worker_id (uuid, gen_random_uuid()).
 -- Errors:     TF400 naming the argument.
@@ -1221,6 +1291,15 @@ BEGIN
     IF tf_register_worker.name IS NULL OR length(tf_register_worker.name) NOT BETWEEN 1 AND 200 THEN
         PERFORM taskforge._tf_invalid('name', 'must be 1 to 200 characters');
     END IF;
+    IF length(tf_register_worker.hostname) > 255 THEN
+        PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
+            length(tf_register_worker.hostname)));
+    END IF;
+    IF tf_register_worker.pid IS NOT NULL AND tf_register_worker.pid < 1 THEN
+        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s', tf_register_worker.pid));
+    END IF;
+    PERFORM taskforge._tf_check_names('queues', tf_register_worker.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', tf_register_worker.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_register_worker.heartbeat_seconds, 0, 3600, true);
     INSERT INTO taskforge.workers
            (worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, started_at, last_heartbeat_at)
@@ -1393,7 +1472,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
 CREATE OR REPLACE FUNCTION taskforge.tf_schema_version()
 RETURNS int
 LANGUAGE plpgsql
-IMMUTABLE
+STABLE  -- not IMMUTABLE: a migration changes the answer, so no plan may fold it
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$

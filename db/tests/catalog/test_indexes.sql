@@ -1,14 +1,15 @@
 -- Catalog contract: the hot-path partial indexes exist with their columns and predicates, so claim, promote, recover and prune never scan finished history.
 BEGIN;
-SELECT plan(20);
+SELECT plan(22);
 SELECT indexes_are('taskforge', 'tasks',
-                   ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
+                   ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_queued_due_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
                          'tasks_finished_idx', 'tasks_idempotency_key_uidx', 'tasks_owner_idx'],
                    'taskforge.tasks has exactly its indexes');
 SELECT indexes_are('taskforge', 'attempts', ARRAY['attempts_pkey', 'attempts_worker_idx', 'attempts_finished_idx'],
                    'taskforge.attempts has exactly its indexes');
 SELECT has_index('taskforge', 'tasks', 'tasks_claim_order_idx', ARRAY['priority', 'created_at', 'task_id'], 'claim order index on (priority, created_at, task_id)');
 SELECT has_index('taskforge', 'tasks', 'tasks_claim_queue_idx', ARRAY['queue', 'priority', 'created_at', 'task_id'], 'per-queue claim index on (queue, priority, created_at, task_id)');
+SELECT has_index('taskforge', 'tasks', 'tasks_queued_due_idx', ARRAY['scheduled_at'], 'due-time index for a delayed QUEUED backlog');
 SELECT has_index('taskforge', 'tasks', 'tasks_retry_due_idx', ARRAY['scheduled_at'], 'promotion index on scheduled_at');
 SELECT has_index('taskforge', 'tasks', 'tasks_lease_expiry_idx', ARRAY['lease_expires_at'], 'recovery index on lease_expires_at');
 SELECT has_index('taskforge', 'tasks', 'tasks_finished_idx', ARRAY['finished_at'], 'retention index on finished_at');
@@ -23,6 +24,7 @@ SELECT c.relname, pg_get_expr(i.indpred, i.indrelid) AS predicate
  WHERE c.relnamespace = 'taskforge'::regnamespace;
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_order_idx'), $$(state = 'QUEUED'::text)$$, 'claim order index is partial: QUEUED only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_queue_idx'), $$(state = 'QUEUED'::text)$$, 'per-queue claim index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $$(state = 'QUEUED'::text)$$, 'due-time index is partial: QUEUED only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$(state = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$(state = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_finished_idx'), '(finished_at IS NOT NULL)', 'retention index is partial: finished tasks only');
