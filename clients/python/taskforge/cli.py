@@ -2,26 +2,158 @@
 
 Human-friendly output by default, ``--json`` for scripts. Database errors raised by the SQL API
 (SQLSTATE TF400, TF404, TF409) and connection problems become one line on stderr and a
-non-zero exit code, never a traceback.
+non-zero exit code, never a traceback. Option values are converted by the parameter types below
+(:class:`SqlInt`, :class:`Seconds`, :class:`Text`, :class:`Choice`), which report a bad value
+as one line ``taskforge: --option: problem`` and exit code 2 before anything is sent.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 
 import click
 import psycopg
 
-from . import db
+from . import client, db
 
-#: Exit codes: 1 = usage/other error, 2 = click usage, 3 = database refused the request
-#: (TF400/TF404/TF409), 4 = cannot reach or use the database.
+#: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
+#: the request (TF400/TF404/TF409), 4 = cannot reach or use the database.
+EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_DATABASE = 4
 
+
+class OptionError(click.ClickException):
+    """A bad option or argument value: one line ``taskforge: <option>: <problem>`` on stderr and
+    exit code 2 (no usage block: the line names the option)."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, option: str, problem: str):
+        super().__init__(f"{option}: {problem}")
+
+    def show(self, file=None) -> None:
+        click.echo(f"taskforge: {self.format_message()}", err=True)
+
+
+def param_label(param: click.Parameter | None) -> str:
+    """How an error names a parameter: its long option (``--priority``) or argument (``TASK_ID``)."""
+    if isinstance(param, click.Option):
+        longs = [o for o in param.opts if o.startswith("--")]
+        return (longs or param.opts)[0]
+    if param is not None:
+        return param.human_readable_name
+    return "value"
+
+
+def _shown(value) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+class SqlInt(click.ParamType):
+    """An integer within ``min``..``max``, by default the whole range of the SQL parameter type
+    it is passed to (``"int"`` or ``"bigint"``).
+
+    The range check keeps values PostgreSQL cannot receive as that type from reaching the
+    database (they would be sent as bigint/numeric and match no function, SQLSTATE 42883);
+    narrower business bounds stay the database's and come back as TF400.
+    """
+
+    name = "integer"
+
+    def __init__(self, sql_type: str = "int", min: int | None = None, max: int | None = None):
+        lo, hi = {"int": client.INT4_RANGE, "bigint": client.INT8_RANGE}[sql_type]
+        self.sql_type = sql_type
+        self.bounds = click.IntRange(lo if min is None else min, hi if max is None else max)
+        self.whole_type = min is None and max is None
+
+    def _out_of_range(self, param, got: str) -> OptionError:
+        lo, hi = self.bounds.min, self.bounds.max
+        where = f" (the range of SQL {self.sql_type})" if self.whole_type else ""
+        return OptionError(param_label(param), f"must be between {lo} and {hi}{where}, got {got}")
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            try:
+                number = int(text, 10)
+            except ValueError:
+                if re.fullmatch(r"[+-]?[0-9]+", text):  # too many digits to convert
+                    raise self._out_of_range(param, f"a {len(text.lstrip('+-'))}-digit number") from None
+                raise OptionError(param_label(param), f"{_shown(value)} is not an integer") from None
+        try:
+            return self.bounds.convert(number, param, ctx)
+        except click.BadParameter:
+            raise self._out_of_range(param, str(number)) from None
+
+
+class Seconds(click.ParamType):
+    """A finite number of seconds within ``min``..``max`` (NaN and Infinity are rejected)."""
+
+    name = "seconds"
+
+    def __init__(self, min: float, max: float, max_note: str = ""):
+        self.min, self.max, self.max_note = min, max, max_note
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise OptionError(param_label(param), f"{_shown(value)} is not a number") from None
+        if not math.isfinite(number):
+            raise OptionError(param_label(param), f"must be a finite number of seconds, got {_shown(value)}")
+        if not self.min <= number <= self.max:
+            raise OptionError(param_label(param), f"must be between {_number(self.min)} and "
+                              f"{_number(self.max)} seconds{self.max_note}, got {_shown(value)}")
+        return number
+
+
+class Text(click.ParamType):
+    """A string PostgreSQL can receive: no NUL character and valid UTF-8 (bytes that are not
+    UTF-8 reach Python as lone surrogates, which no database text can hold)."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        problem = client.text_problem(value)
+        if problem is not None:
+            bad = next(i for i, ch in enumerate(value) if ch == "\x00" or "\ud800" <= ch <= "\udfff")
+            if "\udc80" <= value[bad] <= "\udcff":  # an undecodable byte of the command line
+                problem = f"not valid UTF-8 (byte 0x{ord(value[bad]) - 0xDC00:02x} at position {bad})"
+            label = param_label(param)
+            if ctx is not None and param is not None and param.name and \
+                    ctx.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT:
+                label += " (from the environment)"
+            raise OptionError(label, problem)
+        return value
+
+
+class Choice(click.Choice):
+    """``click.Choice`` whose bad value is one line naming the option."""
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            any_case = "" if self.case_sensitive else " (any case)"
+            raise OptionError(param_label(param), f"must be one of {', '.join(map(str, self.choices))}"
+                                                  f"{any_case}, got {_shown(value)}") from None
+
+
 dsn_option = click.option(
-    "--dsn", envvar=["TASKFORGE_DSN", "DATABASE_URL"], default=None, show_envvar=True,
+    "--dsn", envvar=["TASKFORGE_DSN", "DATABASE_URL"], default=None, show_envvar=True, type=Text(),
     help="PostgreSQL connection string (libpq key=value or URI). Default: $TASKFORGE_DSN, else $DATABASE_URL.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
@@ -40,6 +172,8 @@ class TaskforgeGroup(click.Group):
             return super().invoke(ctx)
         except db.DsnMissing as exc:
             fail(str(exc), EXIT_DATABASE)
+        except client.InvalidArgument as exc:  # a client-side check (the commands check options first)
+            fail(str(exc), EXIT_USAGE)
         except psycopg.Error as exc:
             diag = getattr(exc, "diag", None)
             sqlstate = getattr(exc, "sqlstate", None) or ""

@@ -13,7 +13,7 @@ import traceback
 
 import click
 
-from .cli import EXIT_DATABASE, dsn_option, fail, main
+from .cli import EXIT_DATABASE, Text, dsn_option, fail, main
 
 EXIT_USAGE = 2
 
@@ -25,7 +25,7 @@ log_level_option = click.option(
 
 @main.command("worker")
 @dsn_option
-@click.option("--queue", "-q", "queues", multiple=True, metavar="QUEUE",
+@click.option("--queue", "-q", "queues", type=Text(), multiple=True, metavar="QUEUE",
               help="Claim from this queue (repeatable). Default: every queue.")
 @click.option("--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Handler slots in this process; it claims only for free slots.")
@@ -34,10 +34,10 @@ log_level_option = click.option(
 @click.option("--import", "imports", multiple=True, metavar="MODULE",
               help="Import a module (dotted name or path to a .py file) that registers handlers "
                    "with @taskforge.handler (repeatable).")
-@click.option("--task-type", "task_types", multiple=True, metavar="TYPE",
+@click.option("--task-type", "task_types", type=Text(), multiple=True, metavar="TYPE",
               help="Claim only this task type (repeatable; must have a handler). Default: every "
                    "type with a handler (the built-ins plus imported ones).")
-@click.option("--name", default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID.")
+@click.option("--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID.")
 @click.option("--poll-seconds", type=click.FloatRange(0, 3600, min_open=True), default=1.0, show_default=True,
               help="Claim attempt interval when no notification arrives.")
 @click.option("--heartbeat-seconds", type=click.FloatRange(0, 3600, min_open=True), default=5.0, show_default=True,
@@ -109,8 +109,11 @@ def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_
     from .worker import WorkerStartupError, configure_logging
 
     configure_logging(log_level)
-    config = SchedulerConfig(max_interval_seconds=max_interval_seconds, batch_size=batch_size,
-                             retain_days=retain_days, prune_interval_seconds=prune_interval_seconds)
+    try:
+        config = SchedulerConfig(max_interval_seconds=max_interval_seconds, batch_size=batch_size,
+                                 retain_days=retain_days, prune_interval_seconds=prune_interval_seconds)
+    except ValueError as exc:  # e.g. NaN, which passes click.FloatRange
+        fail(str(exc), EXIT_USAGE)
     try:
         code = Scheduler(dsn, config).run()
     except WorkerStartupError as exc:

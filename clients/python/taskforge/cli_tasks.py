@@ -3,7 +3,10 @@
 Each command opens one autocommit connection (``--dsn``, else $TASKFORGE_DSN, else
 $DATABASE_URL), calls :mod:`taskforge.client`, and prints an aligned table, or JSON with
 ``--json``. Refusals by the database (TF400/TF404/TF409) are one line on stderr and exit code 3
-(see :mod:`taskforge.cli`); a bad ``--payload`` or ``--at`` is one line and exit code 2.
+(see :mod:`taskforge.cli`). A value that cannot even be sent as its SQL argument type (an
+integer beyond int/bigint, text that is not UTF-8 or holds NUL, a payload with non-finite
+numbers, NUL or unpaired surrogates, a delay outside 0..100 years) or a bad ``--payload`` or
+``--at`` is one line naming the option and exit code 2, and nothing is written.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import sys
 
 import click
 
 from . import client, db
-from .cli import EXIT_REFUSED, dsn_option, fail, json_option, main
+from .cli import (EXIT_REFUSED, EXIT_USAGE, Choice, OptionError, Seconds, SqlInt, Text, dsn_option, fail,
+                  json_option, main)
 from .output import format_value, key_values, table, to_json
-
-EXIT_USAGE = 2
 
 
 def _usage(option: str, problem: str) -> None:
@@ -30,14 +33,55 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON (PostgreSQL jsonb has no NaN or Infinity)")
 
 
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses to inf: Python floats stop near 1.8e308
+        raise client.InvalidArgument("payload", f"number {text[:40]} is out of range: numbers must be "
+                                                "finite (at most about 1.8e308 in magnitude)")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        raise client.InvalidArgument("payload", f"integer with {len(text.lstrip('-'))} digits is too long "
+                                                f"(at most {sys.get_int_max_str_digits()} digits)") from None
+
+
 def parse_payload(text: str | None) -> dict | None:
-    """``--payload`` text to a Python value (the database checks that it is an object)."""
+    """``--payload`` JSON text to a Python value (the database checks that it is an object).
+
+    Besides JSON syntax (NaN and Infinity are not JSON), the value must pass
+    :func:`taskforge.client.check_payload`: finite numbers (``1e400`` overflows a float), no NUL
+    character or unpaired surrogate (``"\\ud800"``) in keys or strings, at most
+    :data:`taskforge.client.MAX_PAYLOAD_DEPTH` levels of nesting. Exits with a one-line
+    ``--payload: ...`` error (code 2) otherwise.
+    """
     if text is None:
         return None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
+                           parse_int=_parse_int)
+        client.check_payload(value)
+    except client.InvalidArgument as exc:
+        raise OptionError("--payload", exc.problem) from None
+    except RecursionError:
+        raise OptionError("--payload", f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep") from None
     except ValueError as exc:
-        _usage("--payload", f"not valid JSON: {exc}")
+        raise OptionError("--payload", f"not valid JSON: {exc}") from None
+    return value
+
+
+class Payload(Text):
+    """``--payload``: UTF-8 text (see :class:`taskforge.cli.Text`) parsed by :func:`parse_payload`."""
+
+    name = "json"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        return parse_payload(super().convert(value, param, ctx))
 
 
 def parse_at(text: str | None) -> _dt.datetime | None:
@@ -70,19 +114,21 @@ def _error_summary(error) -> str | None:
 
 
 @main.command("submit")
-@click.argument("task_type")
-@click.option("--payload", metavar="JSON", default=None,
+@click.argument("task_type", type=Text())
+@click.option("--payload", type=Payload(), metavar="JSON", default=None,
               help="Task payload, a JSON object (default {}).")
-@click.option("--queue", default="default", show_default=True, help="Queue name.")
-@click.option("--priority", type=int, default=0, show_default=True,
+@click.option("--queue", type=Text(), default="default", show_default=True, help="Queue name.")
+@click.option("--priority", type=SqlInt("int"), default=0, show_default=True,
               help="Higher is claimed first (-32768..32767).")
-@click.option("--max-attempts", type=int, default=3, show_default=True,
+@click.option("--max-attempts", type=SqlInt("int"), default=3, show_default=True,
               help="Total attempt budget (1..1000).")
-@click.option("--at", "at", metavar="ISO-8601", default=None,
+@click.option("--at", "at", type=Text(), metavar="ISO-8601", default=None,
               help="Earliest start, with a UTC offset, e.g. 2030-01-31T09:30:00+01:00 or ...Z.")
-@click.option("--delay", "delay", type=float, metavar="SECONDS", default=None,
-              help="Earliest start this many seconds after the database's current time.")
-@click.option("--idempotency-key", default=None,
+@click.option("--delay", "delay", type=Seconds(0, client.MAX_DELAY_SECONDS, " (100 years)"),
+              metavar="SECONDS", default=None,
+              help="Earliest start this many seconds (0 to 100 years) after the database's current "
+                   "time. Not replay-safe with --idempotency-key: each run computes another time.")
+@click.option("--idempotency-key", type=Text(), default=None,
               help="Makes a repeated submit safe: the same request returns the same task.")
 @dsn_option
 @json_option
@@ -93,14 +139,11 @@ def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, ide
     Example:
       taskforge submit sleep --payload '{"ms": 500}' --queue default --priority 5
     """
-    value = parse_payload(payload)
     when = parse_at(at)
     if when is not None and delay is not None:
         _usage("--at/--delay", "give at most one")
-    if delay is not None and not math.isfinite(delay):
-        _usage("--delay", "must be a finite number of seconds")
     with db.connect(dsn) as conn:
-        res = client.submit(conn, task_type, value, queue=queue, priority=priority,
+        res = client.submit(conn, task_type, payload, queue=queue, priority=priority,
                             max_attempts=max_attempts, scheduled_at=when, delay_seconds=delay,
                             idempotency_key=idempotency_key)
     if as_json:
@@ -113,7 +156,7 @@ def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, ide
 
 
 @main.command("show")
-@click.argument("task_id", type=int)
+@click.argument("task_id", type=SqlInt("bigint"))
 @dsn_option
 @json_option
 def show_cmd(task_id, dsn, as_json):
@@ -144,12 +187,12 @@ def show_cmd(task_id, dsn, as_json):
 
 
 @main.command("list")
-@click.option("--state", type=click.Choice(client.STATES, case_sensitive=False), default=None,
+@click.option("--state", type=Choice(client.STATES, case_sensitive=False), default=None,
               help="Only tasks in this state.")
-@click.option("--queue", default=None, help="Only tasks of this queue.")
-@click.option("--type", "task_type", default=None, help="Only tasks of this task type.")
-@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
-              help="At most this many tasks, newest first.")
+@click.option("--queue", type=Text(), default=None, help="Only tasks of this queue.")
+@click.option("--type", "task_type", type=Text(), default=None, help="Only tasks of this task type.")
+@click.option("--limit", type=SqlInt("int", 1, 10000), default=50, show_default=True,
+              help="At most this many tasks (1..10000), newest first.")
 @dsn_option
 @json_option
 def list_cmd(state, queue, task_type, limit, dsn, as_json):
@@ -167,8 +210,8 @@ def list_cmd(state, queue, task_type, limit, dsn, as_json):
 
 
 @main.command("cancel")
-@click.argument("task_id", type=int)
-@click.option("--reason", default=None, help="Free text kept with the task (1,000 characters).")
+@click.argument("task_id", type=SqlInt("bigint"))
+@click.option("--reason", type=Text(), default=None, help="Free text kept with the task (1,000 characters).")
 @dsn_option
 @json_option
 def cancel_cmd(task_id, reason, dsn, as_json):
@@ -188,8 +231,8 @@ def cancel_cmd(task_id, reason, dsn, as_json):
 
 
 @main.command("retry")
-@click.argument("task_id", type=int)
-@click.option("--extra-attempts", type=int, default=1, show_default=True,
+@click.argument("task_id", type=SqlInt("bigint"))
+@click.option("--extra-attempts", type=SqlInt("int"), default=1, show_default=True,
               help="At least this many further attempts (1..1000).")
 @dsn_option
 @json_option

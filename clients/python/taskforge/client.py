@@ -10,6 +10,10 @@ Errors: the database validates every argument and raises ``psycopg.Error`` with 
 ``TF400`` (invalid argument; the message starts with the argument name), ``TF404`` (no such
 task) or ``TF409`` (idempotency key reused with a different request, or a retry that the task's
 state does not allow). Reads of a missing task raise :class:`TaskNotFound` (also ``TF404``).
+Before anything is sent, values PostgreSQL could not even receive as the declared argument types
+raise :class:`InvalidArgument` (a ``ValueError``, message ``"<argument>: <problem>"`` like
+TF400): integers outside ``int``/``bigint``, strings with NUL or unpaired surrogates, payloads
+with NaN/Infinity or nested too deeply, and delays outside 0..:data:`MAX_DELAY_SECONDS`.
 
 Time: every timestamp is written and compared with the database clock. Read rows carry
 ``datetime`` values with a time zone (psycopg converts ``timestamptz`` to the session's
@@ -20,6 +24,10 @@ TimeZone); seconds are ``float``. The caller's clock is never sent, except as an
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import math
+import numbers
+import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
@@ -30,13 +38,43 @@ from psycopg.types.json import Jsonb
 from . import sql
 
 __all__ = [
-    "STATES", "TaskNotFound", "Submitted", "Cancelled", "Retried",
+    "STATES", "INT4_RANGE", "INT8_RANGE", "MAX_DELAY_SECONDS", "MAX_PAYLOAD_DEPTH",
+    "InvalidArgument", "TaskNotFound", "Submitted", "Cancelled", "Retried",
+    "check_payload", "check_delay", "text_problem",
     "submit", "cancel", "retry", "get_task", "list_tasks", "tasks_by_id", "attempts_for",
     "workers", "stats", "invariant_violations", "as_dict",
 ]
 
 #: Task states in lifecycle order (DESIGN.md §2).
 STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
+
+#: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. A
+#: Python int outside it would be sent as ``bigint``/``numeric``, and PostgreSQL would then find
+#: no matching ``tf_*`` function (SQLSTATE 42883) instead of checking the business bound.
+INT4_RANGE = (-2**31, 2**31 - 1)
+#: Inclusive range of the SQL type ``bigint`` (int8): task ids.
+INT8_RANGE = (-2**63, 2**63 - 1)
+#: Longest ``delay_seconds`` that :func:`submit` accepts: 100 years of 365.25 days, in seconds.
+MAX_DELAY_SECONDS = 100 * 365.25 * 86400
+#: Deepest nesting of arrays and objects in a payload (the top-level object is level 1). Python's
+#: json module (used here and by workers to decode payloads) recurses once per level and fails
+#: near its recursion limit of about 1000, so payloads stay well below it.
+MAX_PAYLOAD_DEPTH = 512
+
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+class InvalidArgument(ValueError):
+    """A value the database could not receive as its SQL argument type; nothing was sent.
+
+    ``argument`` is the SQL argument name, ``problem`` the reason; ``str()`` is
+    ``"<argument>: <problem>"`` (the shape of a TF400 message).
+    """
+
+    def __init__(self, argument: str, problem: str):
+        super().__init__(f"{argument}: {problem}")
+        self.argument = argument
+        self.problem = problem
 
 
 class TaskNotFound(LookupError):
@@ -83,34 +121,127 @@ def as_dict(value: Any) -> dict:
     return asdict(value)
 
 
+def text_problem(value: str) -> str | None:
+    """Why PostgreSQL ``text``/``jsonb`` cannot hold this string (a NUL character, or a lone
+    surrogate code point, which has no UTF-8 encoding), or ``None`` when it can."""
+    bad = _BAD_TEXT.search(value)
+    if bad is None:
+        return None
+    char, where = bad.group(), bad.start()
+    if char == "\x00":
+        return f"contains a NUL character (U+0000) at position {where}, which PostgreSQL cannot store"
+    return (f"contains an unpaired surrogate (U+{ord(char):04X}) at position {where}, "
+            "which is not valid Unicode")
+
+
+def _int_arg(argument: str, value: Any, bounds: tuple[int, int], sql_type: str) -> Any:
+    """``value`` as an ``int`` within the SQL type's range (``None`` passes: the database
+    reports NULLs with TF400). Raises InvalidArgument."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgument(argument, f"must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if not bounds[0] <= value <= bounds[1]:
+        raise InvalidArgument(argument, f"must fit the SQL type {sql_type} "
+                                        f"({bounds[0]}..{bounds[1]}), got {value}")
+    return value
+
+
+def _text_arg(argument: str, value: Any) -> Any:
+    """Reject a ``str`` PostgreSQL cannot receive (other values pass to the database)."""
+    if isinstance(value, str):
+        problem = text_problem(value)
+        if problem:
+            raise InvalidArgument(argument, problem)
+    return value
+
+
+def _json_path(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    text = str(key)
+    if text.isidentifier() and text.isascii():
+        return f"{path}.{text}"
+    shown = json.dumps(text[:40] + ("..." if len(text) > 40 else ""))  # ASCII: escapes bad characters
+    return f"{path}[{shown}]"
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 100 else "$..." + path[-96:]
+
+
+def check_payload(payload: Any) -> None:
+    """Check that a payload (any JSON-shaped value) can be stored as ``jsonb``.
+
+    Rejected, with the JSON path of the first problem (``$.a[0]``): floats that are NaN or
+    +/-Infinity (JSON has no such numbers; ``float("1e400")`` is Infinity), keys and strings with
+    a NUL character or an unpaired surrogate (PostgreSQL cannot store them), and nesting deeper
+    than :data:`MAX_PAYLOAD_DEPTH`. Whether it is an object is checked by the database (TF400).
+    Iterative: any depth is safe to check. Raises :class:`InvalidArgument` (argument ``payload``).
+    """
+    stack: list[tuple[Any, str, int]] = [(payload, "$", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                raise InvalidArgument("payload", f"string at {_short(path)} {problem}")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise InvalidArgument("payload", f"number at {_short(path)} is {value!r}; JSON numbers "
+                                                 "must be finite (a number beyond +/-1.8e308 overflows "
+                                                 "to Infinity)")
+        elif isinstance(value, (dict, list, tuple)):
+            if depth > MAX_PAYLOAD_DEPTH:
+                raise InvalidArgument("payload", f"nested more than {MAX_PAYLOAD_DEPTH} levels deep")
+            children = []
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if isinstance(key, str):
+                        problem = text_problem(key)
+                        if problem:
+                            raise InvalidArgument("payload", f"key at {_short(_json_path(path, key))} "
+                                                             f"{problem}")
+                    children.append((item, _json_path(path, key), depth + 1))
+            else:
+                children = [(item, _json_path(path, i), depth + 1) for i, item in enumerate(value)]
+            stack.extend(reversed(children))  # report problems in document order
+
+
 def submit(conn: psycopg.Connection, task_type: str, payload: dict | None = None, *,
            queue: str = "default", priority: int = 0, max_attempts: int = 3,
            scheduled_at: _dt.datetime | None = None, delay_seconds: float | None = None,
            idempotency_key: str | None = None) -> Submitted:
     """Admit one task through ``tf_submit`` and return :class:`Submitted`.
 
-    ``payload`` must be a JSON object (``dict``; ``None`` means ``{}``). ``scheduled_at`` (an
-    aware ``datetime``) or ``delay_seconds`` (seconds after the database's clock_timestamp())
-    delays eligibility; give at most one. A naive ``scheduled_at`` raises ``ValueError`` (it
-    would be read in the session's TimeZone, which must not change the result).
+    ``payload`` must be a JSON object (``dict``; ``None`` means ``{}``) that passes
+    :func:`check_payload`. ``scheduled_at`` (an aware ``datetime``) or ``delay_seconds`` (float
+    seconds after the database's clock_timestamp(), 0..:data:`MAX_DELAY_SECONDS`; a delay
+    cannot be negative) delays eligibility; give at most one. A naive ``scheduled_at`` is
+    rejected (it would be read in the session's TimeZone, which must not change the result).
+    ``priority`` and ``max_attempts`` must be ints within :data:`INT4_RANGE`; their real bounds
+    (-32768..32767, 1..1000) are the database's (TF400).
 
     Raises ``psycopg.Error`` with SQLSTATE TF400 (invalid argument) or TF409 (idempotency key
-    reused with a different request); ``ValueError`` for the two client-side checks above.
+    reused with a different request); :class:`InvalidArgument` (a ``ValueError``) for the
+    client-side checks above, before anything is sent.
     """
     if scheduled_at is not None and delay_seconds is not None:
-        raise ValueError("scheduled_at and delay_seconds: give at most one")
+        raise InvalidArgument("scheduled_at/delay_seconds", "give at most one")
     if scheduled_at is not None and scheduled_at.utcoffset() is None:
-        raise ValueError("scheduled_at: needs a UTC offset (a naive time is ambiguous)")
+        raise InvalidArgument("scheduled_at", "needs a UTC offset (a naive time is ambiguous)")
+    check_payload(payload)
     params = {
-        "task_type": task_type,
+        "task_type": _text_arg("task_type", task_type),
         "payload": Jsonb({} if payload is None else payload),
-        "queue": queue,
-        "priority": priority,
-        "max_attempts": max_attempts,
-        "idempotency_key": idempotency_key,
+        "queue": _text_arg("queue", queue),
+        "priority": _int_arg("priority", priority, INT4_RANGE, "int"),
+        "max_attempts": _int_arg("max_attempts", max_attempts, INT4_RANGE, "int"),
+        "idempotency_key": _text_arg("idempotency_key", idempotency_key),
     }
     if delay_seconds is not None:
-        params["delay_seconds"] = float(delay_seconds)
+        params["delay_seconds"] = check_delay(delay_seconds)
         row = conn.execute(sql.SUBMIT_DELAYED, params).fetchone()
     else:
         params["scheduled_at"] = scheduled_at
@@ -118,13 +249,33 @@ def submit(conn: psycopg.Connection, task_type: str, payload: dict | None = None
     return Submitted(task_id=row[0], state=row[1], created=row[2])
 
 
+def check_delay(delay_seconds: Any) -> float:
+    """``delay_seconds`` as a float: a finite number of seconds from 0 to
+    :data:`MAX_DELAY_SECONDS` (100 years). Raises :class:`InvalidArgument`."""
+    if isinstance(delay_seconds, bool) or not isinstance(delay_seconds, numbers.Real):
+        raise InvalidArgument("delay_seconds", f"must be a number of seconds, got {type(delay_seconds).__name__}")
+    try:
+        value = float(delay_seconds)
+    except OverflowError:
+        value = math.inf if delay_seconds > 0 else -math.inf
+    if not math.isfinite(value):
+        raise InvalidArgument("delay_seconds", f"must be a finite number of seconds, got {value!r}")
+    if not 0 <= value <= MAX_DELAY_SECONDS:
+        raise InvalidArgument("delay_seconds", f"must be between 0 and {MAX_DELAY_SECONDS:.0f} seconds "
+                                               f"(100 years), got {value:g}")
+    return value
+
+
 def cancel(conn: psycopg.Connection, task_id: int, reason: str | None = None) -> Cancelled:
     """Cancel a task through ``tf_cancel``: QUEUED/RETRYING end CANCELLED now, RUNNING gets a
     cancel request (honoured at finalize or recovery), terminal states are returned unchanged.
 
-    Raises ``psycopg.Error`` TF404 for an unknown id, TF400 for a NULL id.
+    Raises ``psycopg.Error`` TF404 for an unknown id, TF400 for a NULL id;
+    :class:`InvalidArgument` for an id outside :data:`INT8_RANGE` or an unstorable reason.
     """
-    row = conn.execute(sql.CANCEL, {"task_id": task_id, "reason": reason}).fetchone()
+    params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
+              "reason": _text_arg("reason", reason)}
+    row = conn.execute(sql.CANCEL, params).fetchone()
     return Cancelled(task_id=task_id, task_state=row[0], cancel_requested=row[1])
 
 
@@ -133,9 +284,12 @@ def retry(conn: psycopg.Connection, task_id: int, extra_attempts: int = 1) -> Re
     ``max(max_attempts, attempts so far + extra_attempts)``).
 
     Raises ``psycopg.Error`` TF404 (unknown id), TF409 (the task is not FAILED/CANCELLED),
-    TF400 (extra_attempts outside 1..1000, or a budget above 10000).
+    TF400 (extra_attempts outside 1..1000, or a budget above 10000); :class:`InvalidArgument`
+    for a task id outside :data:`INT8_RANGE` or extra_attempts outside :data:`INT4_RANGE`.
     """
-    row = conn.execute(sql.RETRY, {"task_id": task_id, "extra_attempts": extra_attempts}).fetchone()
+    params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
+              "extra_attempts": _int_arg("extra_attempts", extra_attempts, INT4_RANGE, "int")}
+    row = conn.execute(sql.RETRY, params).fetchone()
     return Retried(task_id=task_id, task_state=row[0], max_attempts=row[1])
 
 
@@ -147,8 +301,9 @@ def _dict_rows(conn: psycopg.Connection, query: str, params: dict | None = None)
 
 def get_task(conn: psycopg.Connection, task_id: int) -> dict:
     """One task from ``tf_tasks`` with its attempt history under ``"attempts"`` (a list of
-    ``tf_attempts`` rows, attempt 1 first). Raises :class:`TaskNotFound`."""
-    rows = _dict_rows(conn, sql.TASK_GET, {"task_id": task_id})
+    ``tf_attempts`` rows, attempt 1 first). Raises :class:`TaskNotFound`, or
+    :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
+    rows = _dict_rows(conn, sql.TASK_GET, {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint")})
     if not rows:
         raise TaskNotFound(task_id)
     task = rows[0]
@@ -159,27 +314,33 @@ def get_task(conn: psycopg.Connection, task_id: int) -> dict:
 def list_tasks(conn: psycopg.Connection, *, state: str | None = None, queue: str | None = None,
                task_type: str | None = None, limit: int = 50) -> list[dict]:
     """Tasks from ``tf_tasks``, newest first (by task id), filtered by exact state, queue and
-    task type (``None`` matches all), at most ``limit`` rows (1..10000, else ``ValueError``)."""
-    if not 1 <= limit <= 10000:
-        raise ValueError(f"limit: must be between 1 and 10000, got {limit}")
+    task type (``None`` matches all), at most ``limit`` rows (1..10000). Raises
+    :class:`InvalidArgument` (a ``ValueError``) for a bad limit, state or filter string."""
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= 10000:
+        raise InvalidArgument("limit", f"must be an integer between 1 and 10000, got {limit!r}")
     if state is not None:
         state = state.upper()
         if state not in STATES:
-            raise ValueError(f"state: must be one of {', '.join(STATES)}, got {state!r}")
+            raise InvalidArgument("state", f"must be one of {', '.join(STATES)}, got {state!r}")
+    _text_arg("queue", queue)
+    _text_arg("task_type", task_type)
     return _dict_rows(conn, sql.TASKS_LIST,
                       {"state": state, "queue": queue, "task_type": task_type, "limit": limit})
 
 
 def tasks_by_id(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict]:
-    """The ``tf_tasks`` rows of these ids (unknown ids are skipped), ordered by id."""
-    return _dict_rows(conn, sql.TASKS_BY_ID, {"task_ids": list(task_ids)})
+    """The ``tf_tasks`` rows of these ids (unknown ids are skipped), ordered by id.
+    Raises :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
+    ids = [_int_arg("task_ids", t, INT8_RANGE, "bigint") for t in task_ids]
+    return _dict_rows(conn, sql.TASKS_BY_ID, {"task_ids": ids})
 
 
 def attempts_for(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict]:
     """The ``tf_attempts`` rows of these tasks, ordered by task id and attempt number.
     ``duration_seconds`` and ``recovery_lag_seconds`` (ABANDONED only) are float seconds of
-    database time."""
-    return _dict_rows(conn, sql.ATTEMPTS_FOR_TASKS, {"task_ids": list(task_ids)})
+    database time. Raises :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
+    ids = [_int_arg("task_ids", t, INT8_RANGE, "bigint") for t in task_ids]
+    return _dict_rows(conn, sql.ATTEMPTS_FOR_TASKS, {"task_ids": ids})
 
 
 def workers(conn: psycopg.Connection, *, include_stopped: bool = False) -> list[dict]:
