@@ -141,6 +141,30 @@ def test_exception_kinds_map_to_outcomes():
     assert run_handler(raises(Custom("subclass")), {}, ctx()).outcome == "retryable"
 
 
+def test_an_exception_whose_str_raises_keeps_its_own_type():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("str() blows up")
+
+    class UnprintableRetry(RetryableError):
+        def __str__(self):
+            raise ValueError("no text either")
+
+    def raises(exc):
+        def fn(payload, ctx):
+            raise exc
+        return fn
+
+    out = run_handler(raises(Unprintable("x")), {}, ctx())
+    name = f"{__name__}.{Unprintable.__qualname__}"
+    assert out.outcome == "failed" and out.error["type"] == name
+    assert out.error["message"] == f"<unprintable {name} object: str() raised RuntimeError>"
+    assert "blows up" not in json.dumps(out.error) and "Traceback (most recent call last)" in out.error["traceback"]
+    retry = run_handler(raises(UnprintableRetry()), {}, ctx())
+    assert retry.outcome == "retryable" and retry.error["type"].endswith("UnprintableRetry")
+    assert retry.error["message"].endswith("str() raised ValueError>")
+
+
 @pytest.mark.parametrize("value, needle", [
     (math.nan, "NaN and Infinity are not allowed"),
     ({"x": [1, math.inf]}, "NaN and Infinity are not allowed"),

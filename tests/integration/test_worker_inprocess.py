@@ -63,7 +63,7 @@ def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue):
         (tid, attempt_number, task_type, payload, q, priority, max_attempts, _lease), = rows
         assert tid == task_id
         wrapper = DropsAfterFinalize(worker._work.connection())
-        worker._work._conn = wrapper
+        worker._work._lanes[0].db._conn = wrapper  # the first lane: statements go there first
         ctx = TaskContext(task_id=tid, attempt_number=attempt_number, task_type=task_type, queue=q,
                           priority=priority, max_attempts=max_attempts, worker_id=worker.worker_id)
         worker._execute(_Running(ctx=ctx, payload=payload, claimed_at=time.monotonic(),

@@ -258,8 +258,10 @@ def error_json(exc: BaseException | None = None, *, type_name: str | None = None
                max_bytes: int = ERROR_MAX_BYTES) -> dict:
     """Describe a failure as ``{"type", "message", "traceback"}`` ready for tf_finalize.
 
-    Give an exception (its class, text and traceback are used) and/or explicit parts. Strings
-    are cleaned with :func:`sanitize_text`; the message keeps its first
+    Give an exception (its class, text and traceback are used) and/or explicit parts. An
+    exception whose ``__str__`` raises keeps its own type; its message becomes the placeholder
+    ``<unprintable TYPE object: str() raised ERROR_TYPE>``. Never raises for a broken exception.
+    Strings are cleaned with :func:`sanitize_text`; the message keeps its first
     :data:`ERROR_MESSAGE_MAX_CHARS` characters and the traceback its last lines, so that the
     UTF-8 JSON text is at most ``max_bytes`` bytes; ``"truncated": true`` marks a cut.
     """
@@ -268,9 +270,17 @@ def error_json(exc: BaseException | None = None, *, type_name: str | None = None
         module = getattr(cls, "__module__", "")
         default_type = cls.__qualname__ if module in ("builtins", "", None) else f"{module}.{cls.__qualname__}"
         type_name = type_name or default_type
-        message = message if message is not None else str(exc)
+        if message is None:
+            try:
+                message = str(exc)
+            except Exception as str_error:  # noqa: BLE001 - a broken __str__ must not hide the real error
+                message = (f"<unprintable {default_type} object: str() raised "
+                           f"{type(str_error).__qualname__}>")
         if tb is None:
-            tb = "".join(_traceback.format_exception(cls, exc, exc.__traceback__))
+            try:
+                tb = "".join(_traceback.format_exception(cls, exc, exc.__traceback__))
+            except Exception:  # noqa: BLE001 - e.g. a broken __notes__; the type and message remain
+                tb = None
     out: dict[str, Any] = {
         "type": sanitize_text(type_name or "error")[:200],
         "message": sanitize_text(message if message is not None else ""),

@@ -1,18 +1,30 @@
 """The worker process: ``tf_claim`` -> handler -> ``tf_finalize``, in a loop.
 
-Threads and connections (autocommit; the renewer, the heartbeat and the listener each have a
-connection of their own, so a slow handler, busy slots or a reconnect elsewhere never delay a
+Threads and connections (autocommit; renewals, heartbeats and the listener each use
+connections of their own, so a slow handler, busy slots or a reconnect elsewhere never delay a
 lease renewal or a heartbeat):
 
-* **dispatcher** (connection ``taskforge-worker/work``, shared with the slots' finalize calls):
-  claims up to ``free slots`` tasks (``max_tasks`` = free slots) whenever a slot is free and it
-  is woken, or every ``poll_seconds``;
+* **dispatcher** (``taskforge-worker/work`` connections, shared with the slots' finalize
+  calls): claims up to ``free slots`` tasks (``max_tasks`` = free slots) whenever a slot is free
+  and it is woken, or every ``poll_seconds``;
 * **slots** (``concurrency`` threads): run one handler each and finalize its attempt;
-* **renewer** (``taskforge-worker/renew``): renews each running task's lease every
-  ``lease_seconds / 3`` seconds (monotonic clock) and keeps ``ctx.cancel_requested`` current;
+* **renewers** (``min(concurrency, 4)`` threads, ``taskforge-worker/renew`` connections): renew
+  each running task's lease on its own schedule, every ``lease_seconds / 3`` seconds (monotonic
+  clock), and keep ``ctx.cancel_requested`` current;
 * **heartbeat** (``taskforge-worker/heartbeat``): ``tf_heartbeat`` every ``heartbeat_seconds``;
 * **listener** (``taskforge-worker/listen``): ``LISTEN taskforge`` and wake the dispatcher when
   a notification names one of its queues; re-subscribes on a fresh connection after any error.
+
+Row locks: tf_renew and tf_finalize lock the task row and wait for any transaction that holds
+it (a client's open ``BEGIN; SELECT tf_cancel(...)``, an operator's UPDATE). The work and renew
+connections therefore run with ``lock_timeout`` = ``min(1 s, lease_seconds / 10)``
+(:attr:`WorkerConfig.lock_timeout_seconds`). A statement that gives up on a lock (SQLSTATE 55P03
+lock_not_available) changed nothing and is not a lost lease: a renewal is retried after a short
+delay while the other tasks' renewals go on; a finalize is retried with the same worker id and
+attempt number after a short backoff, holding no connection meanwhile. Statements run on
+:class:`DbLanes`: one connection normally, and another one (up to a small limit) whenever every
+open one has been busy for ``min(0.1 s, lock_timeout / 2)``, so one statement waiting for a lock
+does not hold up the renewals, claims or finalizes of other tasks.
 
 Time: every decision about a lease is made by the database (``clock_timestamp()`` inside the
 ``tf_*`` functions). The worker schedules its own calls with ``time.monotonic()`` intervals and
@@ -31,6 +43,7 @@ whose connection dropped is sent again with the same worker id and attempt numbe
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -53,8 +66,8 @@ from .db import resolve_dsn
 from .handlers import HandlerRegistry, Outcome, TaskContext, error_json, run_handler
 
 __all__ = [
-    "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection", "Backoff",
-    "check_schema", "configure_logging", "is_connection_error",
+    "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection", "DbLanes",
+    "Backoff", "check_schema", "configure_logging", "is_connection_error", "is_lock_timeout",
     "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
 ]
 
@@ -68,6 +81,17 @@ QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
 APPLICATION_NAME = "taskforge-worker"
 #: TCP keepalives so a silently vanished server is noticed (applied unless the DSN sets them).
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+#: Most connections a :class:`DbLanes` of the worker opens (renewals; claims and finalizes).
+MAX_LANES = 4
+#: A lane busy this long (seconds, or lock_timeout / 2 if shorter) counts as stuck: the next
+#: statement gets another lane instead of waiting for it.
+LANE_STUCK_SECONDS = 0.1
+#: An extra lane (not the first) idle this long (seconds) is closed.
+LANE_IDLE_CLOSE_SECONDS = 10.0
+#: While one task's renewal or finalize keeps timing out on a lock, log it at most this often (s).
+LOCK_LOG_EVERY_SECONDS = 10.0
+#: Cap of the backoff (seconds) between tries of a finalize that timed out on a row lock.
+FINALIZE_LOCK_RETRY_CAP_SECONDS = 2.0
 
 
 class WorkerStartupError(RuntimeError):
@@ -111,6 +135,16 @@ def is_connection_error(exc: BaseException) -> bool:
     return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
 
 
+def is_lock_timeout(exc: BaseException) -> bool:
+    """True for SQLSTATE 55P03 lock_not_available: the statement gave up waiting for a lock
+    (``lock_timeout``) and changed nothing; the connection is fine and the call may be repeated.
+
+    (psycopg classes it as an OperationalError, so :func:`is_connection_error` is True for it
+    too; the worker checks this first and keeps the connection.)
+    """
+    return isinstance(exc, psycopg.errors.LockNotAvailable) or getattr(exc, "sqlstate", None) == "55P03"
+
+
 class Backoff:
     """Capped exponential backoff with jitter: ``min(cap, base * 2**n) * U(0.5, 1)`` seconds."""
 
@@ -126,17 +160,29 @@ class Backoff:
         self.failures = 0
 
 
+def lock_timeout_option(dsn: str, seconds: float) -> str:
+    """The libpq ``options`` value for a connection with ``lock_timeout`` = seconds (rounded to
+    whole milliseconds, at least 1 ms), keeping any options the DSN already has; ours comes last,
+    so it wins over a ``-c lock_timeout`` there."""
+    milliseconds = max(1, round(seconds * 1000))
+    existing = conninfo_to_dict(dsn).get("options") or ""
+    return f"{existing} -c lock_timeout={milliseconds}".strip()
+
+
 class DbConnection:
     """One autocommit connection that reopens itself after a failure.
 
     ``execute`` sends one statement and returns all rows. Connection errors (see
     :func:`is_connection_error`) close the connection; if ``retry`` returns True the statement
-    is sent again on a new connection after a backoff wait, else the error is raised. Other
-    database errors (TF400, TF404, ...) are raised at once. Thread-safe (one statement at a time).
+    is sent again on a new connection after a backoff wait, else the error is raised. A lock
+    timeout (:func:`is_lock_timeout`) and other database errors (TF400, TF404, ...) are raised at
+    once and keep the connection. ``lock_timeout`` (seconds, None = the server's setting) is set
+    on every connection opened. Thread-safe (one statement at a time).
     """
 
     def __init__(self, dsn: str, application_name: str, *, interrupt: threading.Event | None = None,
-                 connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log) -> None:
+                 connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log,
+                 lock_timeout: float | None = None) -> None:
         self.dsn = dsn
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
@@ -150,13 +196,15 @@ class DbConnection:
         self._extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
         if "connect_timeout" not in params:
             self._extra["connect_timeout"] = max(1, int(connect_timeout))
+        self.lock_timeout = lock_timeout
+        self._options = {} if lock_timeout is None else {"options": lock_timeout_option(dsn, lock_timeout)}
 
     def connection(self) -> psycopg.Connection:
         """The open connection, opening one if needed (raises psycopg.OperationalError)."""
         with self._lock:
             if self._conn is None or self._conn.closed:
                 self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
-                                             **self._extra)
+                                             **self._extra, **self._options)
                 if self._lost:
                     self.log.info("reconnected to the database (%s)", self.application_name)
                     self._lost = False
@@ -182,7 +230,7 @@ class DbConnection:
                     cur = conn.execute(query, params)
                     return cur.fetchall() if cur.description else []
                 except Exception as exc:
-                    if not is_connection_error(exc):
+                    if is_lock_timeout(exc) or not is_connection_error(exc):
                         raise
                     self.close()
                     self._lost = True
@@ -194,6 +242,148 @@ class DbConnection:
                              what, self.application_name, _one_line(failure), delay)
             if self.interrupt.wait(delay):
                 raise failure  # interrupted (the process is exiting): give up
+
+
+@dataclass(eq=False)
+class _Lane:
+    """One connection of a :class:`DbLanes`; times are monotonic."""
+
+    db: DbConnection
+    busy_since: float | None = None
+    idle_since: float = 0.0
+
+
+class DbLanes:
+    """Up to ``max_lanes`` autocommit connections ("lanes") for statements of one kind.
+
+    :meth:`execute` runs one statement on an idle lane, preferring the oldest lane, and returns
+    its rows. When every open lane is busy and each has been busy for at least ``stuck_after``
+    seconds (a statement waiting for a lock, a connection that hangs), another lane is opened, up
+    to ``max_lanes``; otherwise the caller waits for a lane. One stuck statement therefore
+    delays the others by at most ``stuck_after`` seconds. An extra lane (not the first) that has
+    been idle for ``idle_close_after`` seconds is closed. All times use the monotonic clock.
+    Every lane is a :class:`DbConnection` with the same application_name, lock_timeout (seconds
+    or None) and keepalives. The first lane's connection is opened on first use, or by
+    :meth:`connection`.
+
+    Connection errors (:func:`is_connection_error`): the failed lane's connection is closed and
+    the lane released; if ``retry`` returns True the statement is sent again after a capped
+    exponential backoff (``backoff_cap`` seconds) during which no lane is held, else the error is
+    raised. Waits end early (raising the last error) when ``interrupt`` is set. Lock timeouts
+    (:func:`is_lock_timeout`) and other database errors are raised at once. Thread-safe.
+    """
+
+    def __init__(self, dsn: str, application_name: str, *, max_lanes: int = 1,
+                 stuck_after: float = LANE_STUCK_SECONDS, idle_close_after: float = LANE_IDLE_CLOSE_SECONDS,
+                 interrupt: threading.Event | None = None, backoff_cap: float = 5.0,
+                 logger: logging.Logger = log, lock_timeout: float | None = None) -> None:
+        if max_lanes < 1:
+            raise ValueError(f"max_lanes: must be at least 1, got {max_lanes}")
+        self.dsn = dsn
+        self.application_name = application_name
+        self.max_lanes = max_lanes
+        self.stuck_after = stuck_after
+        self.idle_close_after = idle_close_after
+        self.interrupt = interrupt or threading.Event()
+        self.backoff_cap = backoff_cap
+        self.log = logger
+        self.lock_timeout = lock_timeout
+        self._cond = threading.Condition()
+        self._lanes: list[_Lane] = [self._new_lane()]
+
+    def _new_lane(self) -> _Lane:
+        return _Lane(DbConnection(self.dsn, self.application_name, interrupt=self.interrupt,
+                                  backoff_cap=self.backoff_cap, logger=self.log, lock_timeout=self.lock_timeout),
+                     idle_since=time.monotonic())
+
+    @property
+    def lanes(self) -> int:
+        """How many lanes exist now (opened or to be opened on first use)."""
+        with self._cond:
+            return len(self._lanes)
+
+    def connection(self) -> psycopg.Connection:
+        """The first lane's open connection, opening it if needed (raises psycopg.OperationalError).
+
+        For startup, before other threads use the lanes; statements go through :meth:`execute`.
+        """
+        return self._lanes[0].db.connection()
+
+    def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
+                what: str = "statement") -> list[tuple]:
+        """Run one statement on a lane and return its rows (see the class docstring)."""
+        backoff: Backoff | None = None
+        while True:
+            lane = self._acquire()
+            try:
+                return lane.db.execute(query, params, what=what)
+            except Exception as exc:
+                if is_lock_timeout(exc) or not is_connection_error(exc) or retry is None or not retry():
+                    raise
+                failure = exc
+            finally:
+                self._release(lane)
+            backoff = backoff or Backoff(cap=self.backoff_cap)
+            delay = backoff.next_delay()
+            self.log.warning("%s failed: connection lost or refused (%s): %s; retrying in %.2f s",
+                             what, self.application_name, _one_line(failure), delay)
+            if self.interrupt.wait(delay):
+                raise failure  # interrupted (the process is exiting): give up
+
+    def _acquire(self) -> _Lane:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for lane in self._lanes:
+                    if lane.busy_since is None:
+                        lane.busy_since = now
+                        return lane
+                timeout = 1.0
+                if len(self._lanes) < self.max_lanes:
+                    newest = max(lane.busy_since for lane in self._lanes)  # all busy: none is None
+                    if now - newest >= self.stuck_after:
+                        lane = self._new_lane()
+                        lane.busy_since = now
+                        self._lanes.append(lane)
+                        count, oldest = len(self._lanes), min(x.busy_since for x in self._lanes)
+                        break
+                    timeout = newest + self.stuck_after - now
+                self._cond.wait(max(timeout, 0.001))
+        self.log.info("%s: every connection has been busy for %.2f s or more (the longest for %.2f s); "
+                      "opening connection %d of at most %d", self.application_name, now - newest,
+                      now - oldest, count, self.max_lanes)
+        return lane
+
+    def _release(self, lane: _Lane) -> None:
+        with self._cond:
+            lane.busy_since = None
+            lane.idle_since = time.monotonic()
+            self._cond.notify_all()
+            extra = len(self._lanes) > 1
+        if extra:
+            self.trim()
+
+    def trim(self) -> None:
+        """Close the extra lanes that have been idle for ``idle_close_after`` seconds."""
+        closing: list[_Lane] = []
+        with self._cond:
+            now = time.monotonic()
+            for lane in self._lanes[1:]:
+                if lane.busy_since is None and now - lane.idle_since >= self.idle_close_after:
+                    closing.append(lane)
+            if closing:
+                self._lanes = [lane for lane in self._lanes if lane not in closing]
+        for lane in closing:
+            lane.db.close()
+            self.log.debug("%s: closed an extra connection idle for %gs or more (%d left)",
+                           self.application_name, self.idle_close_after, len(self._lanes))
+
+    def close(self) -> None:
+        """Close every lane's connection (a later statement opens the first lane again)."""
+        with self._cond:
+            lanes, self._lanes = list(self._lanes), self._lanes[:1]
+        for lane in lanes:
+            lane.db.close()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -231,6 +421,9 @@ class WorkerConfig:
     grace_seconds:     after the first SIGTERM/SIGINT, how long running handlers may finish (>= 0).
     name:              worker name shown in tf_workers (default hostname-pid).
     reconnect_max_seconds: cap of the reconnect backoff (> 0).
+
+    Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
+    min(1, lease_seconds / 10), the lock_timeout of the work and renew connections.
     """
 
     queues: tuple[str, ...] | None = None
@@ -271,6 +464,24 @@ class WorkerConfig:
         """Interval between renewals of one lease: lease_seconds / 3."""
         return self.lease_seconds / 3.0
 
+    @property
+    def lock_timeout_seconds(self) -> float:
+        """``lock_timeout`` of the work (claim, finalize) and renew connections, in seconds:
+        min(1, lease_seconds / 10) (sent in whole milliseconds, at least 1 ms). A renewal that
+        gives up on a row lock is retried well within the lease."""
+        return min(1.0, self.lease_seconds / 10.0)
+
+    @property
+    def lane_stuck_seconds(self) -> float:
+        """After how long a busy connection counts as stuck, so that the next statement gets
+        another one (see :class:`DbLanes`): min(0.1, lock_timeout_seconds / 2)."""
+        return min(LANE_STUCK_SECONDS, self.lock_timeout_seconds / 2.0)
+
+    @property
+    def renewers(self) -> int:
+        """Renewer threads, and at most as many renew connections: min(concurrency, 4)."""
+        return min(self.concurrency, MAX_LANES)
+
 
 @dataclass
 class _Running:
@@ -283,6 +494,9 @@ class _Running:
     renew_failures: int = 0
     finalizing: bool = False
     lease_lost: bool = False
+    renewing: bool = False     # a renewer is sending tf_renew for it now
+    lock_waits: int = 0        # renewals in a row that timed out on a row lock
+    lock_logged_at: float = 0.0  # monotonic time such a timeout was last logged
 
 
 class Worker:
@@ -302,22 +516,29 @@ class Worker:
         self._force = threading.Event()      # exit now
         self._halt = threading.Event()       # stops renewer/heartbeat/listener
         self._wake = threading.Event()       # dispatcher: a claim may succeed now
-        self._renew_wake = threading.Event()
         self._dispatcher_done = threading.Event()
         self._lock = threading.Lock()
+        self._renew_cond = threading.Condition(self._lock)  # renewers wait on it; guards _Running flags
         self._busy = 0
-        self._running: dict[int, _Running] = {}
+        # Keyed by (task_id, attempt_number): after losing a lease this worker may claim the next
+        # attempt of the same task while the old attempt's handler still runs.
+        self._running: dict[tuple[int, int], _Running] = {}
         self._slots: _queue.Queue = _queue.Queue()
         self._threads: list[threading.Thread] = []
         self._exit_code = EXIT_OK
         self._grace_deadline: float | None = None
         self._signals = 0
 
-        cap = self.config.reconnect_max_seconds
-        self._work = DbConnection(self.dsn, f"{APPLICATION_NAME}/work", interrupt=self._force,
-                                  backoff_cap=cap, logger=self.log)
-        self._renew_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/renew", interrupt=self._halt,
-                                      backoff_cap=cap, logger=self.log)
+        cfg = self.config
+        cap = cfg.reconnect_max_seconds
+        # Claims and finalizes: one connection normally; more (up to concurrency + 1, at most
+        # MAX_LANES) only while a statement is stuck, e.g. a finalize waiting for a row lock.
+        self._work = DbLanes(self.dsn, f"{APPLICATION_NAME}/work", max_lanes=min(cfg.concurrency + 1, MAX_LANES),
+                             stuck_after=cfg.lane_stuck_seconds, interrupt=self._force, backoff_cap=cap,
+                             logger=self.log, lock_timeout=cfg.lock_timeout_seconds)
+        self._renew_db = DbLanes(self.dsn, f"{APPLICATION_NAME}/renew", max_lanes=cfg.renewers,
+                                 stuck_after=cfg.lane_stuck_seconds, interrupt=self._halt, backoff_cap=cap,
+                                 logger=self.log, lock_timeout=cfg.lock_timeout_seconds)
         self._heartbeat_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/heartbeat", interrupt=self._halt,
                                           backoff_cap=cap, logger=self.log)
 
@@ -364,11 +585,11 @@ class Worker:
             "queues": queues, "task_types": self.task_types,
             "heartbeat_seconds": self.config.heartbeat_seconds}).fetchone()[0])
         self.log.info("worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
-                      "renew every %gs heartbeat=%gs poll=%gs grace=%gs",
+                      "renew every %gs lock_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
                       self.worker_id, self.name, ",".join(queues) if queues else "(all)",
                       ",".join(self.task_types), self.config.concurrency, self.config.lease_seconds,
-                      self.config.renew_seconds, self.config.heartbeat_seconds, self.config.poll_seconds,
-                      self.config.grace_seconds)
+                      self.config.renew_seconds, max(1, round(self.config.lock_timeout_seconds * 1000)),
+                      self.config.heartbeat_seconds, self.config.poll_seconds, self.config.grace_seconds)
 
     def _spawn(self, target: Callable[[], None], name: str) -> None:
         thread = threading.Thread(target=self._guarded(target, name), name=name, daemon=True)
@@ -407,7 +628,8 @@ class Worker:
                 raise
             for i in range(self.config.concurrency):
                 self._spawn(self._slot_loop, f"slot-{i + 1}")
-            self._spawn(self._renew_loop, "renewer")
+            for i in range(self.config.renewers):
+                self._spawn(functools.partial(self._renew_loop, first=i == 0), f"renewer-{i + 1}")
             self._spawn(self._heartbeat_loop, "heartbeat")
             self._spawn(self._listen_loop, "listener")
             self._spawn(self._dispatch_loop, "dispatcher")
@@ -446,7 +668,8 @@ class Worker:
 
     def _stop_threads(self) -> None:
         self._halt.set()
-        self._renew_wake.set()
+        with self._renew_cond:
+            self._renew_cond.notify_all()
         self._wake.set()
         for _ in range(self.config.concurrency):
             self._slots.put(None)
@@ -511,6 +734,12 @@ class Worker:
                     "max_tasks": min(free, 1000), "task_types": self.task_types},
                     retry=lambda: not self._stopping.is_set(), what="claim")
             except psycopg.Error as exc:
+                if is_lock_timeout(exc):
+                    # Nothing was claimed (the statement rolled back); try again at the next poll.
+                    self.log.warning("tf_claim timed out waiting for a lock (%s); claiming again in %gs",
+                                     _one_line(exc), cfg.poll_seconds)
+                    self._wake.wait(cfg.poll_seconds)
+                    continue
                 if is_connection_error(exc):
                     continue  # stopping while the database was unreachable
                 if getattr(exc, "sqlstate", None) == "TF404":
@@ -526,13 +755,12 @@ class Worker:
                                   worker_id=self.worker_id)
                 item = _Running(ctx=ctx, payload=payload, claimed_at=sent_at,
                                 next_renew=sent_at + cfg.renew_seconds)
-                with self._lock:
+                with self._renew_cond:
                     self._busy += 1
-                    self._running[task_id] = item
+                    self._running[(task_id, attempt_number)] = item
+                    self._renew_cond.notify_all()
                 self.log.debug("claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue)
                 self._slots.put(item)
-            if rows:
-                self._renew_wake.set()
             if len(rows) < free:
                 self._wake.wait(cfg.poll_seconds)
 
@@ -547,7 +775,7 @@ class Worker:
                 self._execute(item)
             finally:
                 with self._lock:
-                    self._running.pop(item.ctx.task_id, None)
+                    self._running.pop((item.ctx.task_id, item.ctx.attempt_number), None)
                     self._busy -= 1
                 self._wake.set()
 
@@ -571,6 +799,8 @@ class Worker:
     def _finalize(self, item: _Running, outcome: Outcome) -> None:
         ctx = item.ctx
         tries = {"n": 0}
+        lock_waits = {"n": 0, "logged_at": 0.0}
+        backoff = Backoff(base=0.1, cap=FINALIZE_LOCK_RETRY_CAP_SECONDS)
 
         def retry() -> bool:
             tries["n"] += 1
@@ -580,13 +810,34 @@ class Worker:
             params = {"task_id": ctx.task_id, "worker_id": self.worker_id, "attempt_number": ctx.attempt_number,
                       "outcome": out.outcome, "result": out.result,
                       "error": None if out.error is None else json.dumps(out.error, ensure_ascii=False)}
-            return self._work.execute(sql.FINALIZE, params, retry=retry, what="finalize")[0]
+            while True:
+                try:
+                    return self._work.execute(sql.FINALIZE, params, retry=retry, what="finalize")[0]
+                except psycopg.Error as exc:
+                    if not is_lock_timeout(exc):
+                        raise
+                    failure = exc
+                # Another transaction holds the task's row. Nothing was written; send the same
+                # call again (same worker, same attempt) after a backoff, holding no connection
+                # meanwhile: claims and the other slots' finalizes go on.
+                lock_waits["n"] += 1
+                delay = backoff.next_delay()
+                now = time.monotonic()
+                if lock_waits["n"] == 1 or now - lock_waits["logged_at"] >= LOCK_LOG_EVERY_SECONDS:
+                    lock_waits["logged_at"] = now
+                    self.log.warning("finalize of task %s attempt %s timed out waiting for a row lock "
+                                     "(lock_timeout %gs, SQLSTATE 55P03: another transaction holds the task's "
+                                     "row; %d time(s) so far); sending it again in %.2f s",
+                                     ctx.task_id, ctx.attempt_number, self.config.lock_timeout_seconds,
+                                     lock_waits["n"], delay)
+                if self._force.wait(delay):
+                    raise failure  # exiting at once: leave the attempt to lease expiry
 
         try:
             try:
                 accepted, task_state, reason = send(outcome)
             except psycopg.Error as exc:
-                if is_connection_error(exc):
+                if is_connection_error(exc):  # includes a lock timeout at a forced exit
                     raise
                 # The database refused what we sent (e.g. a result it cannot store): record the
                 # attempt as failed with that explanation instead of leaving it to lease expiry.
@@ -600,6 +851,9 @@ class Worker:
             self.log.error("could not finalize task %s attempt %s: %s; its lease will expire and "
                            "tf_recover will requeue it", ctx.task_id, ctx.attempt_number, _one_line(exc))
             return
+        if lock_waits["n"]:
+            self.log.info("finalize of task %s attempt %s went through after %d lock timeout(s)",
+                          ctx.task_id, ctx.attempt_number, lock_waits["n"])
         if accepted:
             self.log.debug("finalized task %s attempt %s: %s -> task %s", ctx.task_id, ctx.attempt_number,
                            outcome.outcome, task_state)
@@ -612,31 +866,52 @@ class Worker:
                              "(task is %s); another attempt owns or ended it", outcome.outcome,
                              ctx.task_id, ctx.attempt_number, reason, task_state)
 
-    # --- renewer -------------------------------------------------------------------------------
+    # --- renewers ------------------------------------------------------------------------------
 
-    def _open_eagerly(self, db: DbConnection) -> None:
+    def _open_eagerly(self, db: DbConnection | DbLanes) -> None:
         """Open a loop's connection at start so it is ready when first needed."""
         try:
             db.connection()
         except psycopg.Error as exc:
             self.log.warning("could not open the %s connection yet: %s", db.application_name, _one_line(exc))
 
-    def _renew_loop(self) -> None:
-        self._open_eagerly(self._renew_db)
-        while not self._halt.is_set():
-            now = time.monotonic()
-            with self._lock:
-                due = [r for r in self._running.values()
-                       if not r.lease_lost and r.next_renew <= now]
-            for item in due:
-                if self._halt.is_set():
-                    return
+    def _renew_loop(self, first: bool = True) -> None:
+        """One of ``config.renewers`` threads. Each takes the most urgent due renewal, sends it on
+        a renew lane and goes back for the next, so a renewal that waits (for a lock, a slow
+        connection) ties up one thread while the others keep renewing the other tasks."""
+        if first:
+            self._open_eagerly(self._renew_db)
+        while True:
+            with self._renew_cond:
+                while True:
+                    if self._halt.is_set():
+                        return
+                    item, wait = self._next_renewal(time.monotonic())
+                    if item is not None:
+                        item.renewing = True
+                        break
+                    self._renew_cond.wait(wait)
+            try:
                 self._renew_one(item)
-            with self._lock:
-                pending = [r.next_renew for r in self._running.values() if not r.lease_lost]
-            wait = (min(pending) - time.monotonic()) if pending else 1.0
-            self._renew_wake.wait(min(max(wait, 0.005), 1.0))
-            self._renew_wake.clear()
+            finally:
+                with self._renew_cond:
+                    item.renewing = False
+                    self._renew_cond.notify_all()
+
+    def _next_renewal(self, now: float) -> tuple[_Running | None, float]:
+        """Under the lock: the due renewal to send next, or None and how long to wait (s).
+
+        Each task has its own schedule (``next_renew``, monotonic). Among the due ones, tasks
+        whose last renewal did not time out on a lock come first (earliest due first), so tasks
+        blocked by a row lock never crowd out the others.
+        """
+        candidates = [r for r in self._running.values() if not r.lease_lost and not r.renewing]
+        due = [r for r in candidates if r.next_renew <= now]
+        if due:
+            return min(due, key=lambda r: (r.lock_waits > 0, r.next_renew)), 0.0
+        if not candidates:
+            return None, 1.0
+        return None, min(max(min(r.next_renew for r in candidates) - now, 0.005), 1.0)
 
     def _renew_one(self, item: _Running) -> None:
         ctx, cfg = item.ctx, self.config
@@ -646,6 +921,21 @@ class Worker:
                 "task_id": ctx.task_id, "worker_id": self.worker_id, "attempt_number": ctx.attempt_number,
                 "lease_seconds": cfg.lease_seconds}, what="renew")
         except psycopg.Error as exc:
+            if is_lock_timeout(exc):
+                # Another transaction holds the task's row (tf_renew waits for it). Nothing
+                # changed and the lease is not lost: try again soon, well within the lease.
+                item.lock_waits += 1
+                delay = min(cfg.lock_timeout_seconds, cfg.renew_seconds / 2) * random.uniform(0.5, 1.0)
+                now = time.monotonic()
+                item.next_renew = now + delay
+                if item.lock_waits == 1 or now - item.lock_logged_at >= LOCK_LOG_EVERY_SECONDS:
+                    item.lock_logged_at = now
+                    self.log.warning("renewal of task %s attempt %s timed out waiting for a row lock "
+                                     "(lock_timeout %gs, SQLSTATE 55P03: another transaction holds the task's "
+                                     "row; %d time(s) in a row); the lease is not lost; retrying in %.2f s",
+                                     ctx.task_id, ctx.attempt_number, cfg.lock_timeout_seconds,
+                                     item.lock_waits, delay)
+                return
             item.renew_failures += 1
             delay = min(cfg.renew_seconds, 0.25 * 2 ** (item.renew_failures - 1)) * random.uniform(0.75, 1.0)
             if is_connection_error(exc):
@@ -659,6 +949,10 @@ class Worker:
             ctx._set_lease_lost()
             return
         renewed, _lease_expires_at, cancel_requested = rows[0]
+        if item.lock_waits:
+            self.log.info("renewed task %s attempt %s after %d lock timeout(s): %s", ctx.task_id,
+                          ctx.attempt_number, item.lock_waits, "renewed" if renewed else "the lease was lost")
+            item.lock_waits = 0
         if cancel_requested and not ctx.cancel_requested:
             self.log.info("task %s attempt %s: cancel requested (ctx.cancel_requested is now True)",
                           ctx.task_id, ctx.attempt_number)
@@ -669,7 +963,7 @@ class Worker:
             return
         item.lease_lost = True
         if item.finalizing:
-            return  # finalize got there first: nothing to renew
+            return  # its finalize has been (or is being) sent; it reports how that ended
         ctx._set_lease_lost()
         self.log.warning("lease lost for task %s attempt %s (tf_renew returned renewed = false); "
                          "no more renewals; the handler keeps running and its result will still be "
@@ -683,6 +977,9 @@ class Worker:
         failures = 0
         self._open_eagerly(self._heartbeat_db)
         while not self._halt.wait(wait):
+            # Housekeeping: close extra connections left idle after a stuck statement.
+            self._work.trim()
+            self._renew_db.trim()
             try:
                 self._heartbeat_db.execute(sql.HEARTBEAT, {"worker_id": self.worker_id}, what="heartbeat")
                 if failures:
@@ -708,7 +1005,7 @@ class Worker:
             conn = None
             try:
                 conn = psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/listen",
-                                       **self._work._extra)
+                                       **self._heartbeat_db._extra)
                 conn.execute(sql.LISTEN)
                 backoff.reset()
                 if lost:

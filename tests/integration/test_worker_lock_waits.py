@@ -1,0 +1,226 @@
+"""A client transaction that holds a task's row lock must cost the worker that task at most.
+
+tf_renew and tf_finalize lock the task row and wait behind any open transaction on it (correct
+for a SQL caller). The worker protects itself with a short lock_timeout: a renewal or finalize
+that times out on the lock (SQLSTATE 55P03) is retried soon, while the other tasks' renewals,
+the claims and the other finalizes carry on.
+
+The tests hold the lock from a connection of their own and release it when a condition is
+observed (database time, log lines), never after a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from itest_support import LONG, attempts, history, submit, task, wait_for, wait_log, wait_registered, wait_running
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+LEASE_EXPIRED = "SELECT lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s"
+SECONDS_SINCE = "SELECT extract(epoch FROM clock_timestamp() - %s::timestamptz)::float8"
+DB_NOW = "SELECT clock_timestamp()"
+
+
+def lease_alive(conn: psycopg.Connection, task_id: int) -> bool:
+    """Attempt 1 is RUNNING and its lease is in the future (database time)."""
+    return conn.execute("SELECT state = 'RUNNING' AND attempt_count = 1 AND lease_expires_at > clock_timestamp() "
+                        "FROM taskforge.tasks WHERE task_id = %s", (task_id,)).fetchone()[0]
+
+
+def hold_row_lock(db_dsn: str, task_id: int, how: str) -> psycopg.Connection:
+    """Open a transaction that holds the task's row lock; the caller rolls it back."""
+    blocker = psycopg.connect(db_dsn, application_name="taskforge-test/blocker")
+    if how == "tf_cancel":
+        # What a client does when it cancels inside a longer transaction.
+        row = blocker.execute("SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %s)",
+                              (task_id,)).fetchone()
+        assert row == ("RUNNING", True)
+    else:
+        blocker.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
+    return blocker
+
+
+def test_a_row_lock_held_past_the_lease_costs_only_that_tasks_lease(spawn, conn, db_dsn, queue):
+    spawn.scheduler()
+    # The reviewer's setup (lease 3 s, four long tasks) plus a spare slot: once the blocked task
+    # is requeued, this same worker runs its next attempt while the old handler still runs.
+    worker = spawn.worker("--queue", queue, "--concurrency", "5", "--lease-seconds", "3", name=f"{queue}-w")
+    wait_registered(conn, worker)
+    task_ids = [submit(conn, "sleep", {"ms": 12000}, queue=queue) for _ in range(4)]
+    for task_id in task_ids:
+        wait_running(conn, task_id, 1, procs=[worker])
+    blocked, others = task_ids[0], task_ids[1:]
+
+    blocker = hold_row_lock(db_dsn, blocked, "tf_cancel")
+    try:
+        held_since = conn.execute(DB_NOW).fetchone()[0]
+        # Hold the lock until the blocked task's lease has run out and more than a whole lease
+        # (3 s of database time) has passed: without the lock_timeout, every renewal queued
+        # behind the blocked one would have missed its deadline by then.
+        wait_for(lambda: conn.execute(LEASE_EXPIRED, (blocked,)).fetchone()[0]
+                 and conn.execute(SECONDS_SINCE, (held_since,)).fetchone()[0] > 4.0,
+                 message="the blocked task's lease to expire and 4 s to pass", procs=[worker])
+        # The other three are still RUNNING on their first attempt, their leases extended
+        # (12 s handlers; unless the machine stalled that long, they cannot have ended yet).
+        for task_id in others:
+            row = task(conn, task_id)
+            assert lease_alive(conn, task_id) or (row["state"], history(conn, task_id)) == ("SUCCEEDED", ["SUCCEEDED"]), \
+                (task_id, row, attempts(conn, task_id))
+        wait_log(worker, f"renewal of task {blocked} attempt 1 timed out waiting for a row lock")
+    finally:
+        blocker.rollback()
+        blocker.close()
+
+    # The blocked task lost its lease while nobody could touch its row: per the contract its
+    # attempt 1 is ABANDONED (the scheduler recovers it once the lock is gone) and attempt 2 runs,
+    # renewed on its own although attempt 1's handler on the same worker ends in the meantime.
+    wait_for(lambda: task(conn, blocked)["state"] == "SUCCEEDED" and all(
+        task(conn, t)["state"] == "SUCCEEDED" for t in others), message="every task to succeed", procs=[worker])
+    for task_id in others:
+        assert history(conn, task_id) == ["SUCCEEDED"], (task_id, attempts(conn, task_id))
+    rows = attempts(conn, blocked)
+    assert [(a["attempt_number"], a["state"]) for a in rows] == [(1, "ABANDONED"), (2, "SUCCEEDED")], rows
+    assert rows[0]["outcome"] == "lease_expired"
+    assert task(conn, blocked)["cancel_requested"] is False  # the cancel was rolled back
+    log = worker.log()
+    for task_id in others:
+        assert f"lease lost for task {task_id} " not in log
+        assert f"renewal of task {task_id} attempt 1 timed out" not in log
+    # Attempt 1's handler ran on (the lease is the database's call) and its late result was refused.
+    assert f"did not accept the succeeded outcome of task {blocked} attempt 1" in log
+
+
+def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db_dsn, queue):
+    spawn.scheduler()
+    worker = spawn.worker("--queue", queue, "--concurrency", "3", "--lease-seconds", "6", name=f"{queue}-w")
+    wait_registered(conn, worker)
+    task_ids = [submit(conn, "sleep", {"ms": 8000}, queue=queue) for _ in range(3)]
+    for task_id in task_ids:
+        wait_running(conn, task_id, 1, procs=[worker])
+    blocked, others = task_ids[0], task_ids[1:]
+
+    blocker = hold_row_lock(db_dsn, blocked, "for_update")
+    try:
+        # The next renewal (every 2 s) waits 0.6 s for the lock, gives up and is retried soon;
+        # release the lock as soon as the worker reports that (lease 6 s: plenty left).
+        wait_log(worker, f"renewal of task {blocked} attempt 1 timed out waiting for a row lock")
+        assert lease_alive(conn, blocked)
+    finally:
+        blocker.rollback()
+        blocker.close()
+    # The next try (or a later one, on a slow machine) renews the lease.
+    wait_log(worker, f"renewed task {blocked} attempt 1 after ")
+    line = next(x for x in worker.log().splitlines() if f"renewed task {blocked} attempt 1 after " in x)
+    assert line.endswith("lock timeout(s): renewed"), line
+
+    wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in task_ids), message="every task to succeed",
+             procs=[worker])
+    for task_id in task_ids:
+        assert history(conn, task_id) == ["SUCCEEDED"], (task_id, attempts(conn, task_id))
+    assert "lease lost" not in worker.log()
+
+
+def test_a_blocked_finalize_does_not_stop_claims_or_other_finalizes(spawn, conn, db_dsn, queue):
+    # Lease 60 s: the blocked task keeps its lease for the whole test (its renewals are blocked
+    # too, and retried); lock_timeout = min(1 s, lease/10) = 1 s.
+    worker = spawn.worker("--queue", queue, "--concurrency", "2", "--lease-seconds", "60", name=f"{queue}-w")
+    wait_registered(conn, worker)
+    first = submit(conn, "sleep", {"ms": 1500}, queue=queue)
+    wait_running(conn, first, 1, procs=[worker])
+
+    blocker = hold_row_lock(db_dsn, first, "for_update")
+    try:
+        # Its handler ends; its finalize times out on the lock and waits to be retried.
+        wait_log(worker, f"finalize of task {first} attempt 1 timed out waiting for a row lock", timeout=40)
+        # Meanwhile the same worker claims, runs and finalizes other tasks (through its free slot).
+        later = [submit(conn, "echo", {"n": i}, queue=queue) for i in range(3)]
+        wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in later), timeout=40,
+                 message="the later tasks to succeed while the lock is held", procs=[worker])
+        assert history(conn, first) == ["RUNNING"]
+        assert lease_alive(conn, first)
+    finally:
+        blocker.rollback()
+        blocker.close()
+
+    # Retried with the same owner and attempt, it now goes through.
+    wait_for(lambda: task(conn, first)["state"] == "SUCCEEDED", message="the blocked task to succeed", procs=[worker])
+    rows = attempts(conn, first)
+    assert [(a["attempt_number"], a["state"], a["result"]) for a in rows] == [(1, "SUCCEEDED", {"slept_ms": 1500})]
+    for i, task_id in enumerate(later):
+        assert history(conn, task_id) == ["SUCCEEDED"] and task(conn, task_id)["result"] == {"n": i}
+    assert "lease lost" not in worker.log()
+    assert worker.alive()
+
+
+# --- in-process: the connections behind it ---------------------------------------------------------
+
+def test_work_and_renew_connections_have_a_lock_timeout_derived_from_the_lease(db_dsn):
+    from psycopg.conninfo import make_conninfo
+
+    from taskforge.worker import Worker, WorkerConfig
+
+    assert WorkerConfig(lease_seconds=3).lock_timeout_seconds == pytest.approx(0.3)
+    assert WorkerConfig().lock_timeout_seconds == 1.0  # 30 s lease: capped at 1 s
+    dsn = make_conninfo(db_dsn, options="-c statement_timeout=45000")  # the DSN's own options are kept
+    worker = Worker(dsn, WorkerConfig(lease_seconds=3, concurrency=4))
+    try:
+        for lanes in (worker._work, worker._renew_db):
+            row = lanes.connection().execute("SELECT current_setting('lock_timeout'), "
+                                             "current_setting('statement_timeout')").fetchone()
+            assert row == ("300ms", "45s"), (lanes.application_name, row)
+        assert worker._heartbeat_db.connection().execute("SHOW lock_timeout").fetchone()[0] == "0"
+    finally:
+        for db in (worker._work, worker._renew_db, worker._heartbeat_db):
+            db.close()
+
+
+def test_a_statement_stuck_on_a_lock_does_not_hold_up_the_next_one(db_dsn, conn, queue):
+    import threading
+
+    from taskforge.worker import DbLanes, is_lock_timeout
+
+    task_id = submit(conn, "noop", queue=queue)
+    app = f"taskforge-test/{queue}"
+    lanes = DbLanes(db_dsn, app, max_lanes=2, stuck_after=0.05, idle_close_after=3600, lock_timeout=120)
+    blocker = hold_row_lock(db_dsn, task_id, "for_update")
+    stuck: dict = {}
+
+    def wait_for_the_row() -> None:
+        stuck["rows"] = lanes.execute("SELECT task_id FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
+
+    thread = threading.Thread(target=wait_for_the_row, daemon=True)
+    try:
+        thread.start()
+        wait_for(lambda: conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                                      "AND wait_event_type = 'Lock'", (app,)).fetchone()[0] == 1,
+                 message="the first statement to wait for the row lock")
+        # The only open lane is stuck: the next statement gets a second lane and returns while
+        # the first one still waits.
+        assert lanes.execute("SELECT 42") == [(42,)]
+        assert lanes.lanes == 2 and thread.is_alive() and "rows" not in stuck
+    finally:
+        blocker.rollback()
+        blocker.close()
+        thread.join(LONG)
+    assert stuck["rows"] == [(task_id,)]
+    lanes.idle_close_after = 0
+    lanes.trim()  # the idle extra lane goes, the first stays
+    assert lanes.lanes == 1
+
+    # A lock timeout is raised at once and keeps the connection.
+    short = DbLanes(db_dsn, app, lock_timeout=0.05)
+    blocker = hold_row_lock(db_dsn, task_id, "for_update")
+    try:
+        pid = short.execute("SELECT pg_backend_pid()")[0][0]
+        with pytest.raises(psycopg.Error) as failure:
+            short.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,),
+                          retry=lambda: True)
+        assert is_lock_timeout(failure.value) and failure.value.sqlstate == "55P03"
+        assert short.execute("SELECT pg_backend_pid()")[0][0] == pid
+    finally:
+        blocker.rollback()
+        blocker.close()
+        short.close()
+        lanes.close()
