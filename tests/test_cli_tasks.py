@@ -586,3 +586,18 @@ def test_cli_doc_examples_work_as_written(fresh_database):
         proc = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
         assert proc.returncode in (2, EXIT_REFUSED), (command, proc.returncode, proc.stderr)
         assert proc.stderr.strip() == expected, (command, proc.stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ["worker", "--lease-seconds", "0.5"],
+    ["worker", "--lease-seconds", "1e-300"],
+    ["worker", "--poll-seconds", "0"],
+    ["worker", "--heartbeat-seconds", "0.1"],
+    ["scheduler", "--max-interval-seconds", "0.001"],
+    ["scheduler", "--prune-interval-seconds", "0.5"],
+])
+def test_process_intervals_have_floors(args):
+    """A typo like --lease-seconds 1e-300 is a usage error before anything connects."""
+    result = CliRunner().invoke(main, [*args, "--dsn", "host=127.0.0.1 port=1 dbname=never_reached"])
+    assert result.exit_code == 2, result.output
+    assert "is not in the range" in result.output

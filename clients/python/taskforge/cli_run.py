@@ -29,7 +29,7 @@ log_level_option = click.option(
               help="Claim from this queue (repeatable). Default: every queue.")
 @click.option("--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Handler slots in this process; it claims only for free slots.")
-@click.option("--lease-seconds", type=click.FloatRange(0, 86400, min_open=True), default=30.0, show_default=True,
+@click.option("--lease-seconds", type=click.FloatRange(1, 86400), default=30.0, show_default=True,
               help="Lease per claim and renewal; renewed every lease/3 seconds.")
 @click.option("--import", "imports", multiple=True, metavar="MODULE",
               help="Import a module (dotted name or path to a .py file) that registers handlers "
@@ -38,9 +38,9 @@ log_level_option = click.option(
               help="Claim only this task type (repeatable; must have a handler). Default: every "
                    "type with a handler (the built-ins plus imported ones).")
 @click.option("--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID.")
-@click.option("--poll-seconds", type=click.FloatRange(0, 3600, min_open=True), default=1.0, show_default=True,
+@click.option("--poll-seconds", type=click.FloatRange(0.05, 3600), default=1.0, show_default=True,
               help="Claim attempt interval when no notification arrives.")
-@click.option("--heartbeat-seconds", type=click.FloatRange(0, 3600, min_open=True), default=5.0, show_default=True,
+@click.option("--heartbeat-seconds", type=click.FloatRange(0.5, 3600), default=5.0, show_default=True,
               help="Process heartbeat interval (stale after 3 missed beats).")
 @click.option("--grace-seconds", type=click.FloatRange(0, 86400), default=30.0, show_default=True,
               help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
@@ -88,7 +88,7 @@ def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types,
 
 @main.command("scheduler")
 @dsn_option
-@click.option("--max-interval-seconds", type=click.FloatRange(0, 3600, min_open=True), default=1.0,
+@click.option("--max-interval-seconds", type=click.FloatRange(0.01, 3600), default=1.0,
               show_default=True,
               help="Longest sleep between passes; it otherwise wakes just after the next lease "
                    "deadline or backoff end.")
@@ -97,7 +97,7 @@ def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types,
 @click.option("--retain-days", type=click.FloatRange(0, 36500), default=None,
               help="Prune terminal tasks (and their attempts) finished more than this many days "
                    "ago. Default: keep everything.")
-@click.option("--prune-interval-seconds", type=click.FloatRange(0, 86400, min_open=True), default=60.0,
+@click.option("--prune-interval-seconds", type=click.FloatRange(1, 86400), default=60.0,
               show_default=True, help="Time between prune rounds (with --retain-days).")
 @log_level_option
 def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_interval_seconds, log_level):
