@@ -32,11 +32,7 @@ BEGIN
     IF tf_cancel.task_id IS NULL THEN
         PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
     END IF;
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_cancel.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_cancel.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_cancel.task_id);
 
     IF v_task.state IN ('QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t

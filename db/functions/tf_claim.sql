@@ -52,10 +52,7 @@ BEGIN
     PERFORM taskforge._tf_check_names('queues', tf_claim.queues, 'queue');
     PERFORM taskforge._tf_check_names('task_types', tf_claim.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
-    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 1000, got %s',
-            coalesce(tf_claim.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
                     WHERE w.worker_id = tf_claim.worker_id AND w.stopped_at IS NULL) THEN
         RAISE EXCEPTION USING ERRCODE = 'TF404',

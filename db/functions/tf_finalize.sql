@@ -72,11 +72,7 @@ BEGIN
     END IF;
     v_error := taskforge._tf_cap_error(tf_finalize.error);
 
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_finalize.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_finalize.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
                                     v_task.lease_expires_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);

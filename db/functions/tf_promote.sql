@@ -24,13 +24,9 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_promoted int;
     v_queues text[];
-    v_queue text;
     v_next timestamptz;
 BEGIN
-    IF tf_promote.max_tasks IS NULL OR tf_promote.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_promote.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_promote.max_tasks, 1, 100000);
 
     WITH due AS (
         SELECT t.task_id
@@ -48,11 +44,7 @@ BEGIN
     )
     SELECT count(*), array_agg(DISTINCT m.queue) INTO v_promoted, v_queues FROM moved m;
 
-    IF v_queues IS NOT NULL THEN
-        FOREACH v_queue IN ARRAY v_queues LOOP
-            PERFORM pg_notify('taskforge', v_queue);
-        END LOOP;
-    END IF;
+    PERFORM taskforge._tf_notify_queues(v_queues);
 
     SELECT t.scheduled_at INTO v_next
       FROM taskforge.tasks t

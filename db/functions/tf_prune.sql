@@ -27,10 +27,7 @@ DECLARE
     v_deleted int;
 BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
-    IF tf_prune.max_tasks IS NULL OR tf_prune.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_prune.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
     v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
 
     WITH victims AS (

@@ -35,13 +35,9 @@ DECLARE
     v_requeued int;
     v_ended int;
     v_queues text[];
-    v_queue text;
     v_next timestamptz;
 BEGIN
-    IF tf_recover.max_tasks IS NULL OR tf_recover.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_recover.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
     WITH expired AS (
         SELECT t.task_id
@@ -87,11 +83,7 @@ BEGIN
       INTO v_requeued, v_ended, v_queues
       FROM moved m;
 
-    IF v_queues IS NOT NULL THEN
-        FOREACH v_queue IN ARRAY v_queues LOOP
-            PERFORM pg_notify('taskforge', v_queue);
-        END LOOP;
-    END IF;
+    PERFORM taskforge._tf_notify_queues(v_queues);
 
     SELECT t.lease_expires_at INTO v_next
       FROM taskforge.tasks t

@@ -47,11 +47,7 @@ BEGIN
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
     v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
 
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_renew.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_renew.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_renew.task_id);
     IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
                            tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;

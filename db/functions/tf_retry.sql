@@ -32,15 +32,8 @@ BEGIN
     IF tf_retry.task_id IS NULL THEN
         PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
     END IF;
-    IF tf_retry.extra_attempts IS NULL OR tf_retry.extra_attempts NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('extra_attempts', format('must be between 1 and 1000, got %s',
-            coalesce(tf_retry.extra_attempts::text, 'NULL')));
-    END IF;
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_retry.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_retry.task_id), COLUMN = 'task_id';
-    END IF;
+    PERFORM taskforge._tf_check_int('extra_attempts', tf_retry.extra_attempts, 1, 1000);
+    v_task := taskforge._tf_lock_task(tf_retry.task_id);
     IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409',
             MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
@@ -57,7 +50,7 @@ BEGIN
            finished_at = NULL, result = NULL, last_error = NULL,
            cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
      WHERE t.task_id = tf_retry.task_id;
-    PERFORM pg_notify('taskforge', v_task.queue);
+    PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
     RETURN QUERY SELECT 'QUEUED'::text, v_budget;
 END;
 $fn$;

@@ -71,14 +71,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
             coalesce(quote_literal(left(tf_submit.queue, 100)), 'NULL')));
     END IF;
-    IF tf_submit.priority IS NULL OR tf_submit.priority NOT BETWEEN -32768 AND 32767 THEN
-        PERFORM taskforge._tf_invalid('priority', format('must be between -32768 and 32767, got %s',
-            coalesce(tf_submit.priority::text, 'NULL')));
-    END IF;
-    IF tf_submit.max_attempts IS NULL OR tf_submit.max_attempts NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('max_attempts', format('must be between 1 and 1000, got %s',
-            coalesce(tf_submit.max_attempts::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('priority', tf_submit.priority, -32768, 32767);
+    PERFORM taskforge._tf_check_int('max_attempts', tf_submit.max_attempts, 1, 1000);
     IF tf_submit.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
         PERFORM taskforge._tf_invalid('scheduled_at', 'must be a finite timestamp or NULL');
     END IF;
@@ -104,7 +98,7 @@ BEGIN
 
         IF v_id IS NOT NULL THEN
             IF coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
-                PERFORM pg_notify('taskforge', tf_submit.queue);
+                PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
             END IF;
             RETURN QUERY SELECT v_id, 'QUEUED'::text, true;
             RETURN;

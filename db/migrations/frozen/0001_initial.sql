@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 1c0963dbda018a51). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 89786d6291517164). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -292,6 +292,34 @@ COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
     'Private: wraps a non-object error as {"message": ...} and caps its size at 16 KiB (strings cut to 4,000 characters).';
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_int.sql
+-- taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint) -> void
+--                                                                     (private helper)
+--
+-- Purpose:    validate a whole-number argument (a batch size, a priority, a budget).
+-- Parameters: argument  parameter name for the error message; value  the argument (NULL is
+--             refused); min_value, max_value  inclusive bounds.
+-- Returns:    nothing.
+-- Errors:     TF400 '<argument>: must be between <min> and <max>, got <value|NULL>'.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF value IS NULL OR value NOT BETWEEN min_value AND max_value THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be between %s and %s, got %s',
+            min_value, max_value, coalesce(value::text, 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) IS
+    'Private: validates a whole-number argument within inclusive bounds or raises TF400 naming it.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_names.sql
 -- taskforge._tf_check_names(argument text, names text[], kind text) -> void   (private helper)
 --
@@ -484,6 +512,72 @@ COMMENT ON FUNCTION taskforge._tf_invalid(text, text) IS
     'Private: raises TF400 "<argument>: <problem>". Used by every tf_* validator.';
 REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
 
+-- >>> db/functions/_tf_lock_task.sql
+-- taskforge._tf_lock_task(task_id bigint) -> taskforge.tasks          (private helper)
+--
+-- Purpose:    lock one task row for the rest of the caller's transaction and return it; the
+--             first step of tf_renew, tf_finalize, tf_cancel and tf_retry, which all decide
+--             on the row's current version and must serialise with each other and with
+--             tf_recover on the same task.
+-- Parameters: task_id  not NULL (callers validate first).
+-- Returns:    the locked tasks row.
+-- Errors:     TF404 'task_id: no task <id>'.
+-- Locks:      SELECT ... FOR UPDATE on that row (waits for a concurrent holder; the Python
+--             worker bounds the wait with lock_timeout).
+-- Clock:      none.  By hand: only inside a transaction you end quickly.
+CREATE OR REPLACE FUNCTION taskforge._tf_lock_task(task_id bigint)
+RETURNS taskforge.tasks
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_task taskforge.tasks%ROWTYPE;
+BEGIN
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = _tf_lock_task.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('task_id: no task %s', _tf_lock_task.task_id), COLUMN = 'task_id';
+    END IF;
+    RETURN v_task;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_lock_task(bigint) IS
+    'Private: SELECT ... FOR UPDATE of one task, returned as a row; TF404 when there is none.';
+REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
+
+-- >>> db/functions/_tf_notify_queues.sql
+-- taskforge._tf_notify_queues(queues text[]) -> void                  (private helper)
+--
+-- Purpose:    wake idle workers: one pg_notify('taskforge', queue) per distinct queue that just
+--             received work. The channel and payload are part of the API (workers LISTEN
+--             taskforge; the payload is the queue name). Notifications are delivered when the
+--             caller's transaction commits and dropped if it rolls back.
+-- Parameters: queues  text[] of queue names, or NULL (nothing to send).
+-- Returns:    nothing.  Errors: none.  Locks: none (NOTIFY serialises commits cluster-wide,
+--             which is why claim and finalize never call it).  Clock: none.
+-- By hand:    harmless (workers wake and find nothing new).
+CREATE OR REPLACE FUNCTION taskforge._tf_notify_queues(queues text[])
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_queue text;
+BEGIN
+    FOR v_queue IN SELECT DISTINCT q FROM unnest(queues) AS q WHERE q IS NOT NULL LOOP
+        PERFORM pg_notify('taskforge', v_queue);
+    END LOOP;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
+    'Private: NOTIFY taskforge once per distinct queue name (delivered on commit).';
+REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
+
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
 --                      cap_seconds double precision DEFAULT 300, jitter double precision DEFAULT 0.2)
@@ -580,11 +674,7 @@ BEGIN
     IF tf_cancel.task_id IS NULL THEN
         PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
     END IF;
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_cancel.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_cancel.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_cancel.task_id);
 
     IF v_task.state IN ('QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t
@@ -665,10 +755,7 @@ BEGIN
     PERFORM taskforge._tf_check_names('queues', tf_claim.queues, 'queue');
     PERFORM taskforge._tf_check_names('task_types', tf_claim.task_types, 'task_type');
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
-    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 1000, got %s',
-            coalesce(tf_claim.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
                     WHERE w.worker_id = tf_claim.worker_id AND w.stopped_at IS NULL) THEN
         RAISE EXCEPTION USING ERRCODE = 'TF404',
@@ -833,11 +920,7 @@ BEGIN
     END IF;
     v_error := taskforge._tf_cap_error(tf_finalize.error);
 
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_finalize.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_finalize.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
                                     v_task.lease_expires_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);
@@ -976,13 +1059,9 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_promoted int;
     v_queues text[];
-    v_queue text;
     v_next timestamptz;
 BEGIN
-    IF tf_promote.max_tasks IS NULL OR tf_promote.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_promote.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_promote.max_tasks, 1, 100000);
 
     WITH due AS (
         SELECT t.task_id
@@ -1000,11 +1079,7 @@ BEGIN
     )
     SELECT count(*), array_agg(DISTINCT m.queue) INTO v_promoted, v_queues FROM moved m;
 
-    IF v_queues IS NOT NULL THEN
-        FOREACH v_queue IN ARRAY v_queues LOOP
-            PERFORM pg_notify('taskforge', v_queue);
-        END LOOP;
-    END IF;
+    PERFORM taskforge._tf_notify_queues(v_queues);
 
     SELECT t.scheduled_at INTO v_next
       FROM taskforge.tasks t
@@ -1051,10 +1126,7 @@ DECLARE
     v_deleted int;
 BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
-    IF tf_prune.max_tasks IS NULL OR tf_prune.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_prune.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
     v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
 
     WITH victims AS (
@@ -1118,13 +1190,9 @@ DECLARE
     v_requeued int;
     v_ended int;
     v_queues text[];
-    v_queue text;
     v_next timestamptz;
 BEGIN
-    IF tf_recover.max_tasks IS NULL OR tf_recover.max_tasks NOT BETWEEN 1 AND 100000 THEN
-        PERFORM taskforge._tf_invalid('max_tasks', format('must be between 1 and 100000, got %s',
-            coalesce(tf_recover.max_tasks::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
     WITH expired AS (
         SELECT t.task_id
@@ -1170,11 +1238,7 @@ BEGIN
       INTO v_requeued, v_ended, v_queues
       FROM moved m;
 
-    IF v_queues IS NOT NULL THEN
-        FOREACH v_queue IN ARRAY v_queues LOOP
-            PERFORM pg_notify('taskforge', v_queue);
-        END LOOP;
-    END IF;
+    PERFORM taskforge._tf_notify_queues(v_queues);
 
     SELECT t.lease_expires_at INTO v_next
       FROM taskforge.tasks t
@@ -1365,11 +1429,7 @@ BEGIN
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
     v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
 
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_renew.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_renew.task_id), COLUMN = 'task_id';
-    END IF;
+    v_task := taskforge._tf_lock_task(tf_renew.task_id);
     IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
                            tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
@@ -1426,15 +1486,8 @@ BEGIN
     IF tf_retry.task_id IS NULL THEN
         PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
     END IF;
-    IF tf_retry.extra_attempts IS NULL OR tf_retry.extra_attempts NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('extra_attempts', format('must be between 1 and 1000, got %s',
-            coalesce(tf_retry.extra_attempts::text, 'NULL')));
-    END IF;
-    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = tf_retry.task_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('task_id: no task %s', tf_retry.task_id), COLUMN = 'task_id';
-    END IF;
+    PERFORM taskforge._tf_check_int('extra_attempts', tf_retry.extra_attempts, 1, 1000);
+    v_task := taskforge._tf_lock_task(tf_retry.task_id);
     IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409',
             MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
@@ -1451,7 +1504,7 @@ BEGIN
            finished_at = NULL, result = NULL, last_error = NULL,
            cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
      WHERE t.task_id = tf_retry.task_id;
-    PERFORM pg_notify('taskforge', v_task.queue);
+    PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
     RETURN QUERY SELECT 'QUEUED'::text, v_budget;
 END;
 $fn$;
@@ -1561,14 +1614,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
             coalesce(quote_literal(left(tf_submit.queue, 100)), 'NULL')));
     END IF;
-    IF tf_submit.priority IS NULL OR tf_submit.priority NOT BETWEEN -32768 AND 32767 THEN
-        PERFORM taskforge._tf_invalid('priority', format('must be between -32768 and 32767, got %s',
-            coalesce(tf_submit.priority::text, 'NULL')));
-    END IF;
-    IF tf_submit.max_attempts IS NULL OR tf_submit.max_attempts NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('max_attempts', format('must be between 1 and 1000, got %s',
-            coalesce(tf_submit.max_attempts::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_int('priority', tf_submit.priority, -32768, 32767);
+    PERFORM taskforge._tf_check_int('max_attempts', tf_submit.max_attempts, 1, 1000);
     IF tf_submit.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
         PERFORM taskforge._tf_invalid('scheduled_at', 'must be a finite timestamp or NULL');
     END IF;
@@ -1594,7 +1641,7 @@ BEGIN
 
         IF v_id IS NOT NULL THEN
             IF coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
-                PERFORM pg_notify('taskforge', tf_submit.queue);
+                PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
             END IF;
             RETURN QUERY SELECT v_id, 'QUEUED'::text, true;
             RETURN;
