@@ -381,3 +381,55 @@ def test_promote_and_recover_notify_once_per_queue_claim_and_finalize_never(conn
     for row in rows:
         assert finalize(conn, row[0], worker_id, row[1], "succeeded")[0]
     assert qa not in listener.drain()
+
+
+# --- a lock wait that outlives the lease -----------------------------------------------------------
+
+@pytest.mark.parametrize("call", ["renew", "finalize"])
+def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
+    """tf_renew/tf_finalize that wait on the task's row lock past the lease must see the lease
+    as expired: the guard reads the clock after the lock is held, not before the wait."""
+    queue = unique_name("lockwait")
+    worker_id = register_worker(conn)
+    submit(conn, queue)
+    (task_id, attempt, *_), = claim(conn, worker_id, [queue], lease_seconds=1.5)
+
+    holder = psycopg.connect(db_dsn)            # not autocommit: holds the row lock until rollback
+    caller = psycopg.connect(db_dsn, autocommit=True)
+    try:
+        holder.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
+        caller_pid = caller.info.backend_pid
+        result: dict = {}
+
+        def run():
+            if call == "renew":
+                result["row"] = caller.execute(
+                    "SELECT renewed, lease_expires_at FROM taskforge.tf_renew(task_id => %s, worker_id => %s, "
+                    "attempt_number => %s, lease_seconds => 30)", (task_id, worker_id, attempt)).fetchone()
+            else:
+                result["row"] = finalize(caller, task_id, worker_id, attempt, "succeeded", {"late": True})
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        wait_until(lambda: backend_waits_on_lock(conn, caller_pid), message="the call to wait on the row lock")
+        # Hold the lock until the lease has expired by the database clock.
+        wait_until(lambda: conn.execute(
+            "SELECT lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s",
+            (task_id,)).fetchone()[0], timeout=30, message="the lease to expire")
+        holder.rollback()
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    finally:
+        holder.close()
+        caller.close()
+
+    if call == "renew":
+        assert result["row"] == (False, None), "a lease that expired during the lock wait must not be renewed"
+    else:
+        assert result["row"] == (False, "RUNNING", "lease_expired")
+    state, lease = conn.execute("SELECT state, lease_expires_at < clock_timestamp() FROM taskforge.tasks "
+                                "WHERE task_id = %s", (task_id,)).fetchone()
+    assert (state, lease) == ("RUNNING", True), "the refused call changed nothing"
+    assert recover(conn)[0] >= 1          # the scheduler takes it back, as the contract says
+    assert conn.execute("SELECT state FROM taskforge.attempts WHERE task_id = %s AND attempt_number = %s",
+                        (task_id, attempt)).fetchone()[0] == "ABANDONED"

@@ -24,7 +24,8 @@
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
--- Clock:      clock_timestamp() at entry: guard, finish time and backoff start.
+-- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
+--             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     task_id bigint,
@@ -73,6 +74,8 @@ BEGIN
     v_error := taskforge._tf_cap_error(tf_finalize.error);
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
+    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
+    v_now := clock_timestamp();
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
                                     v_task.lease_expires_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);

@@ -15,7 +15,8 @@
 -- Errors:     TF400 naming the argument; TF404 no such task.
 -- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
 --             then the matching attempts row.
--- Clock:      clock_timestamp() at entry, for the guard and the new deadline.
+-- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
+--             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     task_id bigint,
@@ -45,9 +46,11 @@ BEGIN
             coalesce(tf_renew.attempt_number::text, 'NULL')));
     END IF;
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
-    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
+    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
+    v_now := clock_timestamp();
+    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
     IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
                            tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;

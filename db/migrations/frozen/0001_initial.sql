@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 89786d6291517164). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 2b11ae722a3967b4). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -872,7 +872,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
--- Clock:      clock_timestamp() at entry: guard, finish time and backoff start.
+-- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
+--             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     task_id bigint,
@@ -921,6 +922,8 @@ BEGIN
     v_error := taskforge._tf_cap_error(tf_finalize.error);
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
+    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
+    v_now := clock_timestamp();
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
                                     v_task.lease_expires_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);
@@ -1397,7 +1400,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], 
 -- Errors:     TF400 naming the argument; TF404 no such task.
 -- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
 --             then the matching attempts row.
--- Clock:      clock_timestamp() at entry, for the guard and the new deadline.
+-- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
+--             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     task_id bigint,
@@ -1427,9 +1431,11 @@ BEGIN
             coalesce(tf_renew.attempt_number::text, 'NULL')));
     END IF;
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
-    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
+    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
+    v_now := clock_timestamp();
+    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
     IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
                            tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
