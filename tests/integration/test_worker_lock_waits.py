@@ -163,14 +163,17 @@ def test_work_and_renew_connections_have_a_lock_timeout_derived_from_the_lease(d
 
     assert WorkerConfig(lease_seconds=3).lock_timeout_seconds == pytest.approx(0.3)
     assert WorkerConfig().lock_timeout_seconds == 1.0  # 30 s lease: capped at 1 s
-    dsn = make_conninfo(db_dsn, options="-c statement_timeout=45000")  # the DSN's own options are kept
+    # The DSN's own options are kept; the worker's lock_timeout/statement_timeout come last and win.
+    dsn = make_conninfo(db_dsn, options="-c statement_timeout=45000 -c work_mem=5MB")
     worker = Worker(dsn, WorkerConfig(lease_seconds=3, concurrency=4))
     try:
         for lanes in (worker._work, worker._renew_db):
             row = lanes.connection().execute("SELECT current_setting('lock_timeout'), "
-                                             "current_setting('statement_timeout')").fetchone()
-            assert row == ("300ms", "45s"), (lanes.application_name, row)
-        assert worker._heartbeat_db.connection().execute("SHOW lock_timeout").fetchone()[0] == "0"
+                                             "current_setting('statement_timeout'), current_setting('work_mem')").fetchone()
+            assert row == ("300ms", "1s", "5MB"), (lanes.application_name, row)
+        # The heartbeat's: min(1 s, heartbeat / 2) and min(heartbeat, 30 s) (heartbeat 5 s).
+        assert worker._heartbeat_db.connection().execute(
+            "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')").fetchone() == ("1s", "5s")
     finally:
         for db in (worker._work, worker._renew_db, worker._heartbeat_db):
             db.close()

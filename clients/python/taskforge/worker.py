@@ -24,7 +24,17 @@ delay while the other tasks' renewals go on; a finalize is retried with the same
 attempt number after a short backoff, holding no connection meanwhile. Statements run on
 :class:`DbLanes`: one connection normally, and another one (up to a small limit) whenever every
 open one has been busy for ``min(0.1 s, lock_timeout / 2)``, so one statement waiting for a lock
-does not hold up the renewals, claims or finalizes of other tasks.
+does not hold up the renewals, claims or finalizes of other tasks. The work and renew
+connections also run with ``statement_timeout`` = ``max(lock_timeout, min(lease / 3, 30 s))``
+(:attr:`WorkerConfig.statement_timeout_seconds`), the heartbeat connection with ``lock_timeout``
+= ``min(1 s, heartbeat / 2)`` and ``statement_timeout`` = ``max(that, min(heartbeat, 30 s))``; a
+work or renew statement still running ``statement_timeout * 1.25 + 0.25 s`` (a server that does
+not answer) has its connection closed by the heartbeat thread. These settings are sent after
+``$PGOPTIONS`` and the DSN's ``options``, which are kept.
+
+Errors: only ``renewed = false`` from tf_renew loses a lease. Permanent errors (SQLSTATE TFxxx,
+classes 42, 22, 23) are handled as refusals; every other error is transient
+(:func:`is_transient_error`): its connection is closed and the call is tried again.
 
 Time: every decision about a lease is made by the database (``clock_timestamp()`` inside the
 ``tf_*`` functions). The worker schedules its own calls with ``time.monotonic()`` intervals and
@@ -35,6 +45,9 @@ Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_
 finish while renewals continue; their attempts are finalized; the worker deregisters and exits
 0. A second signal, or the end of the grace period, exits at once (code 1) without finalizing:
 the unfinished tasks keep their leases until they expire, then ``tf_recover`` requeues them.
+A clean stop never waits long for a statement: it cancels those of the renew and heartbeat
+connections, joins its threads for at most 5 s and deregisters for at most 10 s; a second
+signal during it exits at once. An immediate exit closes every connection of the worker for good.
 
 Outages: a lost connection is reopened with capped exponential backoff and jitter. A finalize
 whose connection dropped is sent again with the same worker id and attempt number; the guard in
@@ -67,7 +80,7 @@ from .handlers import HandlerRegistry, Outcome, TaskContext, error_json, run_han
 
 __all__ = [
     "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection", "DbLanes",
-    "Backoff", "check_schema", "configure_logging", "is_connection_error", "is_lock_timeout",
+    "Backoff", "check_schema", "configure_logging", "is_connection_error", "is_lock_timeout", "is_transient_error",
     "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
 ]
 
@@ -92,6 +105,20 @@ LANE_IDLE_CLOSE_SECONDS = 10.0
 LOCK_LOG_EVERY_SECONDS = 10.0
 #: Cap of the backoff (seconds) between tries of a finalize that timed out on a row lock.
 FINALIZE_LOCK_RETRY_CAP_SECONDS = 2.0
+#: Cap (seconds) of the statement_timeout of the worker's connections.
+STATEMENT_TIMEOUT_CAP_SECONDS = 30.0
+#: How long (seconds) closing a connection waits for a statement running on it to end after
+#: cancelling it, before it shuts the socket down.
+CLOSE_WAIT_SECONDS = 1.0
+#: How often (seconds) the heartbeat thread looks for statements hung past their statement_timeout.
+HOUSEKEEPING_SECONDS = 0.25
+#: How long (seconds, monotonic) a clean stop may spend joining its threads, and deregistering.
+STOP_JOIN_SECONDS = 5.0
+DEREGISTER_SECONDS = 10.0
+#: SQLSTATE classes of errors that are the caller's fault and are not retried: syntax error or
+#: access rule violation, data exception, integrity constraint violation (the API's own
+#: refusals, SQLSTATE TFxxx, are not retried either).
+PERMANENT_SQLSTATE_CLASSES = frozenset({"42", "22", "23"})
 
 
 class WorkerStartupError(RuntimeError):
@@ -135,6 +162,29 @@ def is_connection_error(exc: BaseException) -> bool:
     return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
 
 
+def is_transient_error(exc: BaseException) -> bool:
+    """True for errors after which the same call may succeed later (on a new connection).
+
+    Permanent (False): the API's own refusals (SQLSTATE ``TFxxx``, e.g. TF400, TF404, TF409) and
+    programming errors (SQLSTATE classes 42, 22, 23) and anything that is not a psycopg error.
+    Transient (True): every other database error, e.g. connection errors (no SQLSTATE, class 08,
+    InterfaceError for a closed connection), 25006 read_only_sql_transaction (a failover),
+    40001/40P01 (serialization failure, deadlock), 53xxx (insufficient resources), 55xxx (incl.
+    55P03 lock_not_available), 57xxx (incl. 57014 query_canceled = statement_timeout, 57P01
+    admin_shutdown) and 58xxx.
+    """
+    if not isinstance(exc, psycopg.Error):
+        return False
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    state = getattr(exc, "sqlstate", None)
+    if not state:
+        return isinstance(exc, psycopg.OperationalError)
+    if state.upper().startswith("TF"):
+        return False
+    return state[:2] not in PERMANENT_SQLSTATE_CLASSES
+
+
 def is_lock_timeout(exc: BaseException) -> bool:
     """True for SQLSTATE 55P03 lock_not_available: the statement gave up waiting for a lock
     (``lock_timeout``) and changed nothing; the connection is fine and the call may be repeated.
@@ -160,29 +210,41 @@ class Backoff:
         self.failures = 0
 
 
-def lock_timeout_option(dsn: str, seconds: float) -> str:
-    """The libpq ``options`` value for a connection with ``lock_timeout`` = seconds (rounded to
-    whole milliseconds, at least 1 ms), keeping any options the DSN already has; ours comes last,
-    so it wins over a ``-c lock_timeout`` there."""
-    milliseconds = max(1, round(seconds * 1000))
-    existing = conninfo_to_dict(dsn).get("options") or ""
-    return f"{existing} -c lock_timeout={milliseconds}".strip()
+def _milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def lock_timeout_option(dsn: str, seconds: float | None, statement_timeout: float | None = None) -> str:
+    """The libpq ``options`` value for a connection with ``lock_timeout`` = seconds and
+    ``statement_timeout`` (seconds; each rounded to whole milliseconds, at least 1 ms; None =
+    not set). Passing ``options`` makes libpq ignore ``$PGOPTIONS``, so the value keeps, in this
+    order, ``$PGOPTIONS``, the options of the DSN and then ours: a later ``-c`` wins, so ours
+    override a ``lock_timeout``/``statement_timeout`` given there, and everything else is kept."""
+    parts = [os.environ.get("PGOPTIONS") or "", conninfo_to_dict(dsn).get("options") or ""]
+    if seconds is not None:
+        parts.append(f"-c lock_timeout={_milliseconds(seconds)}")
+    if statement_timeout is not None:
+        parts.append(f"-c statement_timeout={_milliseconds(statement_timeout)}")
+    return " ".join(p.strip() for p in parts if p.strip())
 
 
 class DbConnection:
     """One autocommit connection that reopens itself after a failure.
 
-    ``execute`` sends one statement and returns all rows. Connection errors (see
-    :func:`is_connection_error`) close the connection; if ``retry`` returns True the statement
-    is sent again on a new connection after a backoff wait, else the error is raised. A lock
-    timeout (:func:`is_lock_timeout`) and other database errors (TF400, TF404, ...) are raised at
-    once and keep the connection. ``lock_timeout`` (seconds, None = the server's setting) is set
-    on every connection opened. Thread-safe (one statement at a time).
+    ``execute`` sends one statement and returns all rows. Transient errors (see
+    :func:`is_transient_error`: lost connections, 25006 read-only, 57014 statement timeout, ...)
+    close the connection; if ``retry`` returns True the statement is sent again on a new
+    connection after a backoff wait, else the error is raised. A lock timeout
+    (:func:`is_lock_timeout`) is raised at once and keeps the connection; permanent errors (TF400,
+    TF404, classes 42/22/23) are raised at once. ``lock_timeout`` and ``statement_timeout``
+    (seconds, None = the server's setting) are set on every connection opened, together with
+    ``$PGOPTIONS`` and the DSN's options (see :func:`lock_timeout_option`). Thread-safe (one
+    statement at a time); :meth:`close` never waits for a running statement for long.
     """
 
     def __init__(self, dsn: str, application_name: str, *, interrupt: threading.Event | None = None,
                  connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log,
-                 lock_timeout: float | None = None) -> None:
+                 lock_timeout: float | None = None, statement_timeout: float | None = None) -> None:
         self.dsn = dsn
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
@@ -192,16 +254,22 @@ class DbConnection:
         self._conn: psycopg.Connection | None = None
         self._lock = threading.RLock()
         self._lost = False
+        self._shut = False
         params = conninfo_to_dict(dsn)
         self._extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
         if "connect_timeout" not in params:
             self._extra["connect_timeout"] = max(1, int(connect_timeout))
         self.lock_timeout = lock_timeout
-        self._options = {} if lock_timeout is None else {"options": lock_timeout_option(dsn, lock_timeout)}
+        self.statement_timeout = statement_timeout
+        options = lock_timeout_option(dsn, lock_timeout, statement_timeout)
+        self._options = {"options": options} if options else {}
 
     def connection(self) -> psycopg.Connection:
-        """The open connection, opening one if needed (raises psycopg.OperationalError)."""
+        """The open connection, opening one if needed (raises psycopg.OperationalError, or
+        psycopg.InterfaceError after :meth:`close` with ``final=True``)."""
         with self._lock:
+            if self._shut:
+                raise psycopg.InterfaceError(f"the {self.application_name} connection is closed for good")
             if self._conn is None or self._conn.closed:
                 self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
                                              **self._extra, **self._options)
@@ -211,14 +279,40 @@ class DbConnection:
                 self.backoff.reset()
             return self._conn
 
-    def close(self) -> None:
-        with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
+    def close(self, *, final: bool = False, wait: float = CLOSE_WAIT_SECONDS) -> None:
+        """Close the connection without waiting long for a statement running on it.
+
+        If another thread is running a statement, it is cancelled (a cancel request to the
+        server) and, if it has not ended after ``wait`` seconds (monotonic), the socket is shut
+        down; that thread then gets a connection error and closes the connection itself.
+        ``final=True``: no connection is opened again (later statements raise InterfaceError).
+        """
+        if final:
+            self._shut = True
+        if self._lock.acquire(blocking=False):
             try:
-                conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection may fail again
-                pass
+                conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
+            _close_quietly(conn)
+            return
+        conn = self._conn  # a statement is running on it now
+        if conn is not None:
+            # In a thread of its own: without libpq 17 a cancel request cannot be given a timeout.
+            canceller = threading.Thread(target=_cancel_quietly, args=(conn, wait), daemon=True,
+                                         name=f"cancel {self.application_name}")
+            canceller.start()
+            canceller.join(wait)
+        if self._lock.acquire(timeout=wait):
+            try:
+                conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
+            _close_quietly(conn)
+            return
+        conn = self._conn
+        if conn is not None:
+            _shutdown_socket(conn)
 
     def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
                 what: str = "statement") -> list[tuple]:
@@ -230,18 +324,48 @@ class DbConnection:
                     cur = conn.execute(query, params)
                     return cur.fetchall() if cur.description else []
                 except Exception as exc:
-                    if is_lock_timeout(exc) or not is_connection_error(exc):
+                    if is_lock_timeout(exc) or not is_transient_error(exc):
                         raise
                     self.close()
                     self._lost = True
                     failure = exc
-            if retry is None or not retry():
+            if self._shut or retry is None or not retry():
                 raise failure
             delay = self.backoff.next_delay()
-            self.log.warning("%s failed: connection lost or refused (%s): %s; retrying in %.2f s",
+            self.log.warning("%s failed: connection lost or refused, or transient error (%s): %s; retrying in %.2f s",
                              what, self.application_name, _one_line(failure), delay)
             if self.interrupt.wait(delay):
                 raise failure  # interrupted (the process is exiting): give up
+
+
+def _close_quietly(conn: psycopg.Connection | None) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - closing a broken connection may fail again
+            pass
+
+
+def _cancel_quietly(conn: psycopg.Connection, timeout: float) -> None:
+    try:
+        conn.cancel_safe(timeout=timeout)
+    except Exception:  # noqa: BLE001 - the connection may be broken already
+        pass
+
+
+def _shutdown_socket(conn: psycopg.Connection) -> None:
+    """Shut the connection's socket down (without closing the file descriptor, which libpq
+    owns): a statement blocked on it in another thread fails at once with a connection error."""
+    try:
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+    except Exception:  # noqa: BLE001 - already closed
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
 
 
 @dataclass(eq=False)
@@ -251,6 +375,7 @@ class _Lane:
     db: DbConnection
     busy_since: float | None = None
     idle_since: float = 0.0
+    aborted: float | None = None  # busy_since of the statement whose connection was closed as hung
 
 
 class DbLanes:
@@ -262,21 +387,24 @@ class DbLanes:
     to ``max_lanes``; otherwise the caller waits for a lane. One stuck statement therefore
     delays the others by at most ``stuck_after`` seconds. An extra lane (not the first) that has
     been idle for ``idle_close_after`` seconds is closed. All times use the monotonic clock.
-    Every lane is a :class:`DbConnection` with the same application_name, lock_timeout (seconds
-    or None) and keepalives. The first lane's connection is opened on first use, or by
+    Every lane is a :class:`DbConnection` with the same application_name, lock_timeout and
+    statement_timeout (seconds or None) and keepalives. The first lane's connection is opened on first use, or by
     :meth:`connection`.
 
-    Connection errors (:func:`is_connection_error`): the failed lane's connection is closed and
+    Transient errors (:func:`is_transient_error`): the failed lane's connection is closed and
     the lane released; if ``retry`` returns True the statement is sent again after a capped
     exponential backoff (``backoff_cap`` seconds) during which no lane is held, else the error is
-    raised. Waits end early (raising the last error) when ``interrupt`` is set. Lock timeouts
-    (:func:`is_lock_timeout`) and other database errors are raised at once. Thread-safe.
+    raised. Waits (the backoff, and the wait for a free lane) end early when ``interrupt`` (or
+    the ``interrupt`` given to :meth:`execute`) is set: the last error, or psycopg.OperationalError
+    if none, is raised. Lock timeouts (:func:`is_lock_timeout`) and permanent errors are raised
+    at once. Thread-safe.
     """
 
     def __init__(self, dsn: str, application_name: str, *, max_lanes: int = 1,
                  stuck_after: float = LANE_STUCK_SECONDS, idle_close_after: float = LANE_IDLE_CLOSE_SECONDS,
                  interrupt: threading.Event | None = None, backoff_cap: float = 5.0,
-                 logger: logging.Logger = log, lock_timeout: float | None = None) -> None:
+                 logger: logging.Logger = log, lock_timeout: float | None = None,
+                 statement_timeout: float | None = None) -> None:
         if max_lanes < 1:
             raise ValueError(f"max_lanes: must be at least 1, got {max_lanes}")
         self.dsn = dsn
@@ -288,12 +416,15 @@ class DbLanes:
         self.backoff_cap = backoff_cap
         self.log = logger
         self.lock_timeout = lock_timeout
+        self.statement_timeout = statement_timeout
+        self._closed = False
         self._cond = threading.Condition()
         self._lanes: list[_Lane] = [self._new_lane()]
 
     def _new_lane(self) -> _Lane:
         return _Lane(DbConnection(self.dsn, self.application_name, interrupt=self.interrupt,
-                                  backoff_cap=self.backoff_cap, logger=self.log, lock_timeout=self.lock_timeout),
+                                  backoff_cap=self.backoff_cap, logger=self.log, lock_timeout=self.lock_timeout,
+                                  statement_timeout=self.statement_timeout),
                      idle_since=time.monotonic())
 
     @property
@@ -310,29 +441,33 @@ class DbLanes:
         return self._lanes[0].db.connection()
 
     def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
-                what: str = "statement") -> list[tuple]:
+                what: str = "statement", interrupt: threading.Event | None = None) -> list[tuple]:
         """Run one statement on a lane and return its rows (see the class docstring)."""
         backoff: Backoff | None = None
         while True:
-            lane = self._acquire()
+            lane = self._acquire(interrupt)
             try:
                 return lane.db.execute(query, params, what=what)
             except Exception as exc:
-                if is_lock_timeout(exc) or not is_connection_error(exc) or retry is None or not retry():
+                if is_lock_timeout(exc) or not is_transient_error(exc) or self._closed \
+                        or retry is None or not retry():
                     raise
                 failure = exc
             finally:
                 self._release(lane)
             backoff = backoff or Backoff(cap=self.backoff_cap)
             delay = backoff.next_delay()
-            self.log.warning("%s failed: connection lost or refused (%s): %s; retrying in %.2f s",
-                             what, self.application_name, _one_line(failure), delay)
-            if self.interrupt.wait(delay):
+            self.log.warning("%s failed: connection lost or refused, or transient error (%s): %s; "
+                             "retrying in %.2f s", what, self.application_name, _one_line(failure), delay)
+            if self.interrupt.wait(delay) or (interrupt is not None and interrupt.is_set()):
                 raise failure  # interrupted (the process is exiting): give up
 
-    def _acquire(self) -> _Lane:
+    def _acquire(self, interrupt: threading.Event | None = None) -> _Lane:
         with self._cond:
             while True:
+                if self.interrupt.is_set() or (interrupt is not None and interrupt.is_set()):
+                    raise psycopg.OperationalError(
+                        f"{self.application_name}: interrupted while waiting for a free connection")
                 now = time.monotonic()
                 for lane in self._lanes:
                     if lane.busy_since is None:
@@ -348,7 +483,8 @@ class DbLanes:
                         count, oldest = len(self._lanes), min(x.busy_since for x in self._lanes)
                         break
                     timeout = newest + self.stuck_after - now
-                self._cond.wait(max(timeout, 0.001))
+                # Polls the interrupt events at least every 0.1 s.
+                self._cond.wait(min(max(timeout, 0.001), 0.1))
         self.log.info("%s: every connection has been busy for %.2f s or more (the longest for %.2f s); "
                       "opening connection %d of at most %d", self.application_name, now - newest,
                       now - oldest, count, self.max_lanes)
@@ -378,12 +514,35 @@ class DbLanes:
             self.log.debug("%s: closed an extra connection idle for %gs or more (%d left)",
                            self.application_name, self.idle_close_after, len(self._lanes))
 
-    def close(self) -> None:
-        """Close every lane's connection (a later statement opens the first lane again)."""
+    def abort_stuck(self, seconds: float) -> int:
+        """Close (see :meth:`DbConnection.close`) the connections of lanes busy for ``seconds``
+        (monotonic) or more: a statement hung on a connection that the server's
+        statement_timeout does not end (e.g. an unresponsive server) then fails with a connection
+        error and can be retried on another lane. Returns how many were closed."""
         with self._cond:
+            now = time.monotonic()
+            stuck = [lane for lane in self._lanes if lane.busy_since is not None
+                     and now - lane.busy_since >= seconds and lane.aborted != lane.busy_since]
+            for lane in stuck:
+                lane.aborted = lane.busy_since
+        for lane in stuck:
+            self.log.warning("%s: a statement has been running for %.2f s or more (its statement_timeout did "
+                             "not end it: the server does not answer); closing its connection",
+                             self.application_name, seconds)
+            lane.db.close(wait=0.2)
+        return len(stuck)
+
+    def close(self, *, final: bool = False) -> None:
+        """Close every lane's connection without waiting long for running statements (see
+        :meth:`DbConnection.close`); a later statement opens the first lane again, unless
+        ``final`` is True (then statements raise psycopg.InterfaceError)."""
+        with self._cond:
+            if final:
+                self._closed = True
             lanes, self._lanes = list(self._lanes), self._lanes[:1]
+            self._cond.notify_all()
         for lane in lanes:
-            lane.db.close()
+            lane.db.close(final=final)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -423,7 +582,11 @@ class WorkerConfig:
     reconnect_max_seconds: cap of the reconnect backoff (> 0).
 
     Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
-    min(1, lease_seconds / 10), the lock_timeout of the work and renew connections.
+    min(1, lease_seconds / 10), the lock_timeout of the work and renew connections;
+    statement_timeout_seconds = max(lock_timeout_seconds, min(lease_seconds / 3, 30)), their
+    statement_timeout; heartbeat_lock_timeout_seconds = min(1, heartbeat_seconds / 2) and
+    heartbeat_statement_timeout_seconds = max(that, min(heartbeat_seconds, 30)), those of the
+    heartbeat connection.
     """
 
     queues: tuple[str, ...] | None = None
@@ -470,6 +633,25 @@ class WorkerConfig:
         min(1, lease_seconds / 10) (sent in whole milliseconds, at least 1 ms). A renewal that
         gives up on a row lock is retried well within the lease."""
         return min(1.0, self.lease_seconds / 10.0)
+
+    @property
+    def statement_timeout_seconds(self) -> float:
+        """``statement_timeout`` of the work and renew connections, in seconds:
+        max(lock_timeout_seconds, min(lease_seconds / 3, 30)) (whole milliseconds). A renewal
+        sent one renew interval after the last one and hung on its connection fails after at
+        most lease / 3 more, leaving a third of the lease to send it again on another connection."""
+        return max(self.lock_timeout_seconds, min(self.lease_seconds / 3.0, STATEMENT_TIMEOUT_CAP_SECONDS))
+
+    @property
+    def heartbeat_lock_timeout_seconds(self) -> float:
+        """``lock_timeout`` of the heartbeat connection: min(1, heartbeat_seconds / 2) seconds."""
+        return min(1.0, self.heartbeat_seconds / 2.0)
+
+    @property
+    def heartbeat_statement_timeout_seconds(self) -> float:
+        """``statement_timeout`` of the heartbeat connection, in seconds:
+        max(heartbeat_lock_timeout_seconds, min(heartbeat_seconds, 30))."""
+        return max(self.heartbeat_lock_timeout_seconds, min(self.heartbeat_seconds, STATEMENT_TIMEOUT_CAP_SECONDS))
 
     @property
     def lane_stuck_seconds(self) -> float:
@@ -535,12 +717,16 @@ class Worker:
         # MAX_LANES) only while a statement is stuck, e.g. a finalize waiting for a row lock.
         self._work = DbLanes(self.dsn, f"{APPLICATION_NAME}/work", max_lanes=min(cfg.concurrency + 1, MAX_LANES),
                              stuck_after=cfg.lane_stuck_seconds, interrupt=self._force, backoff_cap=cap,
-                             logger=self.log, lock_timeout=cfg.lock_timeout_seconds)
+                             logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
+                             statement_timeout=cfg.statement_timeout_seconds)
         self._renew_db = DbLanes(self.dsn, f"{APPLICATION_NAME}/renew", max_lanes=cfg.renewers,
                                  stuck_after=cfg.lane_stuck_seconds, interrupt=self._halt, backoff_cap=cap,
-                                 logger=self.log, lock_timeout=cfg.lock_timeout_seconds)
+                                 logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
+                                 statement_timeout=cfg.statement_timeout_seconds)
         self._heartbeat_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/heartbeat", interrupt=self._halt,
-                                          backoff_cap=cap, logger=self.log)
+                                          backoff_cap=cap, logger=self.log,
+                                          lock_timeout=cfg.heartbeat_lock_timeout_seconds,
+                                          statement_timeout=cfg.heartbeat_statement_timeout_seconds)
 
     # --- public control ------------------------------------------------------------------------
 
@@ -585,10 +771,11 @@ class Worker:
             "queues": queues, "task_types": self.task_types,
             "heartbeat_seconds": self.config.heartbeat_seconds}).fetchone()[0])
         self.log.info("worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
-                      "renew every %gs lock_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
+                      "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
                       self.worker_id, self.name, ",".join(queues) if queues else "(all)",
                       ",".join(self.task_types), self.config.concurrency, self.config.lease_seconds,
-                      self.config.renew_seconds, max(1, round(self.config.lock_timeout_seconds * 1000)),
+                      self.config.renew_seconds, _milliseconds(self.config.lock_timeout_seconds),
+                      _milliseconds(self.config.statement_timeout_seconds),
                       self.config.heartbeat_seconds, self.config.poll_seconds, self.config.grace_seconds)
 
     def _spawn(self, target: Callable[[], None], name: str) -> None:
@@ -635,7 +822,7 @@ class Worker:
             self._spawn(self._dispatch_loop, "dispatcher")
             if self._wait_until_done():
                 return self._forced_exit(exit_process)
-            return self._clean_exit()
+            return self._clean_exit(exit_process)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -663,6 +850,7 @@ class Worker:
             if self._stopping.is_set() and self._grace_deadline is not None and self.busy > 0 \
                     and time.monotonic() >= self._grace_deadline:
                 self.log.warning("grace period of %gs is over", self.config.grace_seconds)
+                self._force.set()  # slots stop retrying finalizes; waits on the work lanes end
                 return True
             self._force.wait(0.1)
 
@@ -674,19 +862,41 @@ class Worker:
         for _ in range(self.config.concurrency):
             self._slots.put(None)
 
-    def _clean_exit(self) -> int:
+    def _clean_exit(self, exit_process: bool = False) -> int:
+        """Main thread, nothing running: stop the threads, deregister, close. Every wait has a
+        deadline (monotonic) and a second signal (``_force``) turns it into :meth:`_forced_exit`."""
         self._stop_threads()
+        # The renewers and the heartbeat are done: interrupt a statement they may be stuck in.
+        self._renew_db.close(final=True)
+        self._heartbeat_db.close(final=True)
+        deadline = time.monotonic() + STOP_JOIN_SECONDS
         for thread in self._threads:
-            thread.join(timeout=5)
-        try:
-            self._work.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
-                               retry=_for_seconds(10), what="deregister")
-            self.log.info("worker %s deregistered; exiting", self.worker_id)
-        except psycopg.Error as exc:
-            self.log.warning("could not deregister worker %s: %s (tf_workers will show it stale)",
-                             self.worker_id, _one_line(exc))
-        for db in (self._work, self._renew_db, self._heartbeat_db):
-            db.close()
+            while thread.is_alive() and not self._force.is_set() and time.monotonic() < deadline:
+                thread.join(timeout=0.1)
+        if self._force.is_set():
+            return self._forced_exit(exit_process)
+        alive = [t.name for t in self._threads if t.is_alive()]
+        if alive:
+            self.log.warning("thread(s) %s did not stop within %gs; going on", ", ".join(alive), STOP_JOIN_SECONDS)
+        within = _for_seconds(DEREGISTER_SECONDS)
+        while True:
+            try:
+                self._work.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
+                                   retry=lambda: within() and not self._force.is_set(), what="deregister")
+                self.log.info("worker %s deregistered; exiting", self.worker_id)
+                break
+            except psycopg.Error as exc:
+                if self._force.is_set():
+                    return self._forced_exit(exit_process)
+                if is_lock_timeout(exc) and within():
+                    # Another transaction holds the worker's row: try again within the deadline.
+                    if self._force.wait(0.2):
+                        return self._forced_exit(exit_process)
+                    continue
+                self.log.warning("could not deregister worker %s: %s (tf_workers will show it stale)",
+                                 self.worker_id, _one_line(exc))
+                break
+        self._work.close(final=True)
         return self._exit_code
 
     def _forced_exit(self, exit_process: bool) -> int:
@@ -695,11 +905,17 @@ class Worker:
         self.log.warning("exiting with %d unfinished attempt(s) [%s] (task/attempt); they are not finalized: "
                          "their leases expire within %gs and tf_recover requeues them",
                          len(unfinished), ", ".join(unfinished), self.config.lease_seconds)
+        self._force.set()
         self._stop_threads()
+        # Stop every statement still running (a finalize, a renewal, a heartbeat) and open no
+        # connection again: handlers that are still running are not finalized.
+        for db in (self._work, self._renew_db, self._heartbeat_db):
+            db.close(final=True)
         # Best effort, on a fresh short-lived connection: the work connection may be busy.
         try:
             with psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/exit",
-                                 connect_timeout=2, options="-c statement_timeout=2000") as conn:
+                                 connect_timeout=2,
+                                 options=lock_timeout_option(self.dsn, 1.0, 2.0)) as conn:
                 conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
             self.log.info("worker %s deregistered", self.worker_id)
         except Exception as exc:  # noqa: BLE001
@@ -732,7 +948,7 @@ class Worker:
                 rows = self._work.execute(sql.CLAIM, {
                     "worker_id": self.worker_id, "queues": queues, "lease_seconds": cfg.lease_seconds,
                     "max_tasks": min(free, 1000), "task_types": self.task_types},
-                    retry=lambda: not self._stopping.is_set(), what="claim")
+                    retry=lambda: not self._stopping.is_set(), what="claim", interrupt=self._stopping)
             except psycopg.Error as exc:
                 if is_lock_timeout(exc):
                     # Nothing was claimed (the statement rolled back); try again at the next poll.
@@ -740,8 +956,12 @@ class Worker:
                                      _one_line(exc), cfg.poll_seconds)
                     self._wake.wait(cfg.poll_seconds)
                     continue
-                if is_connection_error(exc):
-                    continue  # stopping while the database was unreachable
+                if is_transient_error(exc):
+                    if self._stopping.is_set():
+                        continue  # stopping while the database was unreachable
+                    # Not retried by the lanes (e.g. the retry predicate raced with a stop).
+                    self._wake.wait(cfg.poll_seconds)
+                    continue
                 if getattr(exc, "sqlstate", None) == "TF404":
                     self.log.error("tf_claim refused: %s; stopping", _one_line(exc))
                 else:
@@ -834,10 +1054,12 @@ class Worker:
                     raise failure  # exiting at once: leave the attempt to lease expiry
 
         try:
+            if self._force.is_set():
+                raise psycopg.OperationalError("the worker is exiting at once")
             try:
                 accepted, task_state, reason = send(outcome)
             except psycopg.Error as exc:
-                if is_connection_error(exc):  # includes a lock timeout at a forced exit
+                if is_transient_error(exc):  # includes a lock timeout at a forced exit
                     raise
                 # The database refused what we sent (e.g. a result it cannot store): record the
                 # attempt as failed with that explanation instead of leaving it to lease expiry.
@@ -936,10 +1158,15 @@ class Worker:
                                      ctx.task_id, ctx.attempt_number, cfg.lock_timeout_seconds,
                                      item.lock_waits, delay)
                 return
+            if self._halt.is_set():
+                return  # stopping: the renewal was interrupted on purpose
             item.renew_failures += 1
             delay = min(cfg.renew_seconds, 0.25 * 2 ** (item.renew_failures - 1)) * random.uniform(0.75, 1.0)
-            if is_connection_error(exc):
-                self.log.warning("renewal %d of task %s attempt %s failed: %s; retrying in %.2f s",
+            if is_transient_error(exc):
+                # A lost connection, a read-only session during a failover (25006), a statement
+                # timeout (57014), ...: nothing says the lease is lost (only renewed = false
+                # does); send it again soon, on a new connection.
+                self.log.warning("renewal %d of task %s attempt %s failed (transient): %s; retrying in %.2f s",
                                  item.renew_failures, ctx.task_id, ctx.attempt_number, _one_line(exc), delay)
                 item.next_renew = time.monotonic() + delay
                 return
@@ -975,8 +1202,16 @@ class Worker:
         interval = self.config.heartbeat_seconds
         wait = interval
         failures = 0
+        # A statement hung well past its statement_timeout (an unresponsive server does not apply
+        # it): its connection is closed so that it fails and is retried on another one.
+        stuck_after = self.config.statement_timeout_seconds * 1.25 + 0.25
         self._open_eagerly(self._heartbeat_db)
-        while not self._halt.wait(wait):
+        due = time.monotonic() + wait
+        while not self._halt.wait(min(max(due - time.monotonic(), 0.0), HOUSEKEEPING_SECONDS)):
+            self._work.abort_stuck(stuck_after)
+            self._renew_db.abort_stuck(stuck_after)
+            if time.monotonic() < due:
+                continue
             # Housekeeping: close extra connections left idle after a stuck statement.
             self._work.trim()
             self._renew_db.trim()
@@ -986,7 +1221,7 @@ class Worker:
                     self.log.info("heartbeat restored after %d failure(s)", failures)
                 failures, wait = 0, interval
             except psycopg.Error as exc:
-                if not is_connection_error(exc):
+                if not is_transient_error(exc):
                     self.log.error("tf_heartbeat refused: %s; stopping", _one_line(exc))
                     self._exit_code = EXIT_ERROR
                     self.request_stop()
@@ -994,6 +1229,7 @@ class Worker:
                 failures += 1
                 wait = min(interval, 0.25 * 2 ** (failures - 1)) * random.uniform(0.75, 1.0)
                 self.log.warning("heartbeat failed (%d): %s; retrying in %.2f s", failures, _one_line(exc), wait)
+            due = time.monotonic() + wait
 
     # --- listener ------------------------------------------------------------------------------
 
