@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import psycopg
 import pytest
 
 import taskforge
@@ -282,3 +283,31 @@ def test_scheduler_sleeps_until_the_earliest_deadline_computed_by_the_database()
         SchedulerConfig(batch_size=0)
     with pytest.raises(ValueError):
         SchedulerConfig(max_interval_seconds=0)
+
+
+def test_scheduler_retries_transient_errors_and_stops_on_permanent_ones():
+    """The scheduler classifies errors like the worker: a failover's 25006 is retried, a data error is not."""
+    from taskforge.scheduler import Scheduler, SchedulerConfig, TickResult
+
+    s = Scheduler("dbname=unused", SchedulerConfig(max_interval_seconds=0.01))
+    calls = []
+
+    def tick():
+        calls.append(1)
+        if len(calls) == 1:
+            raise psycopg.errors.ReadOnlySqlTransaction("cannot execute in a read-only transaction")
+        s.stop()
+        return TickResult(0, 0, 0, None, None)
+
+    s.tick = tick
+    s._loop()
+    assert len(calls) == 2, "a transient error must be retried, not end the scheduler"
+
+    s2 = Scheduler("dbname=unused", SchedulerConfig(max_interval_seconds=0.01))
+
+    def refused():
+        raise psycopg.errors.InvalidParameterValue("a programming error (SQLSTATE class 22)")
+
+    s2.tick = refused
+    with pytest.raises(psycopg.Error):
+        s2._loop()

@@ -30,7 +30,7 @@ import psycopg
 
 from . import sql
 from .db import resolve_dsn
-from .worker import Backoff, DbConnection, _one_line, check_schema, is_connection_error
+from .worker import Backoff, DbConnection, _one_line, check_schema, is_transient_error
 
 __all__ = ["SchedulerConfig", "Scheduler", "TickResult"]
 
@@ -165,10 +165,10 @@ class Scheduler:
                     next_prune = time.monotonic() + cfg.prune_interval_seconds
                 result = self.tick()
             except psycopg.Error as exc:
-                if not is_connection_error(exc):
+                if not is_transient_error(exc):
                     raise
                 delay = backoff.next_delay()
-                self.log.warning("database unreachable: %s; retrying in %.2f s", _one_line(exc), delay)
+                self.log.warning("database call failed (transient): %s; retrying in %.2f s", _one_line(exc), delay)
                 self._stop.wait(delay)
                 continue
             backoff.reset()
