@@ -80,7 +80,7 @@ from .handlers import HandlerRegistry, Outcome, TaskContext, error_json, run_han
 
 __all__ = [
     "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection", "DbLanes",
-    "Backoff", "check_schema", "configure_logging", "is_connection_error", "is_lock_timeout", "is_transient_error",
+    "Backoff", "check_schema", "configure_logging", "is_lock_timeout", "is_transient_error",
     "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
 ]
 
@@ -151,17 +151,6 @@ def configure_logging(level: str | int = "INFO", process: str = "taskforge") -> 
     root.propagate = False
 
 
-def is_connection_error(exc: BaseException) -> bool:
-    """True for errors after which the call may be repeated on a new connection.
-
-    OperationalError covers lost connections, server shutdown (57P01), connection failures,
-    serialization failures and deadlocks; InterfaceError covers a closed connection object.
-    The tf_* functions are single atomic statements, so repeating one is safe (the guards of
-    tf_renew/tf_finalize make a repeat after an unseen commit harmless).
-    """
-    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
-
-
 def is_transient_error(exc: BaseException) -> bool:
     """True for errors after which the same call may succeed later (on a new connection).
 
@@ -189,8 +178,8 @@ def is_lock_timeout(exc: BaseException) -> bool:
     """True for SQLSTATE 55P03 lock_not_available: the statement gave up waiting for a lock
     (``lock_timeout``) and changed nothing; the connection is fine and the call may be repeated.
 
-    (psycopg classes it as an OperationalError, so :func:`is_connection_error` is True for it
-    too; the worker checks this first and keeps the connection.)
+    (:func:`is_transient_error` is True for it too; the worker checks this first and keeps the
+    connection instead of reopening it.)
     """
     return isinstance(exc, psycopg.errors.LockNotAvailable) or getattr(exc, "sqlstate", None) == "55P03"
 
