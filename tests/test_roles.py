@@ -65,6 +65,14 @@ CALLS = {
                 "'00000000-0000-0000-0000-000000000000', attempt_number => 1)",
     "tf_finalize": "SELECT * FROM taskforge.tf_finalize(task_id => -1, worker_id => "
                    "'00000000-0000-0000-0000-000000000000', attempt_number => 1, outcome => 'succeeded')",
+    "tf_renew_many": "SELECT * FROM taskforge.tf_renew_many(worker_id => "
+                     "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}')",
+    "tf_finalize_many": "SELECT * FROM taskforge.tf_finalize_many(worker_id => "
+                        "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}', "
+                        "outcomes => '{succeeded}')",
+    "tf_finalize_and_claim": "SELECT * FROM taskforge.tf_finalize_and_claim(worker_id => "
+                             "'00000000-0000-0000-0000-000000000000', task_ids => '{}', attempt_numbers => '{}', "
+                             "outcomes => '{}')",
     "tf_recover": "SELECT * FROM taskforge.tf_recover(max_tasks => 1)",
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
@@ -80,12 +88,19 @@ CALLS = {
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
     "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
+    "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
+    "_tf_task_state_after": "SELECT taskforge._tf_task_state_after('failed', false, 1, 3)",
+    "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
+    "_tf_claim_tasks": "SELECT * FROM taskforge._tf_claim_tasks('00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL)",
+    "_tf_finalize_attempts": "SELECT * FROM taskforge._tf_finalize_attempts("
+                             "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL)",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
 ALLOWED = {
     "taskforge_worker": ANY_ROLE | {"tf_register_worker", "tf_heartbeat", "tf_deregister_worker",
-                                    "tf_claim", "tf_renew", "tf_finalize"},
+                                    "tf_claim", "tf_renew", "tf_finalize", "tf_renew_many",
+                                    "tf_finalize_many", "tf_finalize_and_claim"},
     "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune"},
     "taskforge_client": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},
     "taskforge_console": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},

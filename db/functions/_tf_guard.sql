@@ -1,7 +1,7 @@
 -- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
 --                     worker_id uuid, attempt_number int, at timestamptz) -> text   (private helper)
 --
--- Purpose:    the ownership guard shared by tf_renew and tf_finalize. A call may act on a task
+-- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call may act on a task
 --             only while the task is RUNNING, under the same attempt, owned by the same worker,
 --             with its lease not yet expired at time "at".
 -- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at; the
@@ -14,22 +14,19 @@ CREATE OR REPLACE FUNCTION taskforge._tf_guard(
     state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
     worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
-LANGUAGE plpgsql
+LANGUAGE sql
 IMMUTABLE
-SET search_path = pg_catalog, pg_temp
+-- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
+-- (a SET clause would prevent that); the batch functions evaluate it once per row. It uses
+-- only built-in operators, and every caller is a taskforge function whose search_path is
+-- pinned to pg_catalog, pg_temp.
 AS $fn$
-BEGIN
-    IF state IS DISTINCT FROM 'RUNNING' THEN
-        RETURN 'not_running';
-    ELSIF attempt_count IS DISTINCT FROM attempt_number THEN
-        RETURN 'stale_attempt';
-    ELSIF owner_worker_id IS DISTINCT FROM worker_id THEN
-        RETURN 'not_owner';
-    ELSIF NOT (lease_expires_at > at) THEN
-        RETURN 'lease_expired';
-    END IF;
-    RETURN NULL;
-END;
+    SELECT CASE
+        WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
+        WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
+        WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
+    END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) IS

@@ -5,7 +5,8 @@
 -- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
 --             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease unexpired.
 --             A stale call changes nothing and returns accepted = false with the reason.
---             Outcomes (attempt state -> task state):
+--             Outcomes (attempt state -> task state; the rule lives in
+--             taskforge._tf_attempt_state_after and taskforge._tf_task_state_after):
 --               succeeded  attempt SUCCEEDED -> task SUCCEEDED (result stored)
 --               failed     attempt FAILED    -> task FAILED (ordinary error: terminal)
 --               retryable  attempt FAILED    -> task RETRYING, scheduled_at = now + backoff of
@@ -84,31 +85,16 @@ BEGIN
         RETURN;
     END IF;
 
-    CASE tf_finalize.outcome
-        WHEN 'succeeded' THEN
-            v_attempt_state := 'SUCCEEDED';
-            v_task_state := 'SUCCEEDED';
-        WHEN 'cancelled' THEN
-            v_attempt_state := 'CANCELLED';
-            v_task_state := 'CANCELLED';
-        WHEN 'failed' THEN
-            v_attempt_state := 'FAILED';
-            v_task_state := CASE WHEN v_task.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'FAILED' END;
-        WHEN 'retryable' THEN
-            v_attempt_state := 'FAILED';
-            IF v_task.cancel_requested_at IS NOT NULL THEN
-                v_task_state := 'CANCELLED';
-            ELSIF v_task.attempt_count < v_task.max_attempts THEN
-                v_task_state := 'RETRYING';
-                SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
-                                            tt.backoff_cap_seconds, tt.backoff_jitter)
-                  INTO v_delay
-                  FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
-                v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
-            ELSE
-                v_task_state := 'FAILED';
-            END IF;
-    END CASE;
+    v_attempt_state := taskforge._tf_attempt_state_after(tf_finalize.outcome);
+    v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
+                                                   v_task.attempt_count, v_task.max_attempts);
+    IF v_task_state = 'RETRYING' THEN
+        SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+                                    tt.backoff_cap_seconds, tt.backoff_jitter)
+          INTO v_delay
+          FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
+        v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
+    END IF;
 
     UPDATE taskforge.attempts a
        SET state = v_attempt_state,

@@ -40,7 +40,10 @@ BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
     WITH expired AS (
-        SELECT t.task_id
+        -- Read under the row lock (FOR UPDATE returns the latest version of each row).
+        SELECT t.task_id,
+               taskforge._tf_task_state_after('lease_expired', t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS next_state
           FROM taskforge.tasks t
          WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
          ORDER BY t.lease_expires_at
@@ -48,14 +51,10 @@ BEGIN
            FOR UPDATE OF t SKIP LOCKED
     ), moved AS (
         UPDATE taskforge.tasks t
-           SET state = CASE WHEN t.cancel_requested_at IS NOT NULL THEN 'CANCELLED'
-                            WHEN t.attempt_count < t.max_attempts THEN 'QUEUED'
-                            ELSE 'FAILED' END,
-               scheduled_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
-                                   THEN v_now ELSE t.scheduled_at END,
-               finished_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
-                                  THEN NULL ELSE v_now END,
-               last_error = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count >= t.max_attempts
+           SET state = e.next_state,
+               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
+               last_error = CASE WHEN e.next_state = 'FAILED'
                                  THEN jsonb_build_object('type', 'lease_expired', 'message',
                                       format('attempt %s lost its lease and no attempts remain', t.attempt_count))
                                  ELSE t.last_error END,
@@ -68,7 +67,7 @@ BEGIN
         RETURNING t.task_id, t.attempt_count, t.state, t.queue
     ), abandoned AS (
         UPDATE taskforge.attempts a
-           SET state = 'ABANDONED',
+           SET state = taskforge._tf_attempt_state_after('lease_expired'),
                outcome = 'lease_expired',
                finished_at = v_now,
                error = jsonb_build_object('type', 'lease_expired',

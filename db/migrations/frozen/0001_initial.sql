@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 2b11ae722a3967b4). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 50522bf3edda8e34). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -226,6 +226,63 @@ CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
 -- Recent throughput views scan attempts by finish time.
 CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;
 
+-- >>> db/functions/_tf_attempt_state_after.sql
+-- taskforge._tf_attempt_state_after(outcome text) -> text                  (private helper)
+--
+-- Purpose:    the final state an attempt takes for an outcome, written once for tf_finalize,
+--             the batch finalize (_tf_finalize_attempts) and tf_recover:
+--               succeeded -> SUCCEEDED; failed, retryable -> FAILED; cancelled -> CANCELLED;
+--               lease_expired -> ABANDONED.
+-- Parameters: outcome  as stored in attempts.outcome.
+-- Returns:    the attempt state, or NULL for an unknown outcome (callers validate first).
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+-- Plans:      inlined into the calling query (see the note at LANGUAGE sql below).
+CREATE OR REPLACE FUNCTION taskforge._tf_attempt_state_after(outcome text)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
+-- (a SET clause would prevent that). It uses only built-in operators, and every caller is a
+-- taskforge function whose search_path is pinned to pg_catalog, pg_temp.
+AS $fn$
+    SELECT CASE outcome
+        WHEN 'succeeded' THEN 'SUCCEEDED'
+        WHEN 'failed' THEN 'FAILED'
+        WHEN 'retryable' THEN 'FAILED'
+        WHEN 'cancelled' THEN 'CANCELLED'
+        WHEN 'lease_expired' THEN 'ABANDONED'
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_attempt_state_after(text) IS
+    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired).';
+REVOKE ALL ON FUNCTION taskforge._tf_attempt_state_after(text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_broken_invariant.sql
+-- taskforge._tf_broken_invariant(problem text) -> text                     (private helper)
+--
+-- Purpose:    abort the caller when a rule of the state machine turns out broken in the data
+--             (a row changed outside the tf_* functions), so that nothing is written on top of
+--             it. Callable inside a query (it returns text for the type checker).
+-- Parameters: problem  what is broken, naming the rows.
+-- Returns:    never; always raises.
+-- Errors:     XX000 (internal_error) with the problem as message.
+-- Locks:      none.  Clock: none.  By hand: harmless (it only raises).
+CREATE OR REPLACE FUNCTION taskforge._tf_broken_invariant(problem text)
+RETURNS text
+LANGUAGE plpgsql
+VOLATILE  -- it raises: never let the planner fold a call
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'XX000', MESSAGE = 'taskforge: ' || problem;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_broken_invariant(text) IS
+    'Private: raises XX000 naming a broken state-machine rule found in the data.';
+REVOKE ALL ON FUNCTION taskforge._tf_broken_invariant(text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_cap_error.sql
 -- taskforge._tf_cap_error(error jsonb) -> jsonb                      (private helper)
 --
@@ -406,6 +463,348 @@ COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double p
     'Private: validates a duration in seconds (finite, within bounds) or raises TF400 naming the argument.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) FROM PUBLIC;
 
+-- >>> db/functions/_tf_claim_tasks.sql
+-- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
+--     max_tasks int, task_types text[])
+--   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+--            priority int, max_attempts int, lease_expires_at timestamptz)   (private helper)
+--
+-- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
+--             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
+--             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
+--             given) in the order priority DESC, created_at, task_id, skipping rows locked by
+--             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
+--             and gets its RUNNING attempt row, in the caller's transaction.
+-- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
+--             queues         text[] or NULL (any queue); an empty array matches nothing.
+--             lease_seconds  0 < s <= 86400.
+--             max_tasks      0..1000 (0 validates and claims nothing).
+--             task_types     text[] or NULL (any type); an empty array matches nothing.
+-- Returns:    0..max_tasks rows in claim order.
+-- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows; inserts attempt rows.
+-- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
+--             tasks_queued_due_idx) runs one static statement per filter shape (queues and
+--             task_types given or not), so PL/pgSQL keeps one cached generic plan per shape and
+--             never re-plans: the walk of the claim-order index stops at the first max_tasks
+--             due rows. When delayed tasks exist, walking the claim order could step over all of
+--             them, so the candidates are found by a statement planned for this call (EXECUTE),
+--             where the planner sees the time and may read the few due rows from
+--             tasks_queued_due_idx instead. Locked rows are then updated by primary key.
+-- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
+-- By hand:    use tf_claim.
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
+    worker_id uuid,
+    queues text[],
+    lease_seconds double precision,
+    max_tasks int,
+    task_types text[])
+RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+              priority int, max_attempts int, lease_expires_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_lease timestamptz;
+    v_ids bigint[];
+    v_latest timestamptz;
+    c_candidates constant text :=
+        'SELECT t.task_id FROM taskforge.tasks t'
+        ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
+        '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
+        '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
+        ' ORDER BY t.priority DESC, t.created_at, t.task_id'
+        ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
+BEGIN
+    IF _tf_claim_tasks.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
+                    WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL) THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
+            COLUMN = 'worker_id';
+    END IF;
+    IF _tf_claim_tasks.max_tasks = 0 THEN
+        RETURN;
+    END IF;
+    v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
+
+    -- The latest due time of any QUEUED task (a backward step in tasks_queued_due_idx).
+    SELECT t.scheduled_at INTO v_latest
+      FROM taskforge.tasks t WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1;
+    IF v_latest > v_now THEN
+        -- Delayed tasks exist: plan for this call (see Plans above).
+        EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
+           INTO v_ids
+          USING v_now, _tf_claim_tasks.queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks;
+    ELSIF _tf_claim_tasks.queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_tasks.task_types IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.queue = ANY (_tf_claim_tasks.queues)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_tasks.queues IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSE
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.queue = ANY (_tf_claim_tasks.queues)
+               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    END IF;
+    IF coalesce(cardinality(v_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH claimed AS (
+        UPDATE taskforge.tasks t
+           SET state = 'RUNNING',
+               owner_worker_id = _tf_claim_tasks.worker_id,
+               lease_expires_at = v_lease,
+               attempt_count = t.attempt_count + 1,
+               updated_at = v_now
+         WHERE t.task_id = ANY (v_ids)
+        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
+                  t.max_attempts, t.created_at
+    ), attempt_rows AS (
+        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
+        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, v_lease
+          FROM claimed c
+    )
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+      FROM claimed c
+     ORDER BY c.priority DESC, c.created_at, c.task_id;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) IS
+    'Private: the claim shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick, RUNNING + lease + attempt rows).';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_finalize_attempts.sql
+-- taskforge._tf_finalize_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     outcomes text[], results jsonb[], errors jsonb[])
+--   -> TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean,
+--            task_state text, reason text)                              (private helper)
+--
+-- Purpose:    the batch finalize shared by tf_finalize_many and tf_finalize_and_claim: record
+--             how many attempts of one worker ended, in one set-based pass, with tf_finalize's
+--             guard and outcome rules applied per element (taskforge._tf_guard,
+--             _tf_task_state_after, _tf_attempt_state_after; backoff from the task type's
+--             policy). Element i is (task_ids[i], attempt_numbers[i], outcomes[i], results[i],
+--             errors[i]).
+-- Parameters: worker_id        the worker that owns the attempts (NULL is TF400).
+--             task_ids         bigint[], 1..1000 elements, no NULL, no repeats.
+--             attempt_numbers  int[] of the same length, each >= 1.
+--             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
+--             results          jsonb[] of the same length, or NULL (no results); each at most
+--                              1 MiB as JSON text; stored for succeeded elements only.
+--             errors           jsonb[] of the same length, or NULL; capped like tf_finalize's
+--                              (taskforge._tf_cap_error); stored for other outcomes.
+-- Returns:    one row per element, in input order (ordinality = i): accepted, the task state
+--             after the call (unchanged, as last committed, when refused), and reason NULL when
+--             accepted, else
+--               busy           another transaction holds the task's row: nothing was done and
+--                              nothing waited for; send the element again later
+--               not_found      no such task
+--               not_running | stale_attempt | not_owner | lease_expired   as in tf_finalize.
+-- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
+--             written when an error is raised.
+-- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
+-- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
+-- By hand:    use tf_finalize_many.
+CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[],
+    errors jsonb[])
+RETURNS TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean, task_state text,
+              reason text)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_result_bytes constant int := 1048576;
+    v_n int := cardinality(_tf_finalize_attempts.task_ids);
+    v_now timestamptz;
+    v_locked bigint[];
+    v_bad_ord bigint;
+    v_bad_arg text;
+    v_bad_problem text;
+BEGIN
+    IF _tf_finalize_attempts.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_invalid('task_ids', format('must hold 1 to 1000 elements, got %s',
+            coalesce(v_n::text, 'NULL')));
+    END IF;
+    IF array_ndims(_tf_finalize_attempts.task_ids) <> 1 THEN
+        PERFORM taskforge._tf_invalid('task_ids', 'must be a one-dimensional array');
+    END IF;
+    IF cardinality(_tf_finalize_attempts.attempt_numbers) IS DISTINCT FROM v_n
+       OR array_ndims(_tf_finalize_attempts.attempt_numbers) <> 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(_tf_finalize_attempts.attempt_numbers)::text, 'NULL')));
+    END IF;
+    IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
+       OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
+        PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(_tf_finalize_attempts.outcomes)::text, 'NULL')));
+    END IF;
+    IF _tf_finalize_attempts.results IS NOT NULL
+       AND (cardinality(_tf_finalize_attempts.results) <> v_n OR array_ndims(_tf_finalize_attempts.results) <> 1) THEN
+        PERFORM taskforge._tf_invalid('results', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, cardinality(_tf_finalize_attempts.results)));
+    END IF;
+    IF _tf_finalize_attempts.errors IS NOT NULL
+       AND (cardinality(_tf_finalize_attempts.errors) <> v_n OR array_ndims(_tf_finalize_attempts.errors) <> 1) THEN
+        PERFORM taskforge._tf_invalid('errors', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, cardinality(_tf_finalize_attempts.errors)));
+    END IF;
+
+    -- The first bad element, if any, in one pass.
+    SELECT r.ord,
+           CASE WHEN r.task_id IS NULL THEN 'task_ids'
+                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN 'attempt_numbers'
+                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN 'outcomes'
+                ELSE 'results' END,
+           CASE WHEN r.task_id IS NULL THEN 'must not be NULL'
+                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN
+                    format('must be at least 1, got %s', coalesce(r.attempt_number::text, 'NULL'))
+                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+                    format('must be one of succeeded, failed, retryable, cancelled; got %s',
+                           coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
+                ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
+                            octet_length(r.result::text)) END
+      INTO v_bad_ord, v_bad_arg, v_bad_problem
+      FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
+                  _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
+           WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, ord)
+     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+        OR r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+        OR octet_length(r.result::text) > c_max_result_bytes
+     ORDER BY r.ord
+     LIMIT 1;
+    IF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+              FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+     WHERE r.seen > 1
+     ORDER BY r.ord
+     LIMIT 1;
+    IF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+            format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));
+    END IF;
+
+    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
+    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
+                       WHERE t.task_id = ANY (_tf_finalize_attempts.task_ids)
+                       ORDER BY t.task_id
+                         FOR UPDATE SKIP LOCKED);
+    v_now := clock_timestamp();
+
+    RETURN QUERY
+    WITH req AS (
+        SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
+          FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
+                      _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results,
+                      _tf_finalize_attempts.errors)
+               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
+    ), judged AS (
+        SELECT req.ord, req.task_id, req.attempt_number, req.outcome, req.result,
+               t.state AS old_state, t.task_type,
+               CASE WHEN t.task_id IS NULL THEN 'not_found'
+                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
+                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
+                                             _tf_finalize_attempts.worker_id, req.attempt_number, v_now)
+               END AS reason,
+               taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS new_state,
+               CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error
+          FROM req
+          LEFT JOIN taskforge.tasks t ON t.task_id = req.task_id
+    ), ended AS (
+        UPDATE taskforge.attempts a
+           SET state = taskforge._tf_attempt_state_after(j.outcome),
+               outcome = j.outcome,
+               finished_at = v_now,
+               result = CASE WHEN j.outcome = 'succeeded' THEN j.result END,
+               error = j.error
+          FROM judged j
+         WHERE j.reason IS NULL
+           AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number AND a.state = 'RUNNING'
+        RETURNING a.task_id
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = j.new_state,
+               owner_worker_id = NULL,
+               lease_expires_at = NULL,
+               scheduled_at = CASE WHEN j.new_state = 'RETRYING'
+                                   THEN v_now + make_interval(secs => taskforge.tf_backoff(
+                                            j.attempt_number, tt.backoff_base_seconds,
+                                            tt.backoff_cap_seconds, tt.backoff_jitter))
+                                   ELSE t.scheduled_at END,
+               result = CASE WHEN j.outcome = 'succeeded' THEN j.result ELSE t.result END,
+               last_error = CASE WHEN j.outcome = 'succeeded' THEN t.last_error ELSE j.error END,
+               finished_at = CASE WHEN j.new_state = 'RETRYING' THEN NULL ELSE v_now END,
+               updated_at = v_now
+          FROM judged j
+          JOIN ended e ON e.task_id = j.task_id
+          JOIN taskforge.task_types tt ON tt.task_type = j.task_type
+         WHERE t.task_id = j.task_id
+        RETURNING t.task_id
+    )
+    SELECT j.ord::int, j.task_id, j.attempt_number, m.task_id IS NOT NULL,
+           CASE WHEN m.task_id IS NOT NULL THEN j.new_state ELSE j.old_state END,
+           CASE WHEN j.reason IS NULL AND m.task_id IS NULL
+                -- The guard held but the attempt row was not RUNNING: a broken invariant.
+                THEN taskforge._tf_broken_invariant(format(
+                    'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
+                    j.task_id, j.attempt_number))
+                ELSE j.reason END
+      FROM judged j
+      LEFT JOIN moved m ON m.task_id = j.task_id
+     ORDER BY j.ord;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+    'Private: set-based finalize of many attempts of one worker (SKIP LOCKED: locked rows are reported busy); one result row per element in input order.';
+REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz) -> bytea   (private helper)
@@ -448,7 +847,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, ti
 -- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
 --                     worker_id uuid, attempt_number int, at timestamptz) -> text   (private helper)
 --
--- Purpose:    the ownership guard shared by tf_renew and tf_finalize. A call may act on a task
+-- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call may act on a task
 --             only while the task is RUNNING, under the same attempt, owned by the same worker,
 --             with its lease not yet expired at time "at".
 -- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at; the
@@ -461,22 +860,19 @@ CREATE OR REPLACE FUNCTION taskforge._tf_guard(
     state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
     worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
-LANGUAGE plpgsql
+LANGUAGE sql
 IMMUTABLE
-SET search_path = pg_catalog, pg_temp
+-- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
+-- (a SET clause would prevent that); the batch functions evaluate it once per row. It uses
+-- only built-in operators, and every caller is a taskforge function whose search_path is
+-- pinned to pg_catalog, pg_temp.
 AS $fn$
-BEGIN
-    IF state IS DISTINCT FROM 'RUNNING' THEN
-        RETURN 'not_running';
-    ELSIF attempt_count IS DISTINCT FROM attempt_number THEN
-        RETURN 'stale_attempt';
-    ELSIF owner_worker_id IS DISTINCT FROM worker_id THEN
-        RETURN 'not_owner';
-    ELSIF NOT (lease_expires_at > at) THEN
-        RETURN 'lease_expired';
-    END IF;
-    RETURN NULL;
-END;
+    SELECT CASE
+        WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
+        WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
+        WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
+    END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) IS
@@ -577,6 +973,50 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
     'Private: NOTIFY taskforge once per distinct queue name (delivered on commit).';
 REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_task_state_after.sql
+-- taskforge._tf_task_state_after(outcome text, cancel_requested boolean, attempt_count int,
+--                                max_attempts int) -> text                 (private helper)
+--
+-- Purpose:    the one home of the rule "what state does a task take when its current attempt
+--             ends". Used by tf_finalize, the batch finalize (_tf_finalize_attempts) and
+--             tf_recover, so the decision is written once:
+--               succeeded      -> SUCCEEDED (the work happened, even if a cancel was requested)
+--               cancelled      -> CANCELLED
+--               any other outcome with a cancel request             -> CANCELLED
+--               failed         -> FAILED (ordinary error: terminal)
+--               retryable      -> RETRYING while attempt_count < max_attempts, else FAILED
+--               lease_expired  -> QUEUED while attempt_count < max_attempts, else FAILED
+-- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'.
+--             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
+--             attempt_count     the task's attempt count (the number of the attempt that ended).
+--             max_attempts      the task's budget.
+-- Returns:    'SUCCEEDED' | 'CANCELLED' | 'FAILED' | 'RETRYING' | 'QUEUED'; NULL for an unknown outcome
+--             (callers validate outcomes first).
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+-- Plans:      inlined into the calling query (see the note at LANGUAGE sql below).
+CREATE OR REPLACE FUNCTION taskforge._tf_task_state_after(
+    outcome text, cancel_requested boolean, attempt_count int, max_attempts int)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
+-- (a SET clause would prevent that). It uses only built-in operators, and every caller is a
+-- taskforge function whose search_path is pinned to pg_catalog, pg_temp.
+AS $fn$
+    SELECT CASE
+        WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
+        WHEN outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
+        WHEN outcome = 'failed' THEN 'FAILED'
+        WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END
+        ELSE 'FAILED'
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
+    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired), given a cancel request and the budget.';
+REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
@@ -724,9 +1164,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
--- Plans:      SET plan_cache_mode = force_custom_plan: the LIMIT and the NULL-able filters come
---             from parameters, and a cached generic plan would stop using the partial claim
---             indexes well. Planning a custom plan costs less than one bad generic plan.
+-- Plans:      one cached generic plan per filter shape, re-planned only while delayed tasks
+--             exist (taskforge._tf_claim_tasks, which does the claim, explains why).
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes; otherwise
 --             the tasks wait for their leases to expire.
@@ -742,59 +1181,12 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_custom_plan
 AS $fn$
-#variable_conflict use_column
-DECLARE
-    v_now timestamptz := clock_timestamp();
-    v_lease timestamptz;
 BEGIN
-    IF tf_claim.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    PERFORM taskforge._tf_check_names('queues', tf_claim.queues, 'queue');
-    PERFORM taskforge._tf_check_names('task_types', tf_claim.task_types, 'task_type');
-    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_claim.lease_seconds, 0, 86400, true);
     PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
-    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
-                    WHERE w.worker_id = tf_claim.worker_id AND w.stopped_at IS NULL) THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_claim.worker_id),
-            COLUMN = 'worker_id';
-    END IF;
-    v_lease := v_now + make_interval(secs => tf_claim.lease_seconds);
-
-    RETURN QUERY
-    WITH candidates AS (
-        SELECT t.task_id
-          FROM taskforge.tasks t
-         WHERE t.state = 'QUEUED'
-           AND t.scheduled_at <= v_now
-           AND t.attempt_count < t.max_attempts
-           AND (tf_claim.queues IS NULL OR t.queue = ANY (tf_claim.queues))
-           AND (tf_claim.task_types IS NULL OR t.task_type = ANY (tf_claim.task_types))
-         ORDER BY t.priority DESC, t.created_at, t.task_id
-         LIMIT tf_claim.max_tasks
-           FOR UPDATE OF t SKIP LOCKED
-    ), claimed AS (
-        UPDATE taskforge.tasks t
-           SET state = 'RUNNING',
-               owner_worker_id = tf_claim.worker_id,
-               lease_expires_at = v_lease,
-               attempt_count = t.attempt_count + 1,
-               updated_at = v_now
-          FROM candidates c
-         WHERE t.task_id = c.task_id
-        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at
-    ), attempt_rows AS (
-        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
-        SELECT c.task_id, c.attempt_count, tf_claim.worker_id, 'RUNNING', v_now, v_lease
-          FROM claimed c
-    )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
-      FROM claimed c
-     ORDER BY c.priority DESC, c.created_at, c.task_id;
+    RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
+                                                         tf_claim.lease_seconds, tf_claim.max_tasks,
+                                                         tf_claim.task_types);
 END;
 $fn$;
 
@@ -853,7 +1245,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 -- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
 --             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease unexpired.
 --             A stale call changes nothing and returns accepted = false with the reason.
---             Outcomes (attempt state -> task state):
+--             Outcomes (attempt state -> task state; the rule lives in
+--             taskforge._tf_attempt_state_after and taskforge._tf_task_state_after):
 --               succeeded  attempt SUCCEEDED -> task SUCCEEDED (result stored)
 --               failed     attempt FAILED    -> task FAILED (ordinary error: terminal)
 --               retryable  attempt FAILED    -> task RETRYING, scheduled_at = now + backoff of
@@ -932,31 +1325,16 @@ BEGIN
         RETURN;
     END IF;
 
-    CASE tf_finalize.outcome
-        WHEN 'succeeded' THEN
-            v_attempt_state := 'SUCCEEDED';
-            v_task_state := 'SUCCEEDED';
-        WHEN 'cancelled' THEN
-            v_attempt_state := 'CANCELLED';
-            v_task_state := 'CANCELLED';
-        WHEN 'failed' THEN
-            v_attempt_state := 'FAILED';
-            v_task_state := CASE WHEN v_task.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'FAILED' END;
-        WHEN 'retryable' THEN
-            v_attempt_state := 'FAILED';
-            IF v_task.cancel_requested_at IS NOT NULL THEN
-                v_task_state := 'CANCELLED';
-            ELSIF v_task.attempt_count < v_task.max_attempts THEN
-                v_task_state := 'RETRYING';
-                SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
-                                            tt.backoff_cap_seconds, tt.backoff_jitter)
-                  INTO v_delay
-                  FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
-                v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
-            ELSE
-                v_task_state := 'FAILED';
-            END IF;
-    END CASE;
+    v_attempt_state := taskforge._tf_attempt_state_after(tf_finalize.outcome);
+    v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
+                                                   v_task.attempt_count, v_task.max_attempts);
+    IF v_task_state = 'RETRYING' THEN
+        SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+                                    tt.backoff_cap_seconds, tt.backoff_jitter)
+          INTO v_delay
+          FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
+        v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
+    END IF;
 
     UPDATE taskforge.attempts a
        SET state = v_attempt_state,
@@ -992,6 +1370,155 @@ COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb)
     'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) TO taskforge_worker;
+
+-- >>> db/functions/tf_finalize_and_claim.sql
+-- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
+--     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
+--     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+--            reason text, task_type text, payload jsonb, queue text, priority int,
+--            max_attempts int, lease_expires_at timestamptz)
+--
+-- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
+--             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
+--             (exactly tf_claim). Finishing one task and taking the next then costs one commit
+--             instead of two.
+-- Parameters: worker_id, task_ids, attempt_numbers, outcomes, results, errors
+--                 as tf_finalize_many, except that task_ids may be empty ('{}', with
+--                 attempt_numbers and outcomes empty too): then the call only claims.
+--             queues, lease_seconds, task_types   as tf_claim.
+--             max_tasks  0..1000: how many to claim (0 = finalize only).
+-- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
+--             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
+--             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
+--             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
+--             accepted, task_state, reason NULL). The kind column says which.
+-- Errors:     TF400 naming the argument (and element); TF404 unknown or deregistered worker
+--             when max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
+--             tf_finalize_many). Nothing is written when an error is raised.
+-- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
+-- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
+--             at the claim (due test, lease start, attempt start).
+-- By hand:    only as a registered worker that will renew or finalize what it takes.
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[] DEFAULT NULL,
+    errors jsonb[] DEFAULT NULL,
+    queues text[] DEFAULT NULL,
+    lease_seconds double precision DEFAULT 30,
+    max_tasks int DEFAULT 1,
+    task_types text[] DEFAULT NULL)
+RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+              reason text, task_type text, payload jsonb, queue text, priority int,
+              max_attempts int, lease_expires_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    IF cardinality(tf_finalize_and_claim.task_ids) = 0 THEN
+        IF coalesce(cardinality(tf_finalize_and_claim.attempt_numbers), -1) <> 0 THEN
+            PERFORM taskforge._tf_invalid('attempt_numbers', 'must be empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.outcomes), -1) <> 0 THEN
+            PERFORM taskforge._tf_invalid('outcomes', 'must be empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.results), 0) <> 0 THEN
+            PERFORM taskforge._tf_invalid('results', 'must be NULL or empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.errors), 0) <> 0 THEN
+            PERFORM taskforge._tf_invalid('errors', 'must be NULL or empty when task_ids is empty');
+        END IF;
+        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        IF tf_finalize_and_claim.worker_id IS NULL THEN
+            PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+        END IF;
+    ELSE
+        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        RETURN QUERY
+        SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
+               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
+          FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
+                                               tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
+                                               tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
+         ORDER BY f.ordinality;
+        IF tf_finalize_and_claim.max_tasks = 0 THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY
+    SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
+           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at
+      FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
+                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
+                                     tf_finalize_and_claim.task_types) AS c;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
+    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) TO taskforge_worker;
+
+-- >>> db/functions/tf_finalize_many.sql
+-- taskforge.tf_finalize_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL)
+--   -> TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
+--
+-- Purpose:    the batch form of tf_finalize: record how up to 1000 attempts of one worker
+--             ended, in one statement and one commit. Element i is (task_ids[i],
+--             attempt_numbers[i], outcomes[i], results[i], errors[i]); each obeys exactly
+--             tf_finalize's guard (RUNNING, same attempt, same owner, lease unexpired) and
+--             outcome rules (see tf_finalize), and a refused element changes nothing.
+--             Unlike tf_finalize it never waits for a row lock: a task whose row another
+--             transaction holds is skipped (SKIP LOCKED) and reported busy, so a caller never
+--             needs a lock timeout; send such elements again a moment later.
+-- Parameters: worker_id        the worker that owns the attempts.
+--             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
+--             attempt_numbers  int[] of the same length (each >= 1).
+--             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
+--             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
+--                              text; stored for succeeded elements.
+--             errors           jsonb[] of the same length or NULL; a non-object becomes
+--                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
+-- Returns:    one row per element, in input order: accepted; the task state after the call
+--             (as last committed when refused; NULL for not_found); reason NULL when accepted,
+--             else busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+-- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
+--             Nothing is written when an error is raised.
+-- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
+-- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
+-- By hand:    only for attempts you own (the guard makes a stale element harmless).
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[] DEFAULT NULL,
+    errors jsonb[] DEFAULT NULL)
+RETURNS TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
+LANGUAGE sql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason
+      FROM taskforge._tf_finalize_attempts(tf_finalize_many.worker_id, tf_finalize_many.task_ids,
+                                           tf_finalize_many.attempt_numbers, tf_finalize_many.outcomes,
+                                           tf_finalize_many.results, tf_finalize_many.errors) AS f
+     ORDER BY f.ordinality;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) TO taskforge_worker;
 
 -- >>> db/functions/tf_heartbeat.sql
 -- taskforge.tf_heartbeat(worker_id uuid) -> timestamptz
@@ -1198,7 +1725,10 @@ BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
     WITH expired AS (
-        SELECT t.task_id
+        -- Read under the row lock (FOR UPDATE returns the latest version of each row).
+        SELECT t.task_id,
+               taskforge._tf_task_state_after('lease_expired', t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS next_state
           FROM taskforge.tasks t
          WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
          ORDER BY t.lease_expires_at
@@ -1206,14 +1736,10 @@ BEGIN
            FOR UPDATE OF t SKIP LOCKED
     ), moved AS (
         UPDATE taskforge.tasks t
-           SET state = CASE WHEN t.cancel_requested_at IS NOT NULL THEN 'CANCELLED'
-                            WHEN t.attempt_count < t.max_attempts THEN 'QUEUED'
-                            ELSE 'FAILED' END,
-               scheduled_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
-                                   THEN v_now ELSE t.scheduled_at END,
-               finished_at = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count < t.max_attempts
-                                  THEN NULL ELSE v_now END,
-               last_error = CASE WHEN t.cancel_requested_at IS NULL AND t.attempt_count >= t.max_attempts
+           SET state = e.next_state,
+               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
+               last_error = CASE WHEN e.next_state = 'FAILED'
                                  THEN jsonb_build_object('type', 'lease_expired', 'message',
                                       format('attempt %s lost its lease and no attempts remain', t.attempt_count))
                                  ELSE t.last_error END,
@@ -1226,7 +1752,7 @@ BEGIN
         RETURNING t.task_id, t.attempt_count, t.state, t.queue
     ), abandoned AS (
         UPDATE taskforge.attempts a
-           SET state = 'ABANDONED',
+           SET state = taskforge._tf_attempt_state_after('lease_expired'),
                outcome = 'lease_expired',
                finished_at = v_now,
                error = jsonb_build_object('type', 'lease_expired',
@@ -1456,6 +1982,134 @@ COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
     'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
+
+-- >>> db/functions/tf_renew_many.sql
+-- taskforge.tf_renew_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     lease_seconds double precision DEFAULT 30)
+--   -> TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
+--            cancel_requested boolean, reason text)
+--
+-- Purpose:    the batch form of tf_renew: extend the leases of up to 1000 attempts one worker
+--             still owns to now + lease_seconds, in one statement. Element i is (task_ids[i],
+--             attempt_numbers[i]); each obeys tf_renew's guard (RUNNING, same attempt, same
+--             owner, lease not yet expired). It never waits for a row lock: a task whose row
+--             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
+--             lease unchanged and not lost; renew it again shortly.
+-- Parameters: worker_id        the worker that owns the attempts.
+--             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
+--             attempt_numbers  int[] of the same length (each >= 1).
+--             lease_seconds    0 < s <= 86400 seconds.
+-- Returns:    one row per element, in input order: renewed, the new deadline (NULL unless
+--             renewed), cancel_requested (tf_cancel was called; as last committed for busy
+--             rows, NULL for not_found), and reason NULL when renewed, else
+--             busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+--             Only the last four mean the lease is lost.
+-- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
+-- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
+-- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
+-- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
+CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    lease_seconds double precision DEFAULT 30)
+RETURNS TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
+              cancel_requested boolean, reason text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_n int := cardinality(tf_renew_many.task_ids);
+    v_now timestamptz;
+    v_lease timestamptz;
+    v_locked bigint[];
+    v_bad_ord bigint;
+BEGIN
+    IF tf_renew_many.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(tf_renew_many.task_ids) <> 1 THEN
+        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
+            coalesce(v_n::text, 'NULL')));
+    END IF;
+    IF cardinality(tf_renew_many.attempt_numbers) IS DISTINCT FROM v_n
+       OR array_ndims(tf_renew_many.attempt_numbers) <> 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(tf_renew_many.attempt_numbers)::text, 'NULL')));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
+    v_bad_ord := array_position(tf_renew_many.task_ids, NULL);
+    IF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM unnest(tf_renew_many.attempt_numbers) WITH ORDINALITY AS r(attempt_number, ord)
+     WHERE r.attempt_number IS NULL OR r.attempt_number < 1
+     ORDER BY r.ord LIMIT 1;
+    IF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
+            coalesce(tf_renew_many.attempt_numbers[v_bad_ord]::text, 'NULL')));
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+              FROM unnest(tf_renew_many.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+     WHERE r.seen > 1
+     ORDER BY r.ord LIMIT 1;
+    IF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+            format('task %s appears more than once in one call', tf_renew_many.task_ids[v_bad_ord]));
+    END IF;
+
+    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
+    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
+                       WHERE t.task_id = ANY (tf_renew_many.task_ids)
+                       ORDER BY t.task_id
+                         FOR UPDATE SKIP LOCKED);
+    v_now := clock_timestamp();
+    v_lease := v_now + make_interval(secs => tf_renew_many.lease_seconds);
+
+    RETURN QUERY
+    WITH judged AS (
+        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
+               t.task_id IS NOT NULL AS found,
+               CASE WHEN t.task_id IS NULL THEN 'not_found'
+                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
+                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
+                                             tf_renew_many.worker_id, r.attempt_number, v_now)
+               END AS reason
+          FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
+               WITH ORDINALITY AS r(task_id, attempt_number, ord)
+          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
+    ), extended AS (
+        UPDATE taskforge.tasks t
+           SET lease_expires_at = v_lease, updated_at = v_now
+          FROM judged j
+         WHERE j.reason IS NULL AND t.task_id = j.task_id
+        RETURNING t.task_id
+    ), attempt_leases AS (
+        UPDATE taskforge.attempts a
+           SET lease_expires_at = v_lease
+          FROM judged j
+         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
+    )
+    SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
+           CASE WHEN e.task_id IS NOT NULL THEN v_lease END,
+           CASE WHEN j.found THEN j.cancel END,
+           j.reason
+      FROM judged j
+      LEFT JOIN extended e ON e.task_id = j.task_id
+     ORDER BY j.ord;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) IS
+    'Batch tf_renew: one row per element in input order, same guard; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy (lease unchanged, not lost). Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) TO taskforge_worker;
 
 -- >>> db/functions/tf_retry.sql
 -- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)

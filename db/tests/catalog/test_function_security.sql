@@ -1,6 +1,6 @@
 -- Catalog contract (DESIGN.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(25);
+SELECT plan(29);
 -- The public API, with the argument types of DESIGN.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
@@ -16,6 +16,9 @@ SELECT has_function('taskforge', 'tf_retry', ARRAY['bigint', 'integer'], 'tf_ret
 SELECT has_function('taskforge', 'tf_prune', ARRAY['double precision', 'integer'], 'tf_prune exists');
 SELECT has_function('taskforge', 'tf_backoff', ARRAY['integer', 'double precision', 'double precision', 'double precision'], 'tf_backoff exists');
 SELECT has_function('taskforge', 'tf_schema_version', ARRAY[]::text[], 'tf_schema_version exists');
+SELECT has_function('taskforge', 'tf_finalize_many', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]'], 'tf_finalize_many exists');
+SELECT has_function('taskforge', 'tf_renew_many', ARRAY['uuid', 'bigint[]', 'integer[]', 'double precision'], 'tf_renew_many exists');
+SELECT has_function('taskforge', 'tf_finalize_and_claim', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_finalize_and_claim exists');
 SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS
@@ -31,9 +34,17 @@ SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND NOT pr
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%'
                     AND NOT EXISTS (SELECT 1 FROM unnest(coalesce(proconfig, '{}')) c WHERE c LIKE 'search\_path=%')$$,
                 'every public tf_* function pins search_path in proconfig');
+-- Exempt: private IMMUTABLE LANGUAGE sql expression helpers, which a SET clause would keep
+-- PostgreSQL from inlining into the batch statements; they use only built-in operators and
+-- run inside callers whose search_path is pinned.
 SELECT is_empty($$SELECT signature FROM fn
-                   WHERE NOT EXISTS (SELECT 1 FROM unnest(coalesce(proconfig, '{}')) c WHERE c = 'search_path=pg_catalog, pg_temp')$$,
-                'every function of the schema pins search_path = pg_catalog, pg_temp (pg_temp last)');
+                   WHERE NOT EXISTS (SELECT 1 FROM unnest(coalesce(proconfig, '{}')) c WHERE c = 'search_path=pg_catalog, pg_temp')
+                     AND NOT (proname LIKE '\_tf\_%' AND (SELECT l.lanname = 'sql' AND p.provolatile = 'i'
+                                                           FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+                                                          WHERE p.oid = fn.oid))$$,
+                'every function of the schema pins search_path = pg_catalog, pg_temp (pg_temp last), but inlined private SQL expressions');
+SELECT is_empty($$SELECT signature FROM fn WHERE proconfig IS NULL AND proname NOT IN ('_tf_guard', '_tf_task_state_after', '_tf_attempt_state_after')$$,
+                'only the three inlined expression helpers have no SET clause');
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND (comment IS NULL OR btrim(comment) = '')$$,
                 'every public tf_* function has a COMMENT');
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE '\_tf\_%' AND prosecdef$$,

@@ -10,8 +10,8 @@ SELECT r.rolname, p.proname
 
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_worker'$$,
               ARRAY['tf_register_worker', 'tf_heartbeat', 'tf_deregister_worker', 'tf_claim', 'tf_renew', 'tf_finalize',
-                    'tf_backoff', 'tf_schema_version'],
-              'taskforge_worker executes exactly register_worker, heartbeat, deregister_worker, claim, renew, finalize, backoff, schema_version');
+                    'tf_renew_many', 'tf_finalize_many', 'tf_finalize_and_claim', 'tf_backoff', 'tf_schema_version'],
+              'taskforge_worker executes exactly register_worker, heartbeat, deregister_worker, claim, renew, finalize, their batch forms, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_scheduler'$$,
               ARRAY['tf_recover', 'tf_promote', 'tf_prune', 'tf_backoff', 'tf_schema_version'],
               'taskforge_scheduler executes exactly recover, promote, prune, backoff, schema_version');

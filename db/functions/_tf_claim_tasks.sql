@@ -1,0 +1,140 @@
+-- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
+--     max_tasks int, task_types text[])
+--   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+--            priority int, max_attempts int, lease_expires_at timestamptz)   (private helper)
+--
+-- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
+--             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
+--             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
+--             given) in the order priority DESC, created_at, task_id, skipping rows locked by
+--             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
+--             and gets its RUNNING attempt row, in the caller's transaction.
+-- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
+--             queues         text[] or NULL (any queue); an empty array matches nothing.
+--             lease_seconds  0 < s <= 86400.
+--             max_tasks      0..1000 (0 validates and claims nothing).
+--             task_types     text[] or NULL (any type); an empty array matches nothing.
+-- Returns:    0..max_tasks rows in claim order.
+-- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows; inserts attempt rows.
+-- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
+--             tasks_queued_due_idx) runs one static statement per filter shape (queues and
+--             task_types given or not), so PL/pgSQL keeps one cached generic plan per shape and
+--             never re-plans: the walk of the claim-order index stops at the first max_tasks
+--             due rows. When delayed tasks exist, walking the claim order could step over all of
+--             them, so the candidates are found by a statement planned for this call (EXECUTE),
+--             where the planner sees the time and may read the few due rows from
+--             tasks_queued_due_idx instead. Locked rows are then updated by primary key.
+-- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
+-- By hand:    use tf_claim.
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
+    worker_id uuid,
+    queues text[],
+    lease_seconds double precision,
+    max_tasks int,
+    task_types text[])
+RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
+              priority int, max_attempts int, lease_expires_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_lease timestamptz;
+    v_ids bigint[];
+    v_latest timestamptz;
+    c_candidates constant text :=
+        'SELECT t.task_id FROM taskforge.tasks t'
+        ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
+        '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
+        '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
+        ' ORDER BY t.priority DESC, t.created_at, t.task_id'
+        ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
+BEGIN
+    IF _tf_claim_tasks.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
+                    WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL) THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404',
+            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
+            COLUMN = 'worker_id';
+    END IF;
+    IF _tf_claim_tasks.max_tasks = 0 THEN
+        RETURN;
+    END IF;
+    v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
+
+    -- The latest due time of any QUEUED task (a backward step in tasks_queued_due_idx).
+    SELECT t.scheduled_at INTO v_latest
+      FROM taskforge.tasks t WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1;
+    IF v_latest > v_now THEN
+        -- Delayed tasks exist: plan for this call (see Plans above).
+        EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
+           INTO v_ids
+          USING v_now, _tf_claim_tasks.queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks;
+    ELSIF _tf_claim_tasks.queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_tasks.task_types IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.queue = ANY (_tf_claim_tasks.queues)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_tasks.queues IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSE
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.queue = ANY (_tf_claim_tasks.queues)
+               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    END IF;
+    IF coalesce(cardinality(v_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH claimed AS (
+        UPDATE taskforge.tasks t
+           SET state = 'RUNNING',
+               owner_worker_id = _tf_claim_tasks.worker_id,
+               lease_expires_at = v_lease,
+               attempt_count = t.attempt_count + 1,
+               updated_at = v_now
+         WHERE t.task_id = ANY (v_ids)
+        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
+                  t.max_attempts, t.created_at
+    ), attempt_rows AS (
+        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
+        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, v_lease
+          FROM claimed c
+    )
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+      FROM claimed c
+     ORDER BY c.priority DESC, c.created_at, c.task_id;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) IS
+    'Private: the claim shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick, RUNNING + lease + attempt rows).';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) FROM PUBLIC;

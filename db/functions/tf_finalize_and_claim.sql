@@ -1,0 +1,93 @@
+-- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
+--     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
+--     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+--            reason text, task_type text, payload jsonb, queue text, priority int,
+--            max_attempts int, lease_expires_at timestamptz)
+--
+-- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
+--             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
+--             (exactly tf_claim). Finishing one task and taking the next then costs one commit
+--             instead of two.
+-- Parameters: worker_id, task_ids, attempt_numbers, outcomes, results, errors
+--                 as tf_finalize_many, except that task_ids may be empty ('{}', with
+--                 attempt_numbers and outcomes empty too): then the call only claims.
+--             queues, lease_seconds, task_types   as tf_claim.
+--             max_tasks  0..1000: how many to claim (0 = finalize only).
+-- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
+--             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
+--             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
+--             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
+--             accepted, task_state, reason NULL). The kind column says which.
+-- Errors:     TF400 naming the argument (and element); TF404 unknown or deregistered worker
+--             when max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
+--             tf_finalize_many). Nothing is written when an error is raised.
+-- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
+-- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
+--             at the claim (due test, lease start, attempt start).
+-- By hand:    only as a registered worker that will renew or finalize what it takes.
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[] DEFAULT NULL,
+    errors jsonb[] DEFAULT NULL,
+    queues text[] DEFAULT NULL,
+    lease_seconds double precision DEFAULT 30,
+    max_tasks int DEFAULT 1,
+    task_types text[] DEFAULT NULL)
+RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+              reason text, task_type text, payload jsonb, queue text, priority int,
+              max_attempts int, lease_expires_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    IF cardinality(tf_finalize_and_claim.task_ids) = 0 THEN
+        IF coalesce(cardinality(tf_finalize_and_claim.attempt_numbers), -1) <> 0 THEN
+            PERFORM taskforge._tf_invalid('attempt_numbers', 'must be empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.outcomes), -1) <> 0 THEN
+            PERFORM taskforge._tf_invalid('outcomes', 'must be empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.results), 0) <> 0 THEN
+            PERFORM taskforge._tf_invalid('results', 'must be NULL or empty when task_ids is empty');
+        END IF;
+        IF coalesce(cardinality(tf_finalize_and_claim.errors), 0) <> 0 THEN
+            PERFORM taskforge._tf_invalid('errors', 'must be NULL or empty when task_ids is empty');
+        END IF;
+        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        IF tf_finalize_and_claim.worker_id IS NULL THEN
+            PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+        END IF;
+    ELSE
+        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        RETURN QUERY
+        SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
+               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
+          FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
+                                               tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
+                                               tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
+         ORDER BY f.ordinality;
+        IF tf_finalize_and_claim.max_tasks = 0 THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY
+    SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
+           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at
+      FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
+                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
+                                     tf_finalize_and_claim.task_types) AS c;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
+    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) TO taskforge_worker;

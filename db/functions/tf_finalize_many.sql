@@ -1,0 +1,52 @@
+-- taskforge.tf_finalize_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL)
+--   -> TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
+--
+-- Purpose:    the batch form of tf_finalize: record how up to 1000 attempts of one worker
+--             ended, in one statement and one commit. Element i is (task_ids[i],
+--             attempt_numbers[i], outcomes[i], results[i], errors[i]); each obeys exactly
+--             tf_finalize's guard (RUNNING, same attempt, same owner, lease unexpired) and
+--             outcome rules (see tf_finalize), and a refused element changes nothing.
+--             Unlike tf_finalize it never waits for a row lock: a task whose row another
+--             transaction holds is skipped (SKIP LOCKED) and reported busy, so a caller never
+--             needs a lock timeout; send such elements again a moment later.
+-- Parameters: worker_id        the worker that owns the attempts.
+--             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
+--             attempt_numbers  int[] of the same length (each >= 1).
+--             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
+--             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
+--                              text; stored for succeeded elements.
+--             errors           jsonb[] of the same length or NULL; a non-object becomes
+--                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
+-- Returns:    one row per element, in input order: accepted; the task state after the call
+--             (as last committed when refused; NULL for not_found); reason NULL when accepted,
+--             else busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+-- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
+--             Nothing is written when an error is raised.
+-- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
+-- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
+-- By hand:    only for attempts you own (the guard makes a stale element harmless).
+CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[] DEFAULT NULL,
+    errors jsonb[] DEFAULT NULL)
+RETURNS TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
+LANGUAGE sql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason
+      FROM taskforge._tf_finalize_attempts(tf_finalize_many.worker_id, tf_finalize_many.task_ids,
+                                           tf_finalize_many.attempt_numbers, tf_finalize_many.outcomes,
+                                           tf_finalize_many.results, tf_finalize_many.errors) AS f
+     ORDER BY f.ordinality;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) TO taskforge_worker;
