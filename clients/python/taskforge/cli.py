@@ -228,7 +228,7 @@ def db_status(dsn: str | None, as_json: bool) -> None:
 
 
 # Command modules register themselves on `main` (imported last to avoid a cycle).
-from . import cli_run, cli_tasks, cli_demo  # noqa: E402,F401
+from . import cli_run, cli_tasks, cli_demo, cli_bench  # noqa: E402,F401
 
 
 if __name__ == "__main__":  # pragma: no cover

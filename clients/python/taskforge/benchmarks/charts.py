@@ -1,0 +1,106 @@
+"""PNG charts of a run, drawn with matplotlib's Agg backend (no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["draw_all"]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _series(rows: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    pairs = [(r["workers"], r[key]) for r in rows if r.get(key) is not None]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
+    """E1 (ours, peer, original) and E2 (ours, ideal, original): tasks/s by worker processes."""
+    if not summary["e1"] and not summary["e2"]:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, name, extra in ((axes[0], "e1", ("peer", "procrastinate")), (axes[1], "e2", ("ideal", "ideal"))):
+        rows = summary[name]
+        for key, label, style in (("median", "TaskForge (median)", "o-"), (extra[0], extra[1], "s--"),
+                                  ("original", "original (published)", "^:")):
+            xs, ys = _series(rows, key)
+            if xs:
+                ax.plot(xs, ys, style, label=label)
+        if not rows:
+            ax.set_visible(False)
+            continue
+        ax.set_title(f"{name.upper()}: throughput by worker processes")
+        ax.set_xlabel("worker processes")
+        ax.set_ylabel("tasks/s")
+        ax.set_xscale("log", base=2)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def efficiency_chart(summary: dict[str, Any], path: Path) -> Path | None:
+    """Parallel efficiency (speedup / workers) by worker processes: E1, E2 and the peer."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    drawn = False
+    for name, label in (("e1", "E1 TaskForge"), ("e2", "E2 TaskForge"), ("peer", "E1 procrastinate")):
+        xs, ys = _series(summary[name], "efficiency")
+        if xs:
+            ax.plot(xs, ys, "o-", label=label)
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_title("Parallel efficiency (speedup / workers)")
+    ax.set_xlabel("worker processes")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def recovery_lag_chart(summary: dict[str, Any], path: Path) -> Path | None:
+    """E6: distribution of recovery lag after lease expiry (ms), with p50 and p95 marked."""
+    lags = summary["e6"]["recovery_lag_ms"]
+    if not lags:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.hist(lags, bins=min(30, max(5, len(lags) // 2)))
+    for key, label in (("recovery_lag_p50_ms", "p50"), ("recovery_lag_p95_ms", "p95")):
+        ax.axvline(summary["e6"][key], linestyle="--", color="black" if label == "p95" else "grey",
+                   label=f"{label} {summary['e6'][key]:.1f} ms")
+    ax.set_title("E6: recovery lag after lease expiry")
+    ax.set_xlabel("ms (attempt finished_at - lease_expires_at)")
+    ax.set_ylabel("abandoned attempts")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def draw_all(summary: dict[str, Any], charts_dir: Path) -> list[Path]:
+    """Draw every chart the run has data for; return the files written."""
+    charts_dir.mkdir(parents=True, exist_ok=True)
+    drawn = [throughput_chart(summary, charts_dir / "throughput.png"),
+             efficiency_chart(summary, charts_dir / "efficiency.png"),
+             recovery_lag_chart(summary, charts_dir / "e6_recovery_lag.png")]
+    return [p for p in drawn if p is not None]

@@ -1,0 +1,174 @@
+"""The bundle a run leaves in ``--out DIR``:
+
+* ``environment.json``           machine, PostgreSQL version and settings, git commit, packages
+* ``trials/<label>.json``        one raw record per trial (result, metrics, checks, options, environment)
+* ``ceiling/<label>.json``       one raw record per pgbench point (with pgbench's output tail)
+* ``summary.json``               the report's numbers (see :mod:`.summary`)
+* ``report.md``                  tables beside the original's published figures, ceiling fractions,
+                                 the peer ratio, trust checks, charts
+* ``charts/*.png``               see :mod:`.charts`
+* ``logs/<label>/*.log``         every worker, scheduler and peer process's output
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from .results import CeilingPoint, TrialResult
+from .summary import ORIGINAL
+
+__all__ = ["Bundle", "render_markdown"]
+
+
+class Bundle:
+    """Writes the bundle's files under ``out_dir`` as results arrive."""
+
+    def __init__(self, out_dir: Path, environment: dict[str, Any]):
+        self.out_dir = Path(out_dir)
+        self.environment = environment
+        for sub in ("trials", "ceiling", "logs"):
+            (self.out_dir / sub).mkdir(parents=True, exist_ok=True)
+        self._write(self.out_dir / "environment.json", environment)
+
+    @property
+    def log_dir(self) -> Path:
+        return self.out_dir / "logs"
+
+    @staticmethod
+    def _write(path: Path, data: Any) -> Path:
+        path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+        return path
+
+    def trial(self, result: TrialResult) -> Path:
+        """Write one trial's raw record (with the environment)."""
+        return self._write(self.out_dir / "trials" / f"{result.label}.json",
+                           {"trial": asdict(result), "environment": self.environment})
+
+    def ceiling(self, point: CeilingPoint) -> Path:
+        """Write one pgbench point's raw record (with the environment)."""
+        return self._write(self.out_dir / "ceiling" / f"{point.label}.json",
+                           {"point": asdict(point), "environment": self.environment})
+
+    def finish(self, summary: dict[str, Any], markdown: str) -> tuple[Path, Path]:
+        """Write ``summary.json`` and ``report.md``."""
+        report = self.out_dir / "report.md"
+        report.write_text(markdown, encoding="utf-8")
+        return self._write(self.out_dir / "summary.json", summary), report
+
+
+def _n(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _x(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _environment(env: dict[str, Any]) -> list[str]:
+    cpu, pg = env["cpu"], env["postgresql"]
+    git = env.get("git") or {}
+    settings = ", ".join(f"{k}={v}" for k, v in pg["settings"].items())
+    return [f"- machine: {cpu['model']}, {cpu['logical_cpus']} logical CPUs ({cpu['usable_cpus']} usable), "
+            f"{(env.get('memory_bytes') or 0) / 2**30:.0f} GiB; {env['platform']}",
+            f"- PostgreSQL: {pg['version'].split(' on ')[0]}; {settings}",
+            f"- code: {git.get('commit', 'not a git checkout')}{' (with local changes)' if git.get('dirty') else ''}; "
+            + ", ".join(f"{k} {v}" for k, v in env["packages"].items() if v) + f"; Python {env['python']}",
+            f"- collected at {env['collected_at']}"]
+
+
+def _scaling_section(title: str, rows: list[dict[str, Any]], cpus: int, with_peer: bool, with_ideal: bool) -> list[str]:
+    if not rows:
+        return []
+    header = ["workers", "median tasks/s", "trials", "speedup vs 1", "efficiency"]
+    header += ["% of ideal"] if with_ideal else []
+    header += ["original (published)"]
+    header += ["procrastinate jobs/s", "ours / peer"] if with_peer else []
+    body = []
+    for r in rows:
+        line = [str(r["workers"]), _n(r["median"]), str(r["trials"]), _x(r["speedup"]), _n(r["efficiency"], 2)]
+        line += [_n(r.get("percent_of_ideal")) + " %"] if with_ideal else []
+        line += [_n(r.get("original"))]
+        line += [_n(r.get("peer")), _x(r.get("ours_over_peer"))] if with_peer else []
+        body.append(line)
+    out = [f"## {title}", "", *_table(header, body), ""]
+    above = [r["workers"] for r in rows if r["workers"] > cpus]
+    out += [f"This machine has {cpus} CPU cores, shared by the worker processes and PostgreSQL itself. "
+            + (f"The rows at {', '.join(map(str, above))} workers run more processes than cores: they show the "
+               "plateau, not scaling." if above else
+               f"Counts above {cpus} would run more processes than cores and show the plateau, not scaling."), ""]
+    return out
+
+
+def render_markdown(summary: dict[str, Any], environment: dict[str, Any], trials: Sequence[TrialResult],
+                    points: Sequence[CeilingPoint], charts: Sequence[Path], title: str, notes: Sequence[str]) -> str:
+    """The human report (GitHub-flavoured markdown)."""
+    cpus = environment["cpu"]["usable_cpus"] or 1
+    out = [f"# {title}", "", *_environment(environment), ""]
+    out += [f"Original's published figures: {ORIGINAL['machine']}. Every figure here is the median of the trials "
+            "that passed their trust checks; durations come from database timestamps.", ""]
+    out += [f"- {n}" for n in notes] + ([""] if notes else [])
+    out += _scaling_section("E1: no-op tasks", summary["e1"], cpus, with_peer=bool(summary["peer"]), with_ideal=False)
+    if summary["e1_batched"]:
+        r = summary["e1_batched"][0]
+        out += [f"E1 batched (1 process, `--concurrency {trials_concurrency(trials, 'e1-batched')}`): "
+                f"{_n(r['median'])} tasks/s (median of {r['trials']}).", ""]
+    out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_peer=False, with_ideal=True)
+    e5, e6, pickup = summary["e5"], summary["e6"], summary["pickup"]
+    if e5["trials"]:
+        out += ["## E5: fail-once tasks, fixed 100 ms retry delay", "",
+                f"{_n(e5['median'])} tasks/s (median of {e5['trials']} trials, {e5['workers']} workers); every "
+                "history is exactly FAILED → SUCCEEDED (trust check `histories`).", ""]
+    if e6["trials"]:
+        out += ["## E6: crash recovery (SIGKILL of lease owners)", "",
+                *_table(["measure", "TaskForge", "original (published)"], [
+                    ["recovery lag p50 (ms)", _n(e6["recovery_lag_p50_ms"]), "–"],
+                    ["recovery lag p95 (ms)", _n(e6["recovery_lag_p95_ms"]), _n(ORIGINAL["e6_recovery_lag_p95_ms"])],
+                    ["recovery lag max (ms)", _n(e6["recovery_lag_max_ms"]), "–"],
+                    ["kill-to-final-drain (s)", _n(e6["kill_to_drain_seconds"]),
+                     _n(ORIGINAL["e6_kill_to_drain_seconds"])],
+                    ["throughput (tasks/s)", _n(e6["median"]), "–"],
+                    ["abandoned attempts (all trials)", str(e6["abandoned_attempts"]), "–"]]),
+                "", "Recovery lag = attempt finished_at − lease_expires_at of ABANDONED attempts, pooled over trials.",
+                ""]
+    if pickup["samples"]:
+        out += ["## Pickup latency (NOTIFY path)", "",
+                f"One idle worker, tasks submitted one at a time: median {_n(pickup['p50_ms'])} ms, p95 "
+                f"{_n(pickup['p95_ms'])} ms, max {_n(pickup['max_ms'])} ms over {pickup['samples']} tasks "
+                "(first attempt started_at − task created_at).", ""]
+    if summary["ceiling"]:
+        out += ["## Ceiling (pgbench, cycles/s = claim + finish)", "",
+                *_table(["clients", "(a) bare SKIP LOCKED", "(b) tf_claim + tf_finalize", "(b)/(a)",
+                         "(c) tf_finalize_and_claim", "(c)/(a)", "E1 workers tasks/s", "E1/(b)", "E1/(a)"],
+                        [[str(r["clients"]), _n(r["skip_locked"], 0), _n(r["taskforge"], 0),
+                          _n(r["taskforge_over_skip_locked"], 2), _n(r["finalize_and_claim"], 0),
+                          _n(r["finalize_and_claim_over_skip_locked"], 2), _n(r["e1"]), _n(r["e1_over_taskforge"], 2),
+                          _n(r["e1_over_skip_locked"], 2)] for r in summary["ceiling"]]),
+                "", "(b)/(a) is what our SQL functions cost against the bare locking pattern; E1/(b) is what the "
+                "Python worker keeps of what our functions allow at the same concurrency.", ""]
+    out += ["## Trust checks", ""]
+    failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
+    if not failed:
+        out += [f"All {len(trials)} trials passed every trust check; all {len(points)} pgbench points completed.", ""]
+    for item in failed:
+        if isinstance(item, TrialResult):
+            problems = [item.error] if item.error else [f"{c.name}: {c.detail}" for c in item.failed_checks()]
+        else:
+            problems = [item.error or "failed"]
+        out.append(f"- **{item.label}** FAILED: " + "; ".join(p.splitlines()[0] for p in problems if p))
+    out += [""] if failed else []
+    if charts:
+        out += ["## Charts", "", *(f"![{p.stem}](charts/{p.name})" for p in charts), ""]
+    return "\n".join(out)
+
+
+def trials_concurrency(trials: Sequence[TrialResult], workload: str) -> int | None:
+    """The ``--concurrency`` a workload's trials used (None when it did not run)."""
+    return next((t.concurrency for t in trials if t.workload == workload), None)

@@ -1,0 +1,218 @@
+"""Sizes, blocks and the order a benchmark run goes in; writes the bundle as results arrive.
+
+A block is one fresh database (created, migrated, dropped afterwards, also on failure or
+Ctrl-C). E1 and E2 run every worker count in each block (E1 also its batched variant); E5, E6,
+pickup and each peer trial get a block of their own; the ceiling gets one block per trial with
+every client count in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import ceiling, charts, environment, peer, summary, workloads
+from .database import fresh_database
+from .progress import Progress
+from .report import Bundle, render_markdown
+from .results import CeilingPoint, TrialResult
+from .workloads import WorkloadSpec
+
+__all__ = ["WORKLOADS", "Sizes", "FULL", "QUICK", "BenchConfig", "BenchRun", "run", "default_out_dir"]
+
+WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each workload is (tasks; seconds for durations; ms for task payloads)."""
+
+    worker_counts: tuple[int, ...]
+    blocks: int
+    warmup: int
+    e1_tasks: int
+    e1_batched_concurrency: int
+    e2_tasks: int
+    e5_tasks: int
+    e5_workers: int
+    e5_schedulers: int
+    e6_tasks: int
+    e6_workers: int
+    e6_schedulers: int
+    e6_kills: int
+    e6_lease_seconds: float
+    pickup_tasks: int
+    ceiling_seconds: float
+    timeout_seconds: float
+    e2_sleep_ms: int = 50
+    e6_sleep_ms: int = 500
+    e5_retry_delay_seconds: float = 0.1
+    pickup_interval_seconds: float = 0.05
+
+
+#: DESIGN.md §9 and issue 6.
+FULL = Sizes(worker_counts=(1, 4, 8, 16), blocks=3, warmup=100, e1_tasks=5000, e1_batched_concurrency=64,
+             e2_tasks=1000, e5_tasks=3000, e5_workers=10, e5_schedulers=3, e6_tasks=1000, e6_workers=20,
+             e6_schedulers=3, e6_kills=10, e6_lease_seconds=5.0, pickup_tasks=50, ceiling_seconds=10.0,
+             timeout_seconds=900.0)
+#: Small enough that `taskforge bench all --quick` takes a minute or two on 2 cores.
+QUICK = Sizes(worker_counts=(1, 2), blocks=1, warmup=20, e1_tasks=300, e1_batched_concurrency=64, e2_tasks=60,
+              e5_tasks=100, e5_workers=3, e5_schedulers=1, e6_tasks=60, e6_workers=4, e6_schedulers=1, e6_kills=2,
+              e6_lease_seconds=2.0, pickup_tasks=10, ceiling_seconds=3.0, timeout_seconds=180.0)
+
+
+@dataclass
+class BenchConfig:
+    """One invocation: which server, where the bundle goes, and the sizes."""
+
+    admin_dsn: str
+    out_dir: Path
+    sizes: Sizes
+    quick: bool = False
+    peer_venv: Path | None = None
+
+
+@dataclass
+class BenchRun:
+    """What a run produced so far."""
+
+    trials: list[TrialResult] = field(default_factory=list)
+    points: list[CeilingPoint] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every trial passed its trust checks and every pgbench point completed."""
+        return all(t.ok for t in self.trials) and all(p.ok for p in self.points)
+
+
+def default_out_dir() -> Path:
+    """``bench-results/<UTC timestamp>``."""
+    return Path("bench-results") / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def sizes_with(sizes: Sizes, trials: int | None, worker_counts: Sequence[int] | None) -> Sizes:
+    """``sizes`` with the number of blocks and the worker counts overridden where given."""
+    changes: dict = {}
+    if trials is not None:
+        changes["blocks"] = trials
+    if worker_counts:
+        changes["worker_counts"] = tuple(worker_counts)
+    return dataclasses.replace(sizes, **changes)
+
+
+class _Run:
+    def __init__(self, cfg: BenchConfig, bundle: Bundle, progress: Progress, state: BenchRun):
+        self.cfg, self.bundle, self.progress, self.state = cfg, bundle, progress, state
+        self.s = cfg.sizes
+
+    def keep(self, result: TrialResult) -> bool:
+        self.state.trials.append(result)
+        self.bundle.trial(result)
+        return result.ok
+
+    def spec(self, workload: str, task_type: str, tasks: int, workers: int, **extra) -> WorkloadSpec:
+        return WorkloadSpec(workload=workload, task_type=task_type, tasks=tasks, workers=workers,
+                            warmup=self.s.warmup, timeout_seconds=self.s.timeout_seconds, **extra)
+
+    def scaling(self, workload: str, specs: Callable[[int], list[WorkloadSpec]]) -> None:
+        for block in range(1, self.s.blocks + 1):
+            self.progress.note(f"{workload}: block {block}/{self.s.blocks} on a fresh database")
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                for spec in (s for workers in self.s.worker_counts for s in specs(workers)):
+                    if not self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress)):
+                        break  # a failed trial may leave tasks behind: this block's numbers stop here
+
+    def e1(self) -> None:
+        def specs(workers: int) -> list[WorkloadSpec]:
+            out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
+            if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
+                out.append(self.spec("e1-batched", "noop", self.s.e1_tasks, 1,
+                                     concurrency=self.s.e1_batched_concurrency))
+            return out
+        self.scaling("e1", specs)
+
+    def e2(self) -> None:
+        self.scaling("e2", lambda w: [self.spec("e2", "sleep", self.s.e2_tasks, w,
+                                                payload={"ms": self.s.e2_sleep_ms})])
+
+    def e5(self) -> None:
+        for block in range(1, self.s.blocks + 1):
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                workloads.register_fixed_backoff(dsn, "fail_once", self.s.e5_retry_delay_seconds)
+                self.keep(workloads.run_trial(dsn, self.spec(
+                    "e5", "fail_once", self.s.e5_tasks, self.s.e5_workers, schedulers=self.s.e5_schedulers,
+                    scheduler_interval_seconds=self.s.e5_retry_delay_seconds, expectation="fail_once"),
+                    block, self.bundle.log_dir, self.progress))
+
+    def e6(self) -> None:
+        for block in range(1, self.s.blocks + 1):
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                self.keep(workloads.run_trial(dsn, self.spec(
+                    "e6", "sleep", self.s.e6_tasks, self.s.e6_workers, payload={"ms": self.s.e6_sleep_ms},
+                    schedulers=self.s.e6_schedulers, lease_seconds=self.s.e6_lease_seconds, kills=self.s.e6_kills,
+                    expectation="recovered"), block, self.bundle.log_dir, self.progress))
+
+    def pickup(self) -> None:
+        for block in range(1, self.s.blocks + 1):
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                self.keep(workloads.run_pickup(dsn, self.s.pickup_tasks, self.s.pickup_interval_seconds, block,
+                                               self.bundle.log_dir, self.progress))
+
+    def ceiling(self) -> None:
+        for block in range(1, self.s.blocks + 1):
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                scripts, skipped = ceiling.available_scripts(dsn, list(ceiling.SCRIPTS))
+                for name, why in skipped.items():
+                    note = f"ceiling script {name} skipped: {why}"
+                    if note not in self.state.notes:
+                        self.state.notes.append(note)
+                        self.progress.note(note)
+                for clients in self.s.worker_counts:
+                    for script in scripts:
+                        point = ceiling.measure_point(dsn, script, clients, self.s.ceiling_seconds, block,
+                                                      self.progress)
+                        self.state.points.append(point)
+                        self.bundle.ceiling(point)
+
+    def peer(self) -> None:
+        venv = self.cfg.peer_venv or self.cfg.out_dir / "peer-venv"
+        try:
+            version = peer.ensure_venv(venv, self.progress)
+        except (peer.PeerError, OSError) as exc:
+            self.keep(TrialResult(workload="peer", block=0, workers=0, concurrency=1, tasks=0,
+                                  error=f"cannot install the peer: {exc}"))
+            return
+        self.state.notes.append(f"peer: procrastinate {version} (in {venv}), `--concurrency 1` per process")
+        for block in range(1, self.s.blocks + 1):
+            for workers in self.s.worker_counts:
+                with fresh_database(self.cfg.admin_dsn, migrate=False) as dsn:
+                    self.keep(peer.run_peer_trial(venv, dsn, workers, self.s.e1_tasks, self.s.warmup, block,
+                                                  self.bundle.log_dir, self.progress, self.s.timeout_seconds))
+
+
+def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = None) -> BenchRun:
+    """Run the selected workloads (in :data:`WORKLOADS` order) and write the bundle; returns
+    what was measured (``.ok`` False when any trust check or trial failed). The report is written
+    also when a workload fails or the run is interrupted."""
+    progress = progress or Progress()
+    env = environment.collect(cfg.admin_dsn)
+    bundle = Bundle(cfg.out_dir, env)
+    state = BenchRun()
+    if cfg.quick:
+        state.notes.append("QUICK run: tiny sizes for a smoke test; not comparable with the published figures")
+    runner = _Run(cfg, bundle, progress, state)
+    try:
+        for name in WORKLOADS:
+            if name in selection:
+                getattr(runner, name)()
+    finally:
+        progress.close()
+        numbers = summary.summarize(state.trials, state.points)
+        drawn = charts.draw_all(numbers, cfg.out_dir / "charts")
+        title = f"TaskForge benchmark{' (quick)' if cfg.quick else ''}: {', '.join(selection)}"
+        bundle.finish(numbers, render_markdown(numbers, env, state.trials, state.points, drawn, title, state.notes))
+    return state

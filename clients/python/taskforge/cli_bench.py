@@ -1,0 +1,87 @@
+"""``taskforge bench``: the reference workloads, the ceiling and the peer (docs/benchmarks.md).
+
+Exit codes: 0 every trust check passed; 1 a trust check or a trial failed (the bundle is still
+written and the report names the check); 2 bad options; 4 the server cannot be reached;
+130 interrupted (databases dropped, processes stopped).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import click
+import psycopg
+
+from .cli import EXIT_DATABASE, OptionError, Text, fail, main
+
+WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer", "all")
+
+
+def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        counts = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise OptionError("--workers", f"must be a comma-separated list of integers, got {value!r}") from None
+    if not counts or any(not 1 <= c <= 256 for c in counts):
+        raise OptionError("--workers", f"each count must be between 1 and 256, got {value!r}")
+    return tuple(sorted(set(counts)))
+
+
+def _interrupt(signum, frame):  # pragma: no cover - exercised through signals
+    raise KeyboardInterrupt
+
+
+@main.command("bench")
+@click.argument("workload", type=click.Choice(WORKLOAD_CHOICES, case_sensitive=False))
+@click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peer only if named.")
+@click.option("--trials", type=click.IntRange(1, 100), default=None,
+              help="Blocks (fresh databases) per workload. Default: 3, or 1 with --quick.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Bundle directory. Default: bench-results/<UTC timestamp>.")
+@click.option("--dsn", "admin_dsn", envvar="TASKFORGE_BENCH_DSN", show_envvar=True, type=Text(), default=None,
+              help="A server where this user may create databases (one taskforge_bench_<hex> per block, "
+                   "dropped afterwards). Default: host=127.0.0.1 port=5432 user=postgres dbname=postgres.")
+@click.option("--workers", "worker_counts", callback=_worker_counts, default=None, metavar="1,4,8,16",
+              help="Worker process counts for E1/E2/peer and pgbench client counts for the ceiling. "
+                   "Default: 1,4,8,16, or 1,2 with --quick.")
+@click.option("--peer/--no-peer", "with_peer", default=None,
+              help="Include procrastinate in `all` (default: yes, except with --quick).")
+@click.option("--peer-venv", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Virtualenv for the peer. Default: OUT/peer-venv (created and reused).")
+def bench_command(workload, quick, trials, out_dir, admin_dsn, worker_counts, with_peer, peer_venv):
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, ceiling, peer or all) and write a bundle:
+    raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
+    from .benchmarks import runner
+    from .benchmarks.database import admin_dsn_default
+
+    workload = workload.lower()
+    if workload == "all":
+        include_peer = (not quick) if with_peer is None else with_peer
+        selection = [w for w in runner.WORKLOADS if w != "peer" or include_peer]
+    else:
+        selection = [workload]
+    dsn = admin_dsn or admin_dsn_default()
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5):
+            pass
+    except psycopg.OperationalError as exc:
+        fail(f"cannot reach the benchmark server ({dsn}): {str(exc).strip().splitlines()[0]}", EXIT_DATABASE)
+    sizes = runner.sizes_with(runner.QUICK if quick else runner.FULL, trials, worker_counts)
+    out = out_dir or runner.default_out_dir()
+    cfg = runner.BenchConfig(admin_dsn=dsn, out_dir=out, sizes=sizes, quick=quick, peer_venv=peer_venv)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        state = runner.run(selection, cfg)
+    except KeyboardInterrupt:
+        click.echo(f"taskforge: bench interrupted; partial bundle in {out}", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(f"bundle: {out} (report: {out / 'report.md'})")
+    if not state.ok:
+        failed = [t.label for t in state.trials if not t.ok] + [p.label for p in state.points if not p.ok]
+        fail(f"trust checks or trials failed: {', '.join(failed)} (see {out / 'report.md'})", 1)
