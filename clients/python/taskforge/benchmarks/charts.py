@@ -22,6 +22,17 @@ def _series(rows: list[dict[str, Any]], key: str) -> tuple[list[int], list[float
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
+def _worker_axis(ax, rows: list[dict[str, Any]]) -> None:
+    """Log2 x axis labelled with the worker counts themselves; y from 0."""
+    counts = sorted({r["workers"] for r in rows})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, labels=[str(c) for c in counts])
+    ax.minorticks_off()
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
     """E1 (ours, peer, original) and E2 (ours, ideal, original): tasks/s by worker processes."""
     if not summary["e1"] and not summary["e2"]:
@@ -41,9 +52,7 @@ def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
         ax.set_title(f"{name.upper()}: throughput by worker processes")
         ax.set_xlabel("worker processes")
         ax.set_ylabel("tasks/s")
-        ax.set_xscale("log", base=2)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        _worker_axis(ax, rows)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -66,10 +75,7 @@ def efficiency_chart(summary: dict[str, Any], path: Path) -> Path | None:
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_title("Parallel efficiency (speedup / workers)")
     ax.set_xlabel("worker processes")
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _worker_axis(ax, summary["e1"] + summary["e2"] + summary["peer"])
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .results import CeilingPoint, TrialResult
+from .stats import ratio
 from .summary import ORIGINAL
 
 __all__ = ["Bundle", "render_markdown"]
@@ -153,6 +154,15 @@ def render_markdown(summary: dict[str, Any], environment: dict[str, Any], trials
                           _n(r["e1_over_skip_locked"], 2)] for r in summary["ceiling"]]),
                 "", "(b)/(a) is what our SQL functions cost against the bare locking pattern; E1/(b) is what the "
                 "Python worker keeps of what our functions allow at the same concurrency.", ""]
+    if summary["peer"]:
+        ours = {r["workers"]: r["median"] for r in summary["e1"]}
+        out += ["## Peer: procrastinate, the same no-op jobs", "",
+                *_table(["processes", "procrastinate jobs/s", "trials", "efficiency", "TaskForge E1 tasks/s",
+                         "ours / peer"],
+                        [[str(r["workers"]), _n(r["median"]), str(r["trials"]), _n(r["efficiency"], 2),
+                          _n(ours.get(r["workers"])), _x(ratio(ours.get(r["workers"]), r["median"]))]
+                         for r in summary["peer"]]),
+                "", "Peer timing: jobs / (last 'succeeded' − first 'started' event in procrastinate_events).", ""]
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:
