@@ -97,8 +97,8 @@ def test_context_fencing_token_and_flags():
     assert c.fencing_token == (7, 3)
     assert not c.cancel_requested and not c.lease_lost
     assert c.sleep(0.01) is False
-    c._set_cancel_requested()
-    c._set_lease_lost()
+    c.mark_cancel_requested()
+    c.mark_lease_lost()
     assert c.cancel_requested and c.lease_lost
     assert c.sleep(30) is True  # returns at once once a cancel is requested
 
@@ -120,7 +120,7 @@ def test_outcomes_of_the_builtin_handlers():
         out = run_handler(b["sleep"], bad, ctx())
         assert out.outcome == "failed" and "sleep: payload must be" in out.error["message"]
     cancelled = ctx()
-    cancelled._set_cancel_requested()
+    cancelled.mark_cancel_requested()
     assert run_handler(b["sleep"], {"ms": 60000}, cancelled).outcome == "cancelled"
 
 

@@ -3,38 +3,33 @@
 from __future__ import annotations
 
 import logging
-import time
+import threading
 
 import psycopg
 import pytest
 
-from itest_support import attempts, submit, task
+from itest_support import attempts, submit, task, wait_for
 from taskforge import sql
-from taskforge.worker import Worker, WorkerConfig, _Running
-from taskforge.handlers import TaskContext
+from taskforge.worker import Worker, WorkerConfig
 
 pytestmark = pytest.mark.integration
 
 
 class DropsAfterFinalize:
-    """Wraps a connection: the first tf_finalize commits, then the connection 'drops' before
-    the answer arrives (the caller sees a connection error)."""
+    """Wraps the worker's work connection: the first call that finalizes something commits,
+    then the connection 'drops' before the answer arrives (the caller sees a connection error)."""
 
-    def __init__(self, conn: psycopg.Connection) -> None:
+    def __init__(self, conn: psycopg.Connection, counter: dict) -> None:
         self._conn = conn
-        self.dropped = 0
+        self._counter = counter
 
-    @property
-    def closed(self) -> bool:
-        return self._conn.closed
-
-    def close(self) -> None:
-        self._conn.close()
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
 
     def execute(self, query, params=None):
         cur = self._conn.execute(query, params)
-        if "tf_finalize" in query and not self.dropped:
-            self.dropped += 1
+        if "tf_finalize_and_claim" in query and params and params.get("task_ids") and not self._counter["dropped"]:
+            self._counter["dropped"] += 1
             self._conn.close()
             raise psycopg.OperationalError("server closed the connection unexpectedly (simulated)")
         return cur
@@ -49,33 +44,38 @@ class Records(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue):
+def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue, monkeypatch):
     logger = logging.getLogger(f"taskforge.test.{queue}")
     logger.setLevel(logging.DEBUG)
     records = Records()
     logger.addHandler(records)
+    counter = {"dropped": 0}
+    real_connect = psycopg.connect
+
+    def connect(*args, **kwargs):
+        c = real_connect(*args, **kwargs)
+        return DropsAfterFinalize(c, counter) if kwargs.get("application_name", "").endswith("/work") else c
+
+    monkeypatch.setattr(psycopg, "connect", connect)
     worker = Worker(db_dsn, WorkerConfig(queues=(queue,), lease_seconds=30), logger=logger)
-    worker._start()
+    worker.start()
+    worker.slots.start()
+    dispatcher = threading.Thread(target=worker.dispatcher.run, daemon=True)
     try:
         task_id = submit(conn, "echo", {"x": 1}, queue=queue)
-        rows = worker._work.execute(sql.CLAIM, {"worker_id": worker.worker_id, "queues": [queue],
-                                                "lease_seconds": 30, "max_tasks": 1, "task_types": None})
-        (tid, attempt_number, task_type, payload, q, priority, max_attempts, _lease), = rows
-        assert tid == task_id
-        wrapper = DropsAfterFinalize(worker._work.connection())
-        worker._work._lanes[0].db._conn = wrapper  # the first lane: statements go there first
-        ctx = TaskContext(task_id=tid, attempt_number=attempt_number, task_type=task_type, queue=q,
-                          priority=priority, max_attempts=max_attempts, worker_id=worker.worker_id)
-        worker._execute(_Running(ctx=ctx, payload=payload, claimed_at=time.monotonic(),
-                                 next_renew=time.monotonic() + 10))
-        assert wrapper.dropped == 1
+        dispatcher.start()
+        wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED" and worker.busy == 0, 30,
+                 message="the echo task to be finalized")
+        assert counter["dropped"] == 1
         # The first call committed; the repeat (same worker, same attempt) changed nothing.
         assert [(a["state"], a["result"]) for a in attempts(conn, task_id)] == [("SUCCEEDED", {"x": 1})]
-        assert task(conn, task_id)["state"] == "SUCCEEDED"
-        assert any("finalize failed" in line for line in records.lines), records.lines
-        assert any(f"finalize of task {task_id} attempt 1 was repeated after a lost connection" in line
-                   and "not_running" in line for line in records.lines), records.lines
+        assert any("finalize and claim failed" in line for line in records.lines), records.lines
+        assert any(f"finalize of task {task_id} attempt 1 was sent again after its connection broke" in line
+                   and "not_running" in line and "most likely" not in line for line in records.lines), records.lines
     finally:
-        worker._work.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
-        worker._work.close()
+        worker.request_stop()
+        dispatcher.join(10)
+        worker.slots.stop()
+        worker.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
+        worker.work_db.close(final=True)
         logger.removeHandler(records)

@@ -1,9 +1,9 @@
 """A client transaction that holds a task's row lock must cost the worker that task at most.
 
-tf_renew and tf_finalize lock the task row and wait behind any open transaction on it (correct
-for a SQL caller). The worker protects itself with a short lock_timeout: a renewal or finalize
-that times out on the lock (SQLSTATE 55P03) is retried soon, while the other tasks' renewals,
-the claims and the other finalizes carry on.
+The worker renews with tf_renew_many and finalizes with tf_finalize_and_claim, which skip a task
+row locked by another transaction (SKIP LOCKED) and report it busy instead of waiting: that
+element is sent again soon, while the other tasks' renewals, the claims and the other
+finalizes carry on in the same statements.
 
 The tests hold the lock from a connection of their own and release it when a condition is
 observed (database time, log lines), never after a fixed sleep.
@@ -68,7 +68,7 @@ def test_a_row_lock_held_past_the_lease_costs_only_that_tasks_lease(spawn, conn,
             row = task(conn, task_id)
             assert lease_alive(conn, task_id) or (row["state"], history(conn, task_id)) == ("SUCCEEDED", ["SUCCEEDED"]), \
                 (task_id, row, attempts(conn, task_id))
-        wait_log(worker, f"renewal of task {blocked} attempt 1 timed out waiting for a row lock")
+        wait_log(worker, f"renewal of task {blocked} attempt 1 found the task's row locked")
     finally:
         blocker.rollback()
         blocker.close()
@@ -87,7 +87,7 @@ def test_a_row_lock_held_past_the_lease_costs_only_that_tasks_lease(spawn, conn,
     log = worker.log()
     for task_id in others:
         assert f"lease lost for task {task_id} " not in log
-        assert f"renewal of task {task_id} attempt 1 timed out" not in log
+        assert f"renewal of task {task_id} attempt 1 found" not in log
     # Attempt 1's handler ran on (the lease is the database's call) and its late result was refused.
     assert f"did not accept the succeeded outcome of task {blocked} attempt 1" in log
 
@@ -103,9 +103,9 @@ def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db
 
     blocker = hold_row_lock(db_dsn, blocked, "for_update")
     try:
-        # The next renewal (every 2 s) waits 0.6 s for the lock, gives up and is retried soon;
-        # release the lock as soon as the worker reports that (lease 6 s: plenty left).
-        wait_log(worker, f"renewal of task {blocked} attempt 1 timed out waiting for a row lock")
+        # The next renewal (every 2 s) finds the row busy and is retried soon; release the lock
+        # as soon as the worker reports that (lease 6 s: plenty left).
+        wait_log(worker, f"renewal of task {blocked} attempt 1 found the task's row locked")
         assert lease_alive(conn, blocked)
     finally:
         blocker.rollback()
@@ -113,7 +113,7 @@ def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db
     # The next try (or a later one, on a slow machine) renews the lease.
     wait_log(worker, f"renewed task {blocked} attempt 1 after ")
     line = next(x for x in worker.log().splitlines() if f"renewed task {blocked} attempt 1 after " in x)
-    assert line.endswith("lock timeout(s): renewed"), line
+    assert line.endswith("busy renewal(s)"), line
 
     wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in task_ids), message="every task to succeed",
              procs=[worker])
@@ -123,8 +123,8 @@ def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db
 
 
 def test_a_blocked_finalize_does_not_stop_claims_or_other_finalizes(spawn, conn, db_dsn, queue):
-    # Lease 60 s: the blocked task keeps its lease for the whole test (its renewals are blocked
-    # too, and retried); lock_timeout = min(1 s, lease/10) = 1 s.
+    # Lease 60 s: the blocked task keeps its lease for the whole test (its renewals are busy
+    # too, and retried).
     worker = spawn.worker("--queue", queue, "--concurrency", "2", "--lease-seconds", "60", name=f"{queue}-w")
     wait_registered(conn, worker)
     first = submit(conn, "sleep", {"ms": 1500}, queue=queue)
@@ -132,8 +132,8 @@ def test_a_blocked_finalize_does_not_stop_claims_or_other_finalizes(spawn, conn,
 
     blocker = hold_row_lock(db_dsn, first, "for_update")
     try:
-        # Its handler ends; its finalize times out on the lock and waits to be retried.
-        wait_log(worker, f"finalize of task {first} attempt 1 timed out waiting for a row lock", timeout=40)
+        # Its handler ends; its finalize finds the row busy and waits to be sent again.
+        wait_log(worker, f"finalize of task {first} attempt 1 found the task's row locked", timeout=40)
         # Meanwhile the same worker claims, runs and finalizes other tasks (through its free slot).
         later = [submit(conn, "echo", {"n": i}, queue=queue) for i in range(3)]
         wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in later), timeout=40,
@@ -167,53 +167,23 @@ def test_work_and_renew_connections_have_a_lock_timeout_derived_from_the_lease(d
     dsn = make_conninfo(db_dsn, options="-c statement_timeout=45000 -c work_mem=5MB")
     worker = Worker(dsn, WorkerConfig(lease_seconds=3, concurrency=4))
     try:
-        for lanes in (worker._work, worker._renew_db):
+        for lanes in (worker.work_db, worker.renew_db):
             row = lanes.connection().execute("SELECT current_setting('lock_timeout'), "
                                              "current_setting('statement_timeout'), current_setting('work_mem')").fetchone()
             assert row == ("300ms", "1s", "5MB"), (lanes.application_name, row)
         # The heartbeat's: min(1 s, heartbeat / 2) and min(heartbeat, 30 s) (heartbeat 5 s).
-        assert worker._heartbeat_db.connection().execute(
+        assert worker.heartbeat_db.connection().execute(
             "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')").fetchone() == ("1s", "5s")
     finally:
-        for db in (worker._work, worker._renew_db, worker._heartbeat_db):
+        for db in (worker.work_db, worker.renew_db, worker.heartbeat_db):
             db.close()
 
 
-def test_a_statement_stuck_on_a_lock_does_not_hold_up_the_next_one(db_dsn, conn, queue):
-    import threading
-
-    from taskforge.worker import DbLanes, is_lock_timeout
+def test_a_lock_timeout_is_raised_at_once_and_keeps_the_connection(db_dsn, conn, queue):
+    from taskforge.worker import DbConnection, is_lock_timeout
 
     task_id = submit(conn, "noop", queue=queue)
-    app = f"taskforge-test/{queue}"
-    lanes = DbLanes(db_dsn, app, max_lanes=2, stuck_after=0.05, idle_close_after=3600, lock_timeout=120)
-    blocker = hold_row_lock(db_dsn, task_id, "for_update")
-    stuck: dict = {}
-
-    def wait_for_the_row() -> None:
-        stuck["rows"] = lanes.execute("SELECT task_id FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
-
-    thread = threading.Thread(target=wait_for_the_row, daemon=True)
-    try:
-        thread.start()
-        wait_for(lambda: conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
-                                      "AND wait_event_type = 'Lock'", (app,)).fetchone()[0] == 1,
-                 message="the first statement to wait for the row lock")
-        # The only open lane is stuck: the next statement gets a second lane and returns while
-        # the first one still waits.
-        assert lanes.execute("SELECT 42") == [(42,)]
-        assert lanes.lanes == 2 and thread.is_alive() and "rows" not in stuck
-    finally:
-        blocker.rollback()
-        blocker.close()
-        thread.join(LONG)
-    assert stuck["rows"] == [(task_id,)]
-    lanes.idle_close_after = 0
-    lanes.trim()  # the idle extra lane goes, the first stays
-    assert lanes.lanes == 1
-
-    # A lock timeout is raised at once and keeps the connection.
-    short = DbLanes(db_dsn, app, lock_timeout=0.05)
+    short = DbConnection(db_dsn, f"taskforge-test/{queue}", lock_timeout=0.05)
     blocker = hold_row_lock(db_dsn, task_id, "for_update")
     try:
         pid = short.execute("SELECT pg_backend_pid()")[0][0]
@@ -226,4 +196,3 @@ def test_a_statement_stuck_on_a_lock_does_not_hold_up_the_next_one(db_dsn, conn,
         blocker.rollback()
         blocker.close()
         short.close()
-        lanes.close()

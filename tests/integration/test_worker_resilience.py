@@ -137,12 +137,12 @@ def test_pgoptions_reach_every_connection(db_dsn, monkeypatch):
     query = ("SELECT current_setting('work_mem'), current_setting('maintenance_work_mem'), "
              "current_setting('lock_timeout'), current_setting('statement_timeout')")
     try:
-        for lanes in (worker._work, worker._renew_db):
+        for lanes in (worker.work_db, worker.renew_db):
             # The worker's own -c settings come last and win over $PGOPTIONS.
             assert lanes.connection().execute(query).fetchone() == ("7MB", "9MB", "300ms", "1s"), lanes.application_name
-        assert worker._heartbeat_db.connection().execute(query).fetchone() == ("7MB", "9MB", "500ms", "1s")
+        assert worker.heartbeat_db.connection().execute(query).fetchone() == ("7MB", "9MB", "500ms", "1s")
     finally:
-        for db in (worker._work, worker._renew_db, worker._heartbeat_db):
+        for db in (worker.work_db, worker.renew_db, worker.heartbeat_db):
             db.close()
 
 
@@ -160,15 +160,15 @@ def test_a_forced_stop_in_a_library_leaves_no_thread_or_connection(db_dsn, conn,
     try:
         runner.start()
         wait_running(conn, task_id)
-        # Its finalize keeps timing out on the task's row lock until the grace period ends.
+        # Its finalize keeps finding the task's row busy until the grace period ends.
         locker = psycopg.connect(db_dsn, application_name="taskforge-test/locker")
         locker.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
-        wait_for(lambda: worker.busy == 1 and any(r.finalizing for r in list(worker._running.values())),
+        wait_for(lambda: worker.busy == 1 and any(r.outcome is not None for r in worker.attempts.snapshot()),
                  message="the finalize to start")
         worker.request_stop()
         runner.join(LONG)
         assert not runner.is_alive() and result["rc"] == EXIT_FORCED
-        wait_for(lambda: not any(t.is_alive() for t in worker._threads), message="the worker's threads to end")
+        wait_for(lambda: not any(t.is_alive() for t in worker.threads), message="the worker's threads to end")
         wait_for(lambda: conn.execute(WORKER_CONNECTIONS, {"since": since}).fetchone()[0] == 0,
                  message="the worker's connections to close")
     finally:

@@ -131,11 +131,13 @@ class TaskContext:
             if self._cancel.wait(min(remaining, 0.5)):
                 return True
 
-    # Called by the worker's renewal loop.
-    def _set_cancel_requested(self) -> None:
+    # Called by the worker's lease renewals (taskforge.worker.leases), not by handlers.
+    def mark_cancel_requested(self) -> None:
+        """Record that tf_cancel was called for the task (:attr:`cancel_requested` becomes True)."""
         self._cancel.set()
 
-    def _set_lease_lost(self) -> None:
+    def mark_lease_lost(self) -> None:
+        """Record that the lease is lost (:attr:`lease_lost` becomes True)."""
         self._lease_lost.set()
 
 

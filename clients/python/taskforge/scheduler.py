@@ -30,7 +30,7 @@ import psycopg
 
 from . import sql
 from .db import resolve_dsn
-from .worker import Backoff, DbConnection, _one_line, check_schema, is_transient_error
+from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line
 
 __all__ = ["SchedulerConfig", "Scheduler", "TickResult"]
 
@@ -168,7 +168,7 @@ class Scheduler:
                 if not is_transient_error(exc):
                     raise
                 delay = backoff.next_delay()
-                self.log.warning("database call failed (transient): %s; retrying in %.2f s", _one_line(exc), delay)
+                self.log.warning("database call failed (transient): %s; retrying in %.2f s", one_line(exc), delay)
                 self._stop.wait(delay)
                 continue
             backoff.reset()

@@ -53,6 +53,27 @@ SELECT accepted, task_state, reason
                              attempt_number => %(attempt_number)s, outcome => %(outcome)s,
                              result => %(result)s, error => %(error)s)
 """
+# The worker's hot path: finalize the attempts it finished and claim for its free slots in one
+# round trip and one commit. Arrays are element-aligned; results and errors are JSON text
+# (cast to jsonb[]), NULL elements where there is none. Rows: kind 'finalized' (input order),
+# then kind 'claimed' (claim order).
+FINALIZE_AND_CLAIM = """
+SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue,
+       priority, max_attempts
+  FROM taskforge.tf_finalize_and_claim(
+           worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
+           attempt_numbers => %(attempt_numbers)s::int[], outcomes => %(outcomes)s::text[],
+           results => %(results)s::text[]::jsonb[], errors => %(errors)s::text[]::jsonb[],
+           queues => %(queues)s::text[], lease_seconds => %(lease_seconds)s,
+           max_tasks => %(max_tasks)s, task_types => %(task_types)s::text[])
+"""
+# Every lease of the worker that is due, in one statement; rows locked elsewhere come back busy.
+RENEW_MANY = """
+SELECT task_id, attempt_number, renewed, cancel_requested, reason
+  FROM taskforge.tf_renew_many(worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
+                               attempt_numbers => %(attempt_numbers)s::int[],
+                               lease_seconds => %(lease_seconds)s)
+"""
 LISTEN = "LISTEN taskforge"
 
 # --- scheduler ----------------------------------------------------------------------------------

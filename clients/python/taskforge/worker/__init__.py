@@ -1,0 +1,29 @@
+"""The worker process: claim -> handler -> finalize, batched, around the SQL API.
+
+Modules, one job each:
+
+* :mod:`.config`      :class:`WorkerConfig` and shared constants;
+* :mod:`.startup`     startup errors, the schema-version check, logging setup;
+* :mod:`.connection`  one reconnecting connection, error classification, backoff;
+* :mod:`.attempts`    the attempts the worker holds (shared by the threads below);
+* :mod:`.dispatch`    the dispatcher: one ``tf_finalize_and_claim`` per turn, batched;
+* :mod:`.finalize`    what is sent for finished attempts and what each answer means;
+* :mod:`.execute`     handler slots;
+* :mod:`.leases`      lease renewals, one ``tf_renew_many`` per renewal round;
+* :mod:`.heartbeat`   the heartbeat (with housekeeping) and the LISTEN thread;
+* :mod:`.lifecycle`   :class:`Worker`: start, threads, signals, clean and forced exits.
+
+Row locks held by other transactions never block the hot path: the batch functions skip such
+rows and report them ``busy``; the worker sends those elements again a moment later.
+"""
+
+from .config import WorkerConfig
+from .connection import Backoff, DbConnection, is_lock_timeout, is_transient_error, lock_timeout_option, one_line
+from .lifecycle import EXIT_ERROR, EXIT_FORCED, EXIT_OK, Worker
+from .startup import SchemaVersionError, WorkerConfigError, WorkerStartupError, check_schema, configure_logging
+
+__all__ = [
+    "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection",
+    "Backoff", "check_schema", "configure_logging", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
+    "one_line", "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
+]

@@ -1,0 +1,124 @@
+"""Worker settings: :class:`WorkerConfig` and the constants the worker's modules share.
+
+Defaults are listed once for people in docs/configuration.md. Every time is in seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["WorkerConfig", "QUEUE_PATTERN", "APPLICATION_NAME", "STATEMENT_TIMEOUT_CAP_SECONDS",
+           "HOUSEKEEPING_SECONDS", "STOP_JOIN_SECONDS", "DEREGISTER_SECONDS", "BUSY_RETRY_SECONDS",
+           "MAX_CLAIM"]
+
+QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
+APPLICATION_NAME = "taskforge-worker"
+#: Cap (seconds) of the statement_timeout of the worker's connections.
+STATEMENT_TIMEOUT_CAP_SECONDS = 30.0
+#: How often (seconds) the heartbeat thread looks for statements hung past their statement_timeout.
+HOUSEKEEPING_SECONDS = 0.25
+#: How long (seconds, monotonic) a clean stop may spend joining its threads, and deregistering.
+STOP_JOIN_SECONDS = 5.0
+DEREGISTER_SECONDS = 10.0
+#: First delay (seconds) before a finalize or renewal that came back ``busy`` (the task's row
+#: was locked by another transaction: nothing happened, nothing waited) is sent again; it
+#: doubles per busy answer in a row, capped at a tenth of the lease.
+BUSY_RETRY_SECONDS = 0.05
+#: Most tasks one tf_finalize_and_claim call asks for (the SQL API's limit).
+MAX_CLAIM = 1000
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Worker settings (defaults as in docs/configuration.md). Times are seconds.
+
+    queues:            queue names to claim from; None = every queue.
+    task_types:        subset of the registered handlers to claim; None = all registered.
+    concurrency:       handler slots in this process (1..1000).
+    lease_seconds:     lease granted by each claim and renewal (0 < s <= 86400); renewals are
+                       sent every lease_seconds / 3.
+    heartbeat_seconds: tf_heartbeat interval (0 < s <= 3600).
+    poll_seconds:      claim attempt interval when no notification arrives (> 0).
+    grace_seconds:     after the first SIGTERM/SIGINT, how long running handlers may finish (>= 0).
+    name:              worker name shown in tf_workers (default hostname-pid).
+    reconnect_max_seconds: cap of the reconnect backoff (> 0).
+
+    Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
+    min(1, lease_seconds / 10), the lock_timeout of the work and renew connections;
+    statement_timeout_seconds = max(lock_timeout_seconds, min(lease_seconds / 3, 30)), their
+    statement_timeout; heartbeat_lock_timeout_seconds = min(1, heartbeat_seconds / 2) and
+    heartbeat_statement_timeout_seconds = max(that, min(heartbeat_seconds, 30)), those of the
+    heartbeat connection.
+    """
+
+    queues: tuple[str, ...] | None = None
+    task_types: tuple[str, ...] | None = None
+    concurrency: int = 1
+    lease_seconds: float = 30.0
+    heartbeat_seconds: float = 5.0
+    poll_seconds: float = 1.0
+    grace_seconds: float = 30.0
+    name: str | None = None
+    reconnect_max_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.queues is not None:
+            object.__setattr__(self, "queues", tuple(dict.fromkeys(self.queues)) or None)
+            for q in self.queues or ():
+                if not QUEUE_PATTERN.match(q):
+                    raise ValueError(f"queue: {q!r} must match {QUEUE_PATTERN.pattern}")
+        if self.task_types is not None:
+            object.__setattr__(self, "task_types", tuple(dict.fromkeys(self.task_types)) or None)
+        if not 1 <= self.concurrency <= 1000:
+            raise ValueError(f"concurrency: must be between 1 and 1000, got {self.concurrency}")
+        if not 0 < self.lease_seconds <= 86400:
+            raise ValueError(f"lease_seconds: must be > 0 and <= 86400, got {self.lease_seconds}")
+        if not 0 < self.heartbeat_seconds <= 3600:
+            raise ValueError(f"heartbeat_seconds: must be > 0 and <= 3600, got {self.heartbeat_seconds}")
+        if not 0 < self.poll_seconds <= 3600:
+            raise ValueError(f"poll_seconds: must be > 0 and <= 3600, got {self.poll_seconds}")
+        if not 0 <= self.grace_seconds <= 86400:
+            raise ValueError(f"grace_seconds: must be >= 0 and <= 86400, got {self.grace_seconds}")
+        if not 0 < self.reconnect_max_seconds <= 3600:
+            raise ValueError(f"reconnect_max_seconds: must be > 0, got {self.reconnect_max_seconds}")
+        if self.name is not None and not 1 <= len(self.name) <= 200:
+            raise ValueError("name: must be 1 to 200 characters")
+
+    @property
+    def renew_seconds(self) -> float:
+        """Interval between renewals of one lease: lease_seconds / 3."""
+        return self.lease_seconds / 3.0
+
+    @property
+    def lock_timeout_seconds(self) -> float:
+        """``lock_timeout`` of the work (claim, finalize) and renew connections, in seconds:
+        min(1, lease_seconds / 10) (sent in whole milliseconds, at least 1 ms). The batch
+        functions skip task rows locked elsewhere instead of waiting, but a claim still takes a
+        key-share lock on the worker's own row (foreign keys); a statement that gives up on such
+        a lock changed nothing and is sent again well within the lease."""
+        return min(1.0, self.lease_seconds / 10.0)
+
+    @property
+    def statement_timeout_seconds(self) -> float:
+        """``statement_timeout`` of the work and renew connections, in seconds:
+        max(lock_timeout_seconds, min(lease_seconds / 3, 30)) (whole milliseconds). A renewal
+        sent one renew interval after the last one and hung on its connection fails after at
+        most lease / 3 more, leaving a third of the lease to send it again on another connection."""
+        return max(self.lock_timeout_seconds, min(self.lease_seconds / 3.0, STATEMENT_TIMEOUT_CAP_SECONDS))
+
+    @property
+    def heartbeat_lock_timeout_seconds(self) -> float:
+        """``lock_timeout`` of the heartbeat connection: min(1, heartbeat_seconds / 2) seconds."""
+        return min(1.0, self.heartbeat_seconds / 2.0)
+
+    @property
+    def heartbeat_statement_timeout_seconds(self) -> float:
+        """``statement_timeout`` of the heartbeat connection, in seconds:
+        max(heartbeat_lock_timeout_seconds, min(heartbeat_seconds, 30))."""
+        return max(self.heartbeat_lock_timeout_seconds, min(self.heartbeat_seconds, STATEMENT_TIMEOUT_CAP_SECONDS))
+
+    @property
+    def busy_retry_cap_seconds(self) -> float:
+        """Longest wait (seconds) before a busy finalize or renewal is sent again: lease / 10."""
+        return self.lease_seconds / 10.0

@@ -1,0 +1,274 @@
+"""Database connections of the worker (and scheduler): errors, backoff, one reconnecting connection.
+
+:class:`DbConnection` is one autocommit connection that reopens itself after a failure, with
+TCP keepalives, ``lock_timeout``/``statement_timeout`` set at connect time (after
+``$PGOPTIONS`` and the DSN's own options, which are kept), and :meth:`DbConnection.abort_stuck`
+for a statement the server no longer answers. Times are seconds on the monotonic clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+from typing import Any, Callable
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+__all__ = ["Backoff", "DbConnection", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
+           "milliseconds", "one_line", "KEEPALIVES"]
+
+log = logging.getLogger("taskforge.worker")
+
+#: TCP keepalives so a silently vanished server is noticed (applied unless the DSN sets them).
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+#: How long (seconds) closing a connection waits for a statement running on it to end after
+#: cancelling it, before it shuts the socket down.
+CLOSE_WAIT_SECONDS = 1.0
+#: SQLSTATE classes of errors that are the caller's fault and are not retried: syntax error or
+#: access rule violation, data exception, integrity constraint violation (the API's own
+#: refusals, SQLSTATE TFxxx, are not retried either).
+PERMANENT_SQLSTATE_CLASSES = frozenset({"42", "22", "23"})
+
+def is_transient_error(exc: BaseException) -> bool:
+    """True for errors after which the same call may succeed later (on a new connection).
+
+    Permanent (False): the API's own refusals (SQLSTATE ``TFxxx``, e.g. TF400, TF404, TF409) and
+    programming errors (SQLSTATE classes 42, 22, 23) and anything that is not a psycopg error.
+    Transient (True): every other database error, e.g. connection errors (no SQLSTATE, class 08,
+    InterfaceError for a closed connection), 25006 read_only_sql_transaction (a failover),
+    40001/40P01 (serialization failure, deadlock), 53xxx (insufficient resources), 55xxx (incl.
+    55P03 lock_not_available), 57xxx (incl. 57014 query_canceled = statement_timeout, 57P01
+    admin_shutdown) and 58xxx.
+    """
+    if not isinstance(exc, psycopg.Error):
+        return False
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    state = getattr(exc, "sqlstate", None)
+    if not state:
+        return isinstance(exc, psycopg.OperationalError)
+    if state.upper().startswith("TF"):
+        return False
+    return state[:2] not in PERMANENT_SQLSTATE_CLASSES
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    """True for SQLSTATE 55P03 lock_not_available: the statement gave up waiting for a lock
+    (``lock_timeout``) and changed nothing; the connection is fine and the call may be repeated.
+
+    (:func:`is_transient_error` is True for it too; the worker checks this first and keeps the
+    connection instead of reopening it.)
+    """
+    return isinstance(exc, psycopg.errors.LockNotAvailable) or getattr(exc, "sqlstate", None) == "55P03"
+
+
+class Backoff:
+    """Capped exponential backoff with jitter: ``min(cap, base * 2**n) * U(0.5, 1)`` seconds."""
+
+    def __init__(self, base: float = 0.1, cap: float = 5.0) -> None:
+        self.base, self.cap, self.failures = base, cap, 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * (2 ** min(self.failures, 30)))
+        self.failures += 1
+        return delay * random.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+def milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def lock_timeout_option(dsn: str, seconds: float | None, statement_timeout: float | None = None) -> str:
+    """The libpq ``options`` value for a connection with ``lock_timeout`` = seconds and
+    ``statement_timeout`` (seconds; each rounded to whole milliseconds, at least 1 ms; None =
+    not set). Passing ``options`` makes libpq ignore ``$PGOPTIONS``, so the value keeps, in this
+    order, ``$PGOPTIONS``, the options of the DSN and then ours: a later ``-c`` wins, so ours
+    override a ``lock_timeout``/``statement_timeout`` given there, and everything else is kept."""
+    parts = [os.environ.get("PGOPTIONS") or "", conninfo_to_dict(dsn).get("options") or ""]
+    if seconds is not None:
+        parts.append(f"-c lock_timeout={milliseconds(seconds)}")
+    if statement_timeout is not None:
+        parts.append(f"-c statement_timeout={milliseconds(statement_timeout)}")
+    return " ".join(p.strip() for p in parts if p.strip())
+
+
+
+class DbConnection:
+    """One autocommit connection that reopens itself after a failure.
+
+    ``execute`` sends one statement and returns all rows. Transient errors (see
+    :func:`is_transient_error`: lost connections, 25006 read-only, 57014 statement timeout, ...)
+    close the connection; if ``retry`` returns True the statement is sent again on a new
+    connection after a backoff wait, else the error is raised. A lock timeout
+    (:func:`is_lock_timeout`) is raised at once and keeps the connection; permanent errors (TF400,
+    TF404, classes 42/22/23) are raised at once. ``lock_timeout`` and ``statement_timeout``
+    (seconds, None = the server's setting) are set on every connection opened, together with
+    ``$PGOPTIONS`` and the DSN's options (see :func:`lock_timeout_option`). Thread-safe (one
+    statement at a time); :meth:`close` never waits for a running statement for long.
+    """
+
+    def __init__(self, dsn: str, application_name: str, *, interrupt: threading.Event | None = None,
+                 connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log,
+                 lock_timeout: float | None = None, statement_timeout: float | None = None) -> None:
+        self.dsn = dsn
+        self.application_name = application_name
+        self.interrupt = interrupt or threading.Event()
+        self.connect_timeout = connect_timeout
+        self.backoff = Backoff(cap=backoff_cap)
+        self.log = logger
+        self._conn: psycopg.Connection | None = None
+        self._lock = threading.RLock()
+        self._lost = False
+        self._shut = False
+        params = conninfo_to_dict(dsn)
+        self._extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
+        if "connect_timeout" not in params:
+            self._extra["connect_timeout"] = max(1, int(connect_timeout))
+        self.lock_timeout = lock_timeout
+        self.statement_timeout = statement_timeout
+        options = lock_timeout_option(dsn, lock_timeout, statement_timeout)
+        self._options = {"options": options} if options else {}
+        self._busy_since: float | None = None   # monotonic start of the running statement
+        self._aborted: float | None = None      # _busy_since of the statement abort_stuck closed
+
+    @property
+    def connect_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments (keepalives, connect_timeout) this connection adds to the DSN,
+        for another connection of the same process that should behave alike (the listener)."""
+        return dict(self._extra)
+
+    def connection(self) -> psycopg.Connection:
+        """The open connection, opening one if needed (raises psycopg.OperationalError, or
+        psycopg.InterfaceError after :meth:`close` with ``final=True``)."""
+        with self._lock:
+            if self._shut:
+                raise psycopg.InterfaceError(f"the {self.application_name} connection is closed for good")
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
+                                             **self._extra, **self._options)
+                if self._lost:
+                    self.log.info("reconnected to the database (%s)", self.application_name)
+                    self._lost = False
+                self.backoff.reset()
+            return self._conn
+
+    def close(self, *, final: bool = False, wait: float = CLOSE_WAIT_SECONDS) -> None:
+        """Close the connection without waiting long for a statement running on it.
+
+        If another thread is running a statement, it is cancelled (a cancel request to the
+        server) and, if it has not ended after ``wait`` seconds (monotonic), the socket is shut
+        down; that thread then gets a connection error and closes the connection itself.
+        ``final=True``: no connection is opened again (later statements raise InterfaceError).
+        """
+        if final:
+            self._shut = True
+        if self._lock.acquire(blocking=False):
+            try:
+                conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
+            _close_quietly(conn)
+            return
+        conn = self._conn  # a statement is running on it now
+        if conn is not None:
+            # In a thread of its own: without libpq 17 a cancel request cannot be given a timeout.
+            canceller = threading.Thread(target=_cancel_quietly, args=(conn, wait), daemon=True,
+                                         name=f"cancel {self.application_name}")
+            canceller.start()
+            canceller.join(wait)
+        if self._lock.acquire(timeout=wait):
+            try:
+                conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
+            _close_quietly(conn)
+            return
+        conn = self._conn
+        if conn is not None:
+            _shutdown_socket(conn)
+
+    def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
+                what: str = "statement") -> list[tuple]:
+        """Run one statement and return its rows (see the class docstring for retries)."""
+        while True:
+            with self._lock:
+                try:
+                    conn = self.connection()
+                    self._busy_since = time.monotonic()
+                    cur = conn.execute(query, params)
+                    return cur.fetchall() if cur.description else []
+                except Exception as exc:
+                    if is_lock_timeout(exc) or not is_transient_error(exc):
+                        raise
+                    self.close()
+                    self._lost = True
+                    failure = exc
+                finally:
+                    self._busy_since = None
+            if self._shut or retry is None or not retry():
+                raise failure
+            delay = self.backoff.next_delay()
+            self.log.warning("%s failed: connection lost or refused, or transient error (%s): %s; retrying in %.2f s",
+                             what, self.application_name, one_line(failure), delay)
+            if self.interrupt.wait(delay):
+                raise failure  # interrupted (the process is exiting): give up
+
+    def abort_stuck(self, seconds: float) -> bool:
+        """Close the connection (see :meth:`close`) if one statement has been running on it for
+        ``seconds`` (monotonic) or more: a statement hung on a server that no longer answers (its
+        statement_timeout does not end it) then fails with a connection error and is retried on
+        a new connection. Returns True when it closed it."""
+        started = self._busy_since
+        if started is None or time.monotonic() - started < seconds or self._aborted == started:
+            return False
+        self._aborted = started
+        self.log.warning("%s: a statement has been running for %.2f s or more (its statement_timeout did "
+                         "not end it: the server does not answer); closing its connection",
+                         self.application_name, seconds)
+        self.close(wait=0.2)
+        return True
+
+
+def _close_quietly(conn: psycopg.Connection | None) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - closing a broken connection may fail again
+            pass
+
+
+def _cancel_quietly(conn: psycopg.Connection, timeout: float) -> None:
+    try:
+        conn.cancel_safe(timeout=timeout)
+    except Exception:  # noqa: BLE001 - the connection may be broken already
+        pass
+
+
+def _shutdown_socket(conn: psycopg.Connection) -> None:
+    """Shut the connection's socket down (without closing the file descriptor, which libpq
+    owns): a statement blocked on it in another thread fails at once with a connection error."""
+    try:
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+    except Exception:  # noqa: BLE001 - already closed
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+

@@ -1,0 +1,78 @@
+"""Finalizing: what the dispatcher sends for finished attempts, and what it does with each answer.
+
+Finished attempts go to the database in batches (``tf_finalize_and_claim``), never one
+statement per task. Each element is answered on its own:
+
+* accepted: the attempt and task changed together; the attempt leaves the worker;
+* ``busy``: another transaction holds the task's row; nothing happened and nothing waited; the
+  element is sent again after a short doubling delay (:func:`busy_delay`), while renewals keep
+  its lease alive;
+* any other reason (``not_running``, ``stale_attempt``, ``not_owner``, ``lease_expired``,
+  ``not_found``): the guard refused a stale attempt; it leaves the worker, with a log line
+  saying what is known.
+
+A batch the database refuses as a whole (a permanent error, e.g. a result it cannot store) is
+split: each element is sent alone, and one that is still refused is finalized as ``failed``
+with the refusal as its error, so one bad result costs its own attempt only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from ..handlers import Outcome, error_json
+from .attempts import RunningAttempt
+from .config import BUSY_RETRY_SECONDS
+from .connection import one_line
+
+__all__ = ["finalize_params", "busy_delay", "refusal_outcome", "report_refused", "BUSY"]
+
+BUSY = "busy"
+#: While one attempt's finalize or renewal keeps coming back busy, log it at most this often (s).
+LOG_EVERY_SECONDS = 10.0
+
+
+def finalize_params(items: list[RunningAttempt]) -> dict[str, Any]:
+    """The element-aligned arrays of tf_finalize_and_claim for these finished attempts."""
+    outcomes = [_outcome(item) for item in items]
+    return {
+        "task_ids": [item.ctx.task_id for item in items],
+        "attempt_numbers": [item.ctx.attempt_number for item in items],
+        "outcomes": [o.outcome for o in outcomes],
+        "results": [o.result for o in outcomes],
+        "errors": [None if o.error is None else json.dumps(o.error, ensure_ascii=False) for o in outcomes],
+    }
+
+
+def _outcome(item: RunningAttempt) -> Outcome:
+    if item.outcome is None:
+        raise ValueError(f"task {item.ctx.task_id} attempt {item.ctx.attempt_number} has not finished")
+    return item.outcome
+
+
+def busy_delay(tries: int, cap: float) -> float:
+    """Seconds to wait before the ``tries``-th resend of a busy element: 50 ms doubling, at most ``cap``."""
+    return min(cap, BUSY_RETRY_SECONDS * 2 ** min(max(tries - 1, 0), 20))
+
+
+def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:
+    """The ``failed`` outcome that replaces one the database refused to store (``exc``)."""
+    sent = item.outcome.outcome if item.outcome else "unknown"
+    return Outcome("failed", error=error_json(
+        type_name="taskforge.FinalizeRefused",
+        message=f"the database refused the {sent} outcome: {one_line(exc)}"))
+
+
+def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_state: str | None) -> None:
+    """Log why the guard refused an attempt's outcome, saying only what is known."""
+    ctx, sent = item.ctx, item.outcome.outcome if item.outcome else "unknown"
+    if item.resent_after_loss and reason == "not_running":
+        log.info("finalize of task %s attempt %s was sent again after its connection broke mid-call and is "
+                 "refused (%s, task now %s): the lost call may have been applied, or the attempt may have "
+                 "been recovered after its lease expired; tf_attempts shows which",
+                 ctx.task_id, ctx.attempt_number, reason, task_state)
+    else:
+        log.warning("tf_finalize did not accept the %s outcome of task %s attempt %s: %s (task is %s); "
+                    "another attempt owns or ended it", sent, ctx.task_id, ctx.attempt_number, reason, task_state)

@@ -1,0 +1,127 @@
+"""Lease renewals: one thread and one connection that renew every due lease in one statement.
+
+Each attempt has its own schedule (``next_renew``, every ``lease_seconds / 3``). When one is
+due, every attempt due within the next half interval is renewed with it in one
+``tf_renew_many`` call, so schedules converge and a worker with many slots sends few
+statements. Answers per attempt:
+
+* renewed: next renewal one interval after the call was sent;
+* ``busy`` (another transaction holds the task's row): nothing changed and the lease is not
+  lost; tried again after a short doubling delay while the other attempts go on;
+* ``not_running``, ``stale_attempt``, ``not_owner``, ``lease_expired``, ``not_found``: the lease
+  is lost: renewals stop and ``ctx.lease_lost`` becomes True; the handler keeps running and its
+  result is still offered to tf_finalize, which decides. (For an attempt already finished and
+  being finalized this is expected and not reported.)
+
+``cancel_requested`` is copied into ``ctx.cancel_requested``. A transient error (lost
+connection, a read-only window during a failover, a statement timeout) says nothing about the
+leases: the call is sent again soon, on a new connection. Times are monotonic seconds; the
+database alone decides whether a lease holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+import psycopg
+
+from .. import sql
+from .attempts import AttemptTable, RunningAttempt
+from .config import WorkerConfig
+from .connection import DbConnection, is_transient_error, one_line
+from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay
+
+__all__ = ["Renewer"]
+
+#: How often (seconds) the renewer looks at the attempts when none is due sooner.
+IDLE_LOOK_SECONDS = 0.25
+
+
+class Renewer:
+    """Renews the leases of the attempts in ``attempts`` until ``halt`` is set."""
+
+    def __init__(self, *, config: WorkerConfig, db: DbConnection, attempts: AttemptTable,
+                 halt: threading.Event, logger: logging.Logger) -> None:
+        self.config = config
+        self.db = db
+        self.attempts = attempts
+        self.worker_id: str | None = None
+        self._halt = halt
+        self._log = logger
+        self._failures = 0
+
+    def run(self) -> None:
+        try:
+            self.db.connection()  # open it now so it is ready when first needed
+        except psycopg.Error as exc:
+            self._log.warning("could not open the %s connection yet: %s", self.db.application_name, one_line(exc))
+        while not self._halt.is_set():
+            now = time.monotonic()
+            live = [item for item in self.attempts.snapshot() if not item.lease_lost]
+            due = [item for item in live if item.next_renew <= now]
+            if not due:
+                wait = min([item.next_renew - now for item in live] + [IDLE_LOOK_SECONDS])
+                self._halt.wait(max(wait, 0.001))
+                continue
+            window = now + self.config.renew_seconds / 2
+            batch = sorted((item for item in live if item.next_renew <= window), key=lambda i: i.key)
+            self._renew(batch[:1000])
+
+    def _renew(self, batch: list[RunningAttempt]) -> None:
+        cfg = self.config
+        sent_at = time.monotonic()
+        try:
+            rows = self.db.execute(sql.RENEW_MANY, {
+                "worker_id": self.worker_id, "task_ids": [item.ctx.task_id for item in batch],
+                "attempt_numbers": [item.ctx.attempt_number for item in batch],
+                "lease_seconds": cfg.lease_seconds}, what="renew")
+        except psycopg.Error as exc:
+            if self._halt.is_set():
+                return  # stopping: the renewal was interrupted on purpose
+            self._failures += 1
+            delay = min(cfg.renew_seconds, 0.25 * 2 ** (self._failures - 1)) * random.uniform(0.75, 1.0)
+            if is_transient_error(exc):
+                self._log.warning("renewal %d of %d lease(s) failed (transient): %s; retrying in %.2f s",
+                                  self._failures, len(batch), one_line(exc), delay)
+            else:
+                self._log.error("tf_renew_many refused %d lease(s): %s; retrying in %.2f s",
+                                len(batch), one_line(exc), delay)
+            for item in batch:
+                item.next_renew = time.monotonic() + delay
+            return
+        self._failures = 0
+        by_key = {item.key: item for item in batch}
+        now = time.monotonic()
+        for task_id, attempt_number, renewed, cancel_requested, reason in rows:
+            item = by_key[(task_id, attempt_number)]
+            ctx = item.ctx
+            if cancel_requested and not ctx.cancel_requested:
+                self._log.info("task %s attempt %s: cancel requested (ctx.cancel_requested is now True)",
+                               task_id, attempt_number)
+                ctx.mark_cancel_requested()
+            if renewed:
+                if item.busy_renewals:
+                    self._log.info("renewed task %s attempt %s after %d busy renewal(s)", task_id, attempt_number,
+                                   item.busy_renewals)
+                    item.busy_renewals = 0
+                item.next_renew = sent_at + cfg.renew_seconds
+            elif reason == BUSY:
+                item.busy_renewals += 1
+                delay = busy_delay(item.busy_renewals, cfg.busy_retry_cap_seconds)
+                item.next_renew = now + delay
+                if item.busy_renewals == 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
+                    item.logged_at = now
+                    self._log.warning("renewal of task %s attempt %s found the task's row locked by another "
+                                      "transaction (busy, %d time(s) in a row); the lease is not lost; "
+                                      "retrying in %.2f s", task_id, attempt_number, item.busy_renewals, delay)
+            else:
+                item.lease_lost = True
+                if item.outcome is not None:
+                    continue  # finished and being finalized: tf_finalize reports how that ended
+                ctx.mark_lease_lost()
+                self._log.warning("lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; "
+                                  "the handler keeps running and its result will still be offered to "
+                                  "tf_finalize, which decides", task_id, attempt_number, reason)

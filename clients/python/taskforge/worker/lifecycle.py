@@ -1,0 +1,304 @@
+"""The worker process as a whole: start, run its threads, stop on signals, exit.
+
+Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), ``concurrency`` handler slots
+(:mod:`.execute`), the renewer (:mod:`.leases`), the heartbeat and the listener
+(:mod:`.heartbeat`). Each database-facing thread has its own connection, so a slow handler,
+busy slots or a reconnect elsewhere never delay a lease renewal or a heartbeat.
+
+Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_seconds`` to
+finish while renewals continue; their attempts are finalized; the worker deregisters and exits
+0. A second signal, or the end of the grace period, exits at once (code 1) without finalizing:
+the unfinished tasks keep their leases until they expire, then ``tf_recover`` requeues them. A
+clean stop never waits long for a statement: it closes the renew and heartbeat connections,
+joins its threads for at most 5 s and deregisters for at most 10 s; a second signal during it
+exits at once. An immediate exit closes every connection of the worker for good.
+
+Time: every decision about a lease is made by the database (``clock_timestamp()`` inside the
+``tf_*`` functions). The worker schedules its own calls on ``time.monotonic()`` and never
+compares its wall clock with a database timestamp.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable
+
+import psycopg
+
+from .. import handlers as _handlers
+from .. import sql
+from ..db import resolve_dsn
+from ..handlers import HandlerRegistry
+from .attempts import AttemptTable
+from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
+from .connection import DbConnection, is_lock_timeout, lock_timeout_option, milliseconds, one_line
+from .dispatch import Dispatcher
+from .execute import Slots
+from .heartbeat import Heartbeat, Listener
+from .leases import Renewer
+from .startup import WorkerConfigError, check_schema
+
+__all__ = ["Worker", "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR"]
+
+log = logging.getLogger("taskforge.worker")
+
+#: Exit codes of ``taskforge worker``: clean stop; forced exit with unfinished tasks (second
+#: signal or grace period over); stopped because of an error after start.
+EXIT_OK, EXIT_FORCED, EXIT_ERROR = 0, 1, 1
+
+
+class Worker:
+    """One worker process (see the module docstring). Use :meth:`run` from the main thread."""
+
+    def __init__(self, dsn: str | None = None, config: WorkerConfig | None = None,
+                 registry: HandlerRegistry | None = None, logger: logging.Logger | None = None) -> None:
+        self.dsn = resolve_dsn(dsn)
+        self.config = cfg = config or WorkerConfig()
+        self.registry = registry if registry is not None else _handlers.registry
+        self.log = logger or log
+        self.worker_id: str | None = None
+        self.task_types: list[str] = []
+        self.name = cfg.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
+
+        self._stopping = threading.Event()   # claim nothing new
+        self._force = threading.Event()      # exit now
+        self._halt = threading.Event()       # stops renewer, heartbeat and listener
+        self._exit_code = EXIT_OK
+        self._grace_deadline: float | None = None
+        self._signals = 0
+        self._threads: list[threading.Thread] = []
+        self.attempts = AttemptTable()
+
+        cap = cfg.reconnect_max_seconds
+        self.work_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/work", interrupt=self._force, backoff_cap=cap,
+                                    logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
+                                    statement_timeout=cfg.statement_timeout_seconds)
+        self.renew_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/renew", interrupt=self._halt, backoff_cap=cap,
+                                     logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
+                                     statement_timeout=cfg.statement_timeout_seconds)
+        self.heartbeat_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/heartbeat", interrupt=self._halt,
+                                         backoff_cap=cap, logger=self.log,
+                                         lock_timeout=cfg.heartbeat_lock_timeout_seconds,
+                                         statement_timeout=cfg.heartbeat_statement_timeout_seconds)
+        self.dispatcher = Dispatcher(config=cfg, db=self.work_db, attempts=self.attempts,
+                                     start_attempt=lambda item: self.slots.submit(item), on_fatal=self._fatal,
+                                     stopping=self._stopping, force=self._force, logger=self.log)
+        self.slots = Slots(cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
+        self.renewer = Renewer(config=cfg, db=self.renew_db, attempts=self.attempts, halt=self._halt, logger=self.log)
+        self.heartbeat = Heartbeat(config=cfg, db=self.heartbeat_db, watched=(self.work_db, self.renew_db),
+                                   halt=self._halt, on_fatal=self._fatal, logger=self.log)
+        self.listener = Listener(dsn=self.dsn, config=cfg, connect_kwargs=self.heartbeat_db.connect_kwargs,
+                                 wake=self.dispatcher.claim_soon, halt=self._halt, logger=self.log)
+        self._dispatcher_done = threading.Event()
+
+    # --- public control ------------------------------------------------------------------------
+
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The threads this worker started (slots, renewer, heartbeat, listener, dispatcher)."""
+        return list(self._threads)
+
+    @property
+    def busy(self) -> int:
+        """Attempts claimed and not yet finalized."""
+        return len(self.attempts)
+
+    def request_stop(self) -> None:
+        """Graceful stop (what the first SIGTERM/SIGINT does): claim nothing new, let handlers finish."""
+        if not self._stopping.is_set():
+            self._grace_deadline = time.monotonic() + self.config.grace_seconds
+            self._stopping.set()
+            self.dispatcher.wake.set()
+
+    def force_stop(self) -> None:
+        """Exit at once without finalizing (what a second signal does)."""
+        self._force.set()
+        self.request_stop()
+
+    # --- startup -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check the schema and the handlers, and register the worker (raises WorkerStartupError,
+        SchemaVersionError, WorkerConfigError or psycopg.Error when it cannot start)."""
+        conn = self.work_db.connection()  # fail fast at startup: connection errors are raised
+        check_schema(conn)
+        allowed = self.registry.task_types()
+        if self.config.task_types:
+            unknown = [t for t in self.config.task_types if t not in allowed]
+            if unknown:
+                raise WorkerConfigError(
+                    f"task type {', '.join(unknown)}: no handler registered on this worker "
+                    f"(registered: {', '.join(allowed) or 'none'}; load yours with --import)")
+            self.task_types = sorted(self.config.task_types)
+        else:
+            self.task_types = allowed
+        if not self.task_types:
+            raise WorkerConfigError("no task handlers are registered")
+        queues = list(self.config.queues) if self.config.queues else None
+        row = conn.execute(sql.REGISTER_WORKER, {
+            "name": self.name, "hostname": socket.gethostname()[:255], "pid": os.getpid(),
+            "queues": queues, "task_types": self.task_types,
+            "heartbeat_seconds": self.config.heartbeat_seconds}).fetchone()
+        self.worker_id = str(row[0]) if row else None
+        for part in (self.dispatcher, self.renewer, self.heartbeat):
+            part.worker_id = self.worker_id
+        self.dispatcher.task_types = self.task_types
+        cfg = self.config
+        self.log.info("worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
+                      "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
+                      self.worker_id, self.name, ",".join(queues) if queues else "(all)",
+                      ",".join(self.task_types), cfg.concurrency, cfg.lease_seconds, cfg.renew_seconds,
+                      milliseconds(cfg.lock_timeout_seconds), milliseconds(cfg.statement_timeout_seconds),
+                      cfg.heartbeat_seconds, cfg.poll_seconds, cfg.grace_seconds)
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=self._guarded(target, name), name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _guarded(self, target: Callable[[], None], name: str) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            except BaseException:  # noqa: BLE001 - a dead loop must stop the worker, loudly
+                self.log.exception("internal error in the %s thread; stopping the worker", name)
+                self._fatal(f"internal error in the {name} thread")
+            finally:
+                if name == "dispatcher":
+                    self._dispatcher_done.set()
+        return run
+
+    def _fatal(self, reason: str) -> None:
+        self._exit_code = EXIT_ERROR
+        self.request_stop()
+
+    # --- main ----------------------------------------------------------------------------------
+
+    def run(self, *, install_signal_handlers: bool = True, exit_process: bool = False) -> int:
+        """Start, work until stopped, and return the exit code (see EXIT_* constants).
+
+        Raises WorkerStartupError / SchemaVersionError / psycopg.Error when it cannot start.
+        With ``exit_process=True`` a forced exit ends the process with ``os._exit`` (handler
+        threads cannot be interrupted); otherwise run() returns and leaves them running.
+        Must be called from the main thread when install_signal_handlers is True.
+        """
+        previous: dict[int, Any] = {}
+        if install_signal_handlers:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            try:
+                self.start()
+            except BaseException:
+                self.work_db.close()
+                raise
+            self.slots.start()
+            self._threads.extend(self.slots.threads)
+            self._spawn(self.renewer.run, "renewer")
+            self._spawn(self.heartbeat.run, "heartbeat")
+            self._spawn(self.listener.run, "listener")
+            self._spawn(self.dispatcher.run, "dispatcher")
+            if self._wait_until_done():
+                return self._forced_exit(exit_process)
+            return self._clean_exit()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self._signals += 1
+        name = signal.Signals(signum).name
+        if self._signals == 1:
+            self.log.info("%s received: claiming nothing new; waiting up to %gs for %d running task(s) "
+                          "(send it again to exit at once)", name, self.config.grace_seconds, self.busy)
+            self.request_stop()
+        else:
+            self.log.warning("%s received again: exiting now", name)
+            self.force_stop()
+
+    def _wait_until_done(self) -> bool:
+        """Main thread: wait for a clean stop (True when the stop has to be forced)."""
+        while True:
+            if self._force.is_set():
+                return True
+            if self._stopping.is_set() and self._dispatcher_done.is_set():
+                return False
+            if self._stopping.is_set() and self._grace_deadline is not None and self.busy > 0 \
+                    and time.monotonic() >= self._grace_deadline:
+                self.log.warning("grace period of %gs is over", self.config.grace_seconds)
+                self._force.set()
+                return True
+            self._force.wait(0.1)
+
+    def _stop_threads(self) -> None:
+        self._halt.set()
+        self.dispatcher.wake.set()
+        self.slots.stop()
+
+    def _clean_exit(self) -> int:
+        """Main thread, nothing running: stop the threads, deregister, close. Every wait has a
+        deadline (monotonic) and a second signal turns it into :meth:`_forced_exit`."""
+        self._stop_threads()
+        # The renewer and the heartbeat are done: interrupt a statement they may be stuck in.
+        self.renew_db.close(final=True)
+        self.heartbeat_db.close(final=True)
+        deadline = time.monotonic() + STOP_JOIN_SECONDS
+        for thread in self._threads:
+            while thread.is_alive() and not self._force.is_set() and time.monotonic() < deadline:
+                thread.join(timeout=0.1)
+        if self._force.is_set():
+            return self._forced_exit(False)
+        alive = [t.name for t in self._threads if t.is_alive()]
+        if alive:
+            self.log.warning("thread(s) %s did not stop within %gs; going on", ", ".join(alive), STOP_JOIN_SECONDS)
+        until = time.monotonic() + DEREGISTER_SECONDS
+        while True:
+            try:
+                self.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
+                                     retry=lambda: time.monotonic() < until and not self._force.is_set(),
+                                     what="deregister")
+                self.log.info("worker %s deregistered; exiting", self.worker_id)
+                break
+            except psycopg.Error as exc:
+                if self._force.is_set():
+                    return self._forced_exit(False)
+                if is_lock_timeout(exc) and time.monotonic() < until:
+                    # Another transaction holds the worker's row: try again within the deadline.
+                    if self._force.wait(0.2):
+                        return self._forced_exit(False)
+                    continue
+                self.log.warning("could not deregister worker %s: %s (tf_workers will show it stale)",
+                                 self.worker_id, one_line(exc))
+                break
+        self.work_db.close(final=True)
+        return self._exit_code
+
+    def _forced_exit(self, exit_process: bool) -> int:
+        unfinished = sorted(f"{r.ctx.task_id}/{r.ctx.attempt_number}" for r in self.attempts.snapshot())
+        self.log.warning("exiting with %d unfinished attempt(s) [%s] (task/attempt); they are not finalized: "
+                         "their leases expire within %gs and tf_recover requeues them",
+                         len(unfinished), ", ".join(unfinished), self.config.lease_seconds)
+        self._force.set()
+        self._stop_threads()
+        # Stop every statement still running (a finalize, a renewal, a heartbeat) and open no
+        # connection again: handlers that are still running are not finalized.
+        for db in (self.work_db, self.renew_db, self.heartbeat_db):
+            db.close(final=True)
+        # Best effort, on a fresh short-lived connection: the work connection may be busy.
+        try:
+            with psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/exit",
+                                 connect_timeout=2,
+                                 options=lock_timeout_option(self.dsn, 1.0, 2.0)) as conn:
+                conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
+            self.log.info("worker %s deregistered", self.worker_id)
+        except Exception as exc:  # noqa: BLE001 - best effort; tf_workers shows it stale otherwise
+            self.log.warning("could not deregister worker %s: %s", self.worker_id, one_line(exc))
+        if exit_process:
+            logging.shutdown()
+            os._exit(EXIT_FORCED)
+        return EXIT_FORCED
