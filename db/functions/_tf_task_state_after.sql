@@ -14,8 +14,8 @@
 --             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
 --             attempt_count     the task's attempt count (the number of the attempt that ended).
 --             max_attempts      the task's budget.
--- Returns:    'SUCCEEDED' | 'CANCELLED' | 'FAILED' | 'RETRYING' | 'QUEUED'; NULL for an unknown outcome
---             (callers validate outcomes first).
+-- Returns:    'SUCCEEDED' | 'CANCELLED' | 'FAILED' | 'RETRYING' | 'QUEUED'; NULL for an unknown or NULL
+--             outcome, whatever the other arguments (callers validate outcomes first).
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
 -- Plans:      inlined into the calling query (see the note at LANGUAGE sql below).
 CREATE OR REPLACE FUNCTION taskforge._tf_task_state_after(
@@ -29,7 +29,7 @@ IMMUTABLE
 AS $fn$
     SELECT CASE
         WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
-        WHEN outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
         WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
         WHEN outcome = 'failed' THEN 'FAILED'
         WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END

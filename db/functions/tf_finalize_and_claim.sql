@@ -20,8 +20,9 @@
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
 --             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
--- Errors:     TF400 naming the argument (and element); TF404 unknown or deregistered worker
---             when max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
+-- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
+--             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
+--             max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
 --             tf_finalize_many). Nothing is written when an error is raised.
 -- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
 -- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
@@ -67,6 +68,13 @@ BEGIN
         END IF;
     ELSE
         PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        IF tf_finalize_and_claim.max_tasks = 0 THEN
+            -- _tf_claim_tasks will not run, so validate its arguments here, before anything is
+            -- written (a finalize-only call needs no registered worker, but valid arguments).
+            PERFORM taskforge._tf_check_names('queues', tf_finalize_and_claim.queues, 'queue');
+            PERFORM taskforge._tf_check_names('task_types', tf_finalize_and_claim.task_types, 'task_type');
+            PERFORM taskforge._tf_check_seconds('lease_seconds', tf_finalize_and_claim.lease_seconds, 0, 86400, true);
+        END IF;
         RETURN QUERY
         SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
                NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz

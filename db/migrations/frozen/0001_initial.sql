@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 50522bf3edda8e34). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 e0c025a2d716f2af). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -991,8 +991,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 --             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
 --             attempt_count     the task's attempt count (the number of the attempt that ended).
 --             max_attempts      the task's budget.
--- Returns:    'SUCCEEDED' | 'CANCELLED' | 'FAILED' | 'RETRYING' | 'QUEUED'; NULL for an unknown outcome
---             (callers validate outcomes first).
+-- Returns:    'SUCCEEDED' | 'CANCELLED' | 'FAILED' | 'RETRYING' | 'QUEUED'; NULL for an unknown or NULL
+--             outcome, whatever the other arguments (callers validate outcomes first).
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
 -- Plans:      inlined into the calling query (see the note at LANGUAGE sql below).
 CREATE OR REPLACE FUNCTION taskforge._tf_task_state_after(
@@ -1006,7 +1006,7 @@ IMMUTABLE
 AS $fn$
     SELECT CASE
         WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
-        WHEN outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
         WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
         WHEN outcome = 'failed' THEN 'FAILED'
         WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END
@@ -1394,8 +1394,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
 --             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
--- Errors:     TF400 naming the argument (and element); TF404 unknown or deregistered worker
---             when max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
+-- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
+--             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
+--             max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
 --             tf_finalize_many). Nothing is written when an error is raised.
 -- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
 -- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
@@ -1441,6 +1442,13 @@ BEGIN
         END IF;
     ELSE
         PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        IF tf_finalize_and_claim.max_tasks = 0 THEN
+            -- _tf_claim_tasks will not run, so validate its arguments here, before anything is
+            -- written (a finalize-only call needs no registered worker, but valid arguments).
+            PERFORM taskforge._tf_check_names('queues', tf_finalize_and_claim.queues, 'queue');
+            PERFORM taskforge._tf_check_names('task_types', tf_finalize_and_claim.task_types, 'task_type');
+            PERFORM taskforge._tf_check_seconds('lease_seconds', tf_finalize_and_claim.lease_seconds, 0, 86400, true);
+        END IF;
         RETURN QUERY
         SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
                NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
