@@ -1,7 +1,7 @@
 """The worker process as a whole: start, run its threads, stop on signals, exit.
 
 Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), ``concurrency`` handler slots
-(:mod:`.execute`), the renewer (:mod:`.leases`), the heartbeat and the listener
+(:mod:`.execute`; with ``concurrency`` 1 the dispatcher runs the handler itself), the renewer (:mod:`.leases`), the heartbeat and the listener
 (:mod:`.heartbeat`). Each database-facing thread has its own connection, so a slow handler,
 busy slots or a reconnect elsewhere never delay a lease renewal or a heartbeat.
 
@@ -34,7 +34,7 @@ from .. import handlers as _handlers
 from .. import sql
 from ..db import resolve_dsn
 from ..handlers import HandlerRegistry
-from .attempts import AttemptTable
+from .attempts import AttemptTable, RunningAttempt
 from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
 from .connection import DbConnection, is_lock_timeout, lock_timeout_option, milliseconds, one_line
 from .dispatch import Dispatcher
@@ -85,10 +85,14 @@ class Worker:
                                          backoff_cap=cap, logger=self.log,
                                          lock_timeout=cfg.heartbeat_lock_timeout_seconds,
                                          statement_timeout=cfg.heartbeat_statement_timeout_seconds)
+        # With one slot the dispatcher runs the handler itself: it would only wait for that slot
+        # anyway, and this saves two thread hand-offs per task.
+        self.inline = cfg.concurrency == 1
         self.dispatcher = Dispatcher(config=cfg, db=self.work_db, attempts=self.attempts,
-                                     start_attempt=lambda item: self.slots.submit(item), on_fatal=self._fatal,
-                                     stopping=self._stopping, force=self._force, logger=self.log)
-        self.slots = Slots(cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
+                                     start_attempt=self._run_inline if self.inline else self._submit,
+                                     on_fatal=self._fatal, stopping=self._stopping, force=self._force,
+                                     logger=self.log)
+        self.slots = Slots(0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
         self.renewer = Renewer(config=cfg, db=self.renew_db, attempts=self.attempts, halt=self._halt, logger=self.log)
         self.heartbeat = Heartbeat(config=cfg, db=self.heartbeat_db, watched=(self.work_db, self.renew_db),
                                    halt=self._halt, on_fatal=self._fatal, logger=self.log)
@@ -172,6 +176,13 @@ class Worker:
                 if name == "dispatcher":
                     self._dispatcher_done.set()
         return run
+
+    def _submit(self, item: RunningAttempt) -> None:
+        self.slots.submit(item)
+
+    def _run_inline(self, item: RunningAttempt) -> None:
+        item.outcome = self.slots.run(item)
+        self.dispatcher.finished(item)
 
     def _fatal(self, reason: str) -> None:
         self._exit_code = EXIT_ERROR
