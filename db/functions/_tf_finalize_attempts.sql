@@ -27,6 +27,10 @@
 -- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
 --             written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
+-- Plans:      one cached generic plan per statement; every row is reached by primary key
+--             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
+--             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
+--             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
 -- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
 -- By hand:    use tf_finalize_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
@@ -42,6 +46,10 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE

@@ -20,6 +20,10 @@
 --             Only the last four mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
+-- Plans:      one cached generic plan per statement; every row is reached by primary key
+--             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
+--             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
+--             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
 -- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
@@ -34,6 +38,10 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE

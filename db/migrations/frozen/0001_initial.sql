@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 e0c025a2d716f2af). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 32537ae4d8a7c402). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -484,13 +484,19 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, doubl
 -- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows; inserts attempt rows.
 -- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
---             tasks_queued_due_idx) runs one static statement per filter shape (queues and
---             task_types given or not), so PL/pgSQL keeps one cached generic plan per shape and
---             never re-plans: the walk of the claim-order index stops at the first max_tasks
---             due rows. When delayed tasks exist, walking the claim order could step over all of
---             them, so the candidates are found by a statement planned for this call (EXECUTE),
---             where the planner sees the time and may read the few due rows from
---             tasks_queued_due_idx instead. Locked rows are then updated by primary key.
+--             tasks_queued_due_idx; any number of queues up to one) runs one static statement
+--             per filter shape (no queue or one queue; task_types or not), each with one cached
+--             generic plan, never re-planned: an ordered walk of tasks_claim_order_idx (no
+--             queue) or tasks_claim_queue_idx (one queue, equality on its first column) that
+--             stops after max_tasks due rows. Sequential scans, bitmap scans and sorts are
+--             disabled for the function (SET enable_* = off; jit = off, since those settings
+--             inflate plan costs past jit_above_cost) so that plan does not depend on
+--             statistics: a generic plan cached before the first ANALYZE of a fresh queue would
+--             otherwise sort every QUEUED row on each claim. Two cases are planned for the call
+--             instead (EXECUTE, with sorts and bitmap scans allowed again inside this function
+--             only): several queues, and delayed tasks present (walking the claim order could
+--             step over all of them; the planner sees the time and may read the few due rows
+--             from tasks_queued_due_idx). Locked rows are then updated by primary key.
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    use tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
@@ -505,6 +511,10 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_bitmapscan = off
+SET enable_sort = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -541,22 +551,17 @@ BEGIN
     -- The latest due time of any QUEUED task (a backward step in tasks_queued_due_idx).
     SELECT t.scheduled_at INTO v_latest
       FROM taskforge.tasks t WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1;
-    IF v_latest > v_now THEN
-        -- Delayed tasks exist: plan for this call (see Plans above).
+    IF v_latest > v_now OR cardinality(_tf_claim_tasks.queues) > 1 THEN
+        -- Delayed tasks exist, or several queues: plan for this call (see Plans above).
+        PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
         EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
            INTO v_ids
           USING v_now, _tf_claim_tasks.queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks;
+        PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
     ELSIF _tf_claim_tasks.queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-             ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
-    ELSIF _tf_claim_tasks.task_types IS NULL THEN
-        v_ids := ARRAY(
-            SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = ANY (_tf_claim_tasks.queues)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF _tf_claim_tasks.queues IS NULL THEN
@@ -566,11 +571,18 @@ BEGIN
                AND t.task_type = ANY (_tf_claim_tasks.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_tasks.task_types IS NULL THEN
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND t.queue = _tf_claim_tasks.queues[1]
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = ANY (_tf_claim_tasks.queues)
+               AND t.queue = _tf_claim_tasks.queues[1]
                AND t.task_type = ANY (_tf_claim_tasks.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
@@ -635,6 +647,10 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision,
 -- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
 --             written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
+-- Plans:      one cached generic plan per statement; every row is reached by primary key
+--             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
+--             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
+--             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
 -- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
 -- By hand:    use tf_finalize_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
@@ -650,6 +666,10 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -2014,6 +2034,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision
 --             Only the last four mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
+-- Plans:      one cached generic plan per statement; every row is reached by primary key
+--             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
+--             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
+--             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
 -- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
@@ -2028,6 +2052,10 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
