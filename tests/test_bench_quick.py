@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import admin_dsn_value
 from taskforge.benchmarks import stats, trust
 from taskforge.benchmarks.ceiling import parse_pgbench
 from taskforge.benchmarks.summary import summarize
@@ -164,6 +163,6 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     # every throwaway database was dropped
     import psycopg
 
-    with psycopg.connect(admin_dsn_value(), autocommit=True) as conn:
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
         left = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'taskforge_bench_%'").fetchone()[0]
     assert left == 0
