@@ -56,6 +56,9 @@ DECLARE
     v_lease timestamptz;
     v_ids bigint[];
     v_latest timestamptz;
+    v_registered boolean;
+    v_registered_queues text[];
+    v_registered_types text[];
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
         ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
@@ -67,12 +70,30 @@ BEGIN
     IF _tf_claim_tasks.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
-    PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
-    PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
-    PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
-    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
-                    WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL) THEN
+    -- The worker's registration and the latest due time of any QUEUED task (a backward step in
+    -- tasks_queued_due_idx), in one statement.
+    SELECT true, w.queues, w.task_types,
+           (SELECT t.scheduled_at FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest
+      FROM taskforge.workers w
+     WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
+    -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
+    -- registered with were validated by tf_register_worker: the same arrays need no second pass.
+    IF NOT (v_registered AND _tf_claim_tasks.queues IS NOT DISTINCT FROM v_registered_queues) THEN
+        PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    END IF;
+    IF NOT (v_registered AND _tf_claim_tasks.task_types IS NOT DISTINCT FROM v_registered_types) THEN
+        PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    END IF;
+    IF _tf_claim_tasks.lease_seconds IS NULL
+       OR NOT (_tf_claim_tasks.lease_seconds > 0 AND _tf_claim_tasks.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    END IF;
+    IF _tf_claim_tasks.max_tasks IS NULL OR _tf_claim_tasks.max_tasks NOT BETWEEN 0 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    END IF;
+    IF v_registered IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'TF404',
             MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
             COLUMN = 'worker_id';
@@ -82,9 +103,6 @@ BEGIN
     END IF;
     v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
-    -- The latest due time of any QUEUED task (a backward step in tasks_queued_due_idx).
-    SELECT t.scheduled_at INTO v_latest
-      FROM taskforge.tasks t WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1;
     IF v_latest > v_now OR cardinality(_tf_claim_tasks.queues) > 1 THEN
         -- Delayed tasks exist, or several queues: plan for this call (see Plans above).
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);

@@ -118,12 +118,14 @@ BEGIN
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
     END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-              FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-     WHERE r.seen > 1
-     ORDER BY r.ord
-     LIMIT 1;
+    IF v_n > 1 THEN
+        SELECT r.ord INTO v_bad_ord
+          FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+                  FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+         WHERE r.seen > 1
+         ORDER BY r.ord
+         LIMIT 1;
+    END IF;
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
             format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));

@@ -40,7 +40,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
+    END IF;
     RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
                                                          tf_claim.lease_seconds, tf_claim.max_tasks,
                                                          tf_claim.task_types);

@@ -72,7 +72,9 @@ BEGIN
         PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
     END IF;
-    v_error := taskforge._tf_cap_error(tf_finalize.error);
+    IF tf_finalize.error IS NOT NULL THEN
+        v_error := taskforge._tf_cap_error(tf_finalize.error);
+    END IF;
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.

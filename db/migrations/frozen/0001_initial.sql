@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 32537ae4d8a7c402). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 254b1b34e66b52ba). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -522,6 +522,9 @@ DECLARE
     v_lease timestamptz;
     v_ids bigint[];
     v_latest timestamptz;
+    v_registered boolean;
+    v_registered_queues text[];
+    v_registered_types text[];
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
         ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
@@ -533,12 +536,30 @@ BEGIN
     IF _tf_claim_tasks.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
-    PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
-    PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
-    PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
-    IF NOT EXISTS (SELECT 1 FROM taskforge.workers w
-                    WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL) THEN
+    -- The worker's registration and the latest due time of any QUEUED task (a backward step in
+    -- tasks_queued_due_idx), in one statement.
+    SELECT true, w.queues, w.task_types,
+           (SELECT t.scheduled_at FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest
+      FROM taskforge.workers w
+     WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
+    -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
+    -- registered with were validated by tf_register_worker: the same arrays need no second pass.
+    IF NOT (v_registered AND _tf_claim_tasks.queues IS NOT DISTINCT FROM v_registered_queues) THEN
+        PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    END IF;
+    IF NOT (v_registered AND _tf_claim_tasks.task_types IS NOT DISTINCT FROM v_registered_types) THEN
+        PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    END IF;
+    IF _tf_claim_tasks.lease_seconds IS NULL
+       OR NOT (_tf_claim_tasks.lease_seconds > 0 AND _tf_claim_tasks.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    END IF;
+    IF _tf_claim_tasks.max_tasks IS NULL OR _tf_claim_tasks.max_tasks NOT BETWEEN 0 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    END IF;
+    IF v_registered IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'TF404',
             MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
             COLUMN = 'worker_id';
@@ -548,9 +569,6 @@ BEGIN
     END IF;
     v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
-    -- The latest due time of any QUEUED task (a backward step in tasks_queued_due_idx).
-    SELECT t.scheduled_at INTO v_latest
-      FROM taskforge.tasks t WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1;
     IF v_latest > v_now OR cardinality(_tf_claim_tasks.queues) > 1 THEN
         -- Delayed tasks exist, or several queues: plan for this call (see Plans above).
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
@@ -738,12 +756,14 @@ BEGIN
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
     END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-              FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-     WHERE r.seen > 1
-     ORDER BY r.ord
-     LIMIT 1;
+    IF v_n > 1 THEN
+        SELECT r.ord INTO v_bad_ord
+          FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+                  FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+         WHERE r.seen > 1
+         ORDER BY r.ord
+         LIMIT 1;
+    END IF;
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
             format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));
@@ -1203,7 +1223,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
+    END IF;
     RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
                                                          tf_claim.lease_seconds, tf_claim.max_tasks,
                                                          tf_claim.task_types);

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-__all__ = ["Backoff", "DbConnection", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
+__all__ = ["Backoff", "DbConnection", "is_connection_loss", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
            "milliseconds", "one_line", "KEEPALIVES"]
 
 log = logging.getLogger("taskforge.worker")
@@ -55,6 +55,15 @@ def is_transient_error(exc: BaseException) -> bool:
     if state.upper().startswith("TF"):
         return False
     return state[:2] not in PERMANENT_SQLSTATE_CLASSES
+
+
+def is_connection_loss(exc: BaseException) -> bool:
+    """True when the connection broke without the server reporting an error for the statement
+    (no SQLSTATE, or InterfaceError): the statement may or may not have committed. An error the
+    server did report (a statement timeout, 25006 during a failover, ...) means it rolled back."""
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    return isinstance(exc, psycopg.OperationalError) and not getattr(exc, "sqlstate", None)
 
 
 def is_lock_timeout(exc: BaseException) -> bool:
@@ -195,9 +204,11 @@ class DbConnection:
         if conn is not None:
             _shutdown_socket(conn)
 
-    def execute(self, query: str, params: dict | None = None, *, retry: Callable[[], bool] | None = None,
-                what: str = "statement") -> list[tuple]:
-        """Run one statement and return its rows (see the class docstring for retries)."""
+    def execute(self, query: str, params: dict | None = None, *,
+                retry: Callable[[BaseException], bool] | None = None, what: str = "statement") -> list[tuple]:
+        """Run one statement and return its rows (see the class docstring for retries).
+
+        ``retry(exc)`` is asked, with the transient error, whether to send the statement again."""
         while True:
             with self._lock:
                 try:
@@ -213,7 +224,7 @@ class DbConnection:
                     failure = exc
                 finally:
                     self._busy_since = None
-            if self._shut or retry is None or not retry():
+            if self._shut or retry is None or not retry(failure):
                 raise failure
             delay = self.backoff.next_delay()
             self.log.warning("%s failed: connection lost or refused, or transient error (%s): %s; retrying in %.2f s",

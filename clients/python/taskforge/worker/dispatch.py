@@ -9,7 +9,7 @@ finished attempt is finalized at once (with a claim in the same call when one is
 Errors: a transient one (lost connection, failover, statement timeout) is retried on a new
 connection with capped backoff, sending the same elements again (the guard makes a repeat
 harmless); a lock timeout (another transaction holds this worker's row, which a claim's
-foreign keys touch) is sent again shortly; a permanent error splits the batch
+foreign keys touch) is sent again after 50 ms doubling up to lease/10; a permanent error splits the batch
 (:mod:`taskforge.worker.finalize`). A claim refused permanently (e.g. TF404: the worker was
 deregistered) stops the worker. Times are monotonic seconds.
 """
@@ -28,7 +28,7 @@ from .. import sql
 from ..handlers import TaskContext
 from .attempts import AttemptTable, RunningAttempt
 from .config import MAX_CLAIM, WorkerConfig
-from .connection import Backoff, DbConnection, is_lock_timeout, is_transient_error, one_line
+from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
 from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay, finalize_params, refusal_outcome, report_refused
 
 __all__ = ["Dispatcher"]
@@ -60,6 +60,7 @@ class Dispatcher:
         self._done: queue.SimpleQueue[RunningAttempt] = queue.SimpleQueue()
         self._pending: list[RunningAttempt] = []
         self._backoff = Backoff(cap=config.reconnect_max_seconds)
+        self._lock_waits = 0   # lock timeouts in a row (see _failed)
 
     # --- called from other threads ---------------------------------------------------------------
 
@@ -124,9 +125,11 @@ class Dispatcher:
         (None when the call failed and nothing was claimed)."""
         sent_at = time.monotonic()
 
-        def retry() -> bool:
+        def retry(exc: BaseException) -> bool:
             for item in items:
-                item.resent_after_loss = True
+                item.finalize_tries += 1
+                # Only a connection that broke mid-call leaves the first send's fate unknown.
+                item.resent_after_loss = item.resent_after_loss or is_connection_loss(exc)
             return not self._force.is_set()
 
         try:
@@ -136,6 +139,7 @@ class Dispatcher:
             self._failed(items, claim, exc)
             return None
         self._backoff.reset()
+        self._lock_waits = 0
         self._answer(items, rows)
         return self._started([row for row in rows if row[0] == "claimed"], sent_at)
 
@@ -194,7 +198,11 @@ class Dispatcher:
         if is_lock_timeout(exc) or is_transient_error(exc):
             # Nothing was written (the statement rolled back) or, for a connection lost mid-call
             # and not retried (forced stop), its fate is unknown: send the same elements again.
-            delay = self._backoff.next_delay()
+            # A lock timeout (another transaction holds this worker's own row) is tried again
+            # soon; anything else after the reconnect backoff.
+            self._lock_waits = self._lock_waits + 1 if is_lock_timeout(exc) else 0
+            delay = (busy_delay(self._lock_waits, self.config.busy_retry_cap_seconds) if is_lock_timeout(exc)
+                     else self._backoff.next_delay())
             for item in items:
                 item.finalize_tries += 1
                 item.send_after = now + delay
@@ -217,7 +225,7 @@ class Dispatcher:
         for replaced in (False, True):
             try:
                 rows = self.db.execute(sql.FINALIZE_AND_CLAIM, self._params([item], 0),
-                                       retry=lambda: not self._force.is_set(), what="finalize")
+                                       retry=lambda _exc: not self._force.is_set(), what="finalize")
             except psycopg.Error as exc:
                 if is_lock_timeout(exc) or is_transient_error(exc):
                     item.finalize_tries += 1
@@ -230,8 +238,8 @@ class Dispatcher:
                     item.outcome = refusal_outcome(item, exc)
                     continue
                 self._log.error("could not finalize task %s attempt %s: %s; its lease will expire and "
-                                "tf_recover will requeue it", item.ctx.task_id, item.ctx.attempt_number,
-                                one_line(exc))
+                                "tf_recover will requeue it (or fail it if no attempts remain)",
+                                item.ctx.task_id, item.ctx.attempt_number, one_line(exc))
                 self._pending.remove(item)
                 self.attempts.remove(item)
                 return

@@ -13,9 +13,11 @@ statements. Answers per attempt:
   result is still offered to tf_finalize, which decides. (For an attempt already finished and
   being finalized this is expected and not reported.)
 
-``cancel_requested`` is copied into ``ctx.cancel_requested``. A transient error (lost
-connection, a read-only window during a failover, a statement timeout) says nothing about the
-leases: the call is sent again soon, on a new connection. Times are monotonic seconds; the
+``cancel_requested`` is copied into ``ctx.cancel_requested``. An error says nothing about the
+leases: a transient one (lost connection, a read-only window during a failover, a statement
+timeout) is sent again soon on a new connection, a permanent one (a refusal, which would be a
+bug) is logged as an error and retried with the same capped backoff, since only the database's
+answer per attempt can say a lease is lost. Times are monotonic seconds; the
 database alone decides whether a lease holds.
 """
 
@@ -67,8 +69,8 @@ class Renewer:
                 self._halt.wait(max(wait, 0.001))
                 continue
             window = now + self.config.renew_seconds / 2
-            batch = sorted((item for item in live if item.next_renew <= window), key=lambda i: i.key)
-            self._renew(batch[:1000])
+            batch = sorted((item for item in live if item.next_renew <= window), key=lambda i: i.next_renew)
+            self._renew(batch[:1000])  # the most urgent first when more than one call's worth is due
 
     def _renew(self, batch: list[RunningAttempt]) -> None:
         cfg = self.config

@@ -271,7 +271,7 @@ class Worker:
         while True:
             try:
                 self.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
-                                     retry=lambda: time.monotonic() < until and not self._force.is_set(),
+                                     retry=lambda _exc: time.monotonic() < until and not self._force.is_set(),
                                      what="deregister")
                 self.log.info("worker %s deregistered; exiting", self.worker_id)
                 break
