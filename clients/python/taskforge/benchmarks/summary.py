@@ -72,6 +72,7 @@ def _ceiling(points: Sequence[CeilingPoint], e1: list[dict[str, Any]]) -> list[d
                      "taskforge_over_skip_locked": stats.ratio(b, a),
                      "finalize_and_claim_over_skip_locked": stats.ratio(c, a),
                      "e1": e1_by_workers.get(clients), "e1_over_taskforge": stats.ratio(e1_by_workers.get(clients), b),
+                     "e1_over_finalize_and_claim": stats.ratio(e1_by_workers.get(clients), c),
                      "e1_over_skip_locked": stats.ratio(e1_by_workers.get(clients), a)})
     return rows
 
