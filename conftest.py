@@ -53,7 +53,9 @@ def admin_dsn() -> str:
         pytest.fail(
             f"cannot reach the test PostgreSQL server ({dsn}): {exc}\n"
             "Start PostgreSQL 15+ locally or set TASKFORGE_TEST_DSN to a server where this user may "
-            "create databases.", pytrace=False)
+            "create databases.",
+            pytrace=False,
+        )
     return dsn
 
 
@@ -65,12 +67,13 @@ def db_dsn(admin_dsn: str):
     try:
         tfdb.migrate(dsn)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            available = conn.execute(
-                "SELECT count(*) FROM pg_available_extensions WHERE name = 'pgtap'").fetchone()[0]
+            available = conn.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'pgtap'").fetchone()[0]
             if not available:
-                pytest.fail("the pgTAP extension is not installed on the test server "
-                            "(Debian: apt-get install postgresql-15-pgtap; `make test` does it as root)",
-                            pytrace=False)
+                pytest.fail(
+                    "the pgTAP extension is not installed on the test server "
+                    "(Debian: apt-get install postgresql-15-pgtap; `make test` does it as root)",
+                    pytrace=False,
+                )
             conn.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
         yield dsn
     finally:
@@ -114,5 +117,7 @@ def _invariants_hold(request):
         return
     dsn = request.getfixturevalue("db_dsn")
     with psycopg.connect(dsn, autocommit=True) as c:
-        rows = c.execute("SELECT rule, task_id, attempt_number, detail FROM taskforge.tf_invariant_violations").fetchall()
+        rows = c.execute(
+            "SELECT rule, task_id, attempt_number, detail FROM taskforge.tf_invariant_violations"
+        ).fetchall()
     assert rows == [], f"tf_invariant_violations is not empty after {request.node.nodeid}: {rows}"

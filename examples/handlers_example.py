@@ -49,8 +49,9 @@ def fenced_write(path: Path, fencing_token: tuple[int, int], document: dict) -> 
         except FileNotFoundError:
             written_by = 0
         if written_by > attempt_number:
-            raise StaleAttempt(f"task {task_id}: attempt {written_by} already wrote {path}; "
-                               f"attempt {attempt_number} is stale")
+            raise StaleAttempt(
+                f"task {task_id}: attempt {written_by} already wrote {path}; attempt {attempt_number} is stale"
+            )
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps({**document, "task_id": task_id, "attempt_number": attempt_number}) + "\n")
         os.replace(tmp, path)  # atomic: readers see the old or the new file, never half of one
@@ -64,7 +65,7 @@ def word_count(payload: dict, ctx: TaskContext) -> dict:
         raise ValueError('payload must be {"text": "..."}')  # ordinary error: the task FAILS
     if payload.get("flaky") and ctx.attempt_number == 1:
         raise RetryableError("simulated temporary failure")  # RETRYING, then attempt 2
-    counts = Counter(word.strip('.,;:!?"\'()').lower() for word in text.split())
+    counts = Counter(word.strip(".,;:!?\"'()").lower() for word in text.split())
     counts.pop("", None)
     if ctx.cancel_requested:  # kept current by the worker's lease renewals
         raise TaskCancelled("cancelled before writing the output")

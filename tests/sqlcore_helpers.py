@@ -17,9 +17,20 @@ from psycopg.types.json import Jsonb
 from taskforge import sql
 
 __all__ = [
-    "unique_name", "register_worker", "submit", "submit_many", "claim", "finalize", "recover",
-    "promote", "wait_until", "backend_waits_on_lock", "catalog_snapshot", "compare_snapshots",
-    "invariant_violations", "execute_script",
+    "unique_name",
+    "register_worker",
+    "submit",
+    "submit_many",
+    "claim",
+    "finalize",
+    "recover",
+    "promote",
+    "wait_until",
+    "backend_waits_on_lock",
+    "catalog_snapshot",
+    "compare_snapshots",
+    "invariant_violations",
+    "execute_script",
 ]
 
 
@@ -28,51 +39,103 @@ def unique_name(prefix: str = "q") -> str:
     return f"{prefix}_{secrets.token_hex(5)}"
 
 
-def register_worker(conn: psycopg.Connection, name: str = "test-worker", queues: list[str] | None = None,
-                    heartbeat_seconds: float = 5) -> Any:
+def register_worker(
+    conn: psycopg.Connection, name: str = "test-worker", queues: list[str] | None = None, heartbeat_seconds: float = 5
+) -> Any:
     """Register a worker and return its worker_id (uuid)."""
-    return conn.execute(sql.REGISTER_WORKER, {
-        "name": name, "hostname": "localhost", "pid": None, "queues": queues, "task_types": None,
-        "heartbeat_seconds": heartbeat_seconds}).fetchone()[0]
+    return conn.execute(
+        sql.REGISTER_WORKER,
+        {
+            "name": name,
+            "hostname": "localhost",
+            "pid": None,
+            "queues": queues,
+            "task_types": None,
+            "heartbeat_seconds": heartbeat_seconds,
+        },
+    ).fetchone()[0]
 
 
-def submit(conn: psycopg.Connection, queue: str, task_type: str = "noop", payload: dict | None = None,
-           priority: int = 0, max_attempts: int = 3, scheduled_at=None,
-           idempotency_key: str | None = None) -> tuple[int, str, bool]:
+def submit(
+    conn: psycopg.Connection,
+    queue: str,
+    task_type: str = "noop",
+    payload: dict | None = None,
+    priority: int = 0,
+    max_attempts: int = 3,
+    scheduled_at=None,
+    idempotency_key: str | None = None,
+) -> tuple[int, str, bool]:
     """tf_submit with keyword defaults; returns (task_id, state, created)."""
-    return conn.execute(sql.SUBMIT, {
-        "task_type": task_type, "payload": Jsonb(payload if payload is not None else {}), "queue": queue,
-        "priority": priority, "max_attempts": max_attempts, "scheduled_at": scheduled_at,
-        "idempotency_key": idempotency_key}).fetchone()
+    return conn.execute(
+        sql.SUBMIT,
+        {
+            "task_type": task_type,
+            "payload": Jsonb(payload if payload is not None else {}),
+            "queue": queue,
+            "priority": priority,
+            "max_attempts": max_attempts,
+            "scheduled_at": scheduled_at,
+            "idempotency_key": idempotency_key,
+        },
+    ).fetchone()
 
 
-def submit_many(conn: psycopg.Connection, queue: str, n: int, task_type: str = "noop",
-                max_attempts: int = 3) -> list[int]:
+def submit_many(
+    conn: psycopg.Connection, queue: str, n: int, task_type: str = "noop", max_attempts: int = 3
+) -> list[int]:
     """Submit n due tasks through tf_submit in one statement (one transaction); returns their ids."""
     rows = conn.execute(
         "SELECT (taskforge.tf_submit(task_type => %(t)s, queue => %(q)s, max_attempts => %(m)s)).task_id"
         "  FROM generate_series(1, %(n)s)",
-        {"t": task_type, "q": queue, "m": max_attempts, "n": n}).fetchall()
+        {"t": task_type, "q": queue, "m": max_attempts, "n": n},
+    ).fetchall()
     return [r[0] for r in rows]
 
 
-def claim(conn: psycopg.Connection, worker_id, queues: list[str] | None = None, lease_seconds: float = 30,
-          max_tasks: int = 1, task_types: list[str] | None = None) -> list[tuple]:
+def claim(
+    conn: psycopg.Connection,
+    worker_id,
+    queues: list[str] | None = None,
+    lease_seconds: float = 30,
+    max_tasks: int = 1,
+    task_types: list[str] | None = None,
+) -> list[tuple]:
     """tf_claim; returns the rows (task_id, attempt_number, task_type, payload, queue, priority,
     max_attempts, lease_expires_at)."""
-    return conn.execute(sql.CLAIM, {
-        "worker_id": worker_id, "queues": queues, "lease_seconds": lease_seconds,
-        "max_tasks": max_tasks, "task_types": task_types}).fetchall()
+    return conn.execute(
+        sql.CLAIM,
+        {
+            "worker_id": worker_id,
+            "queues": queues,
+            "lease_seconds": lease_seconds,
+            "max_tasks": max_tasks,
+            "task_types": task_types,
+        },
+    ).fetchall()
 
 
-def finalize(conn: psycopg.Connection, task_id: int, worker_id, attempt_number: int,
-             outcome: str = "succeeded", result: dict | None = None,
-             error: dict | None = None) -> tuple[bool, str, str | None]:
+def finalize(
+    conn: psycopg.Connection,
+    task_id: int,
+    worker_id,
+    attempt_number: int,
+    outcome: str = "succeeded",
+    result: dict | None = None,
+    error: dict | None = None,
+) -> tuple[bool, str, str | None]:
     """tf_finalize; returns (accepted, task_state, reason)."""
-    return conn.execute(sql.FINALIZE, {
-        "task_id": task_id, "worker_id": worker_id, "attempt_number": attempt_number, "outcome": outcome,
-        "result": Jsonb(result) if result is not None else None,
-        "error": Jsonb(error) if error is not None else None}).fetchone()
+    return conn.execute(
+        sql.FINALIZE,
+        {
+            "task_id": task_id,
+            "worker_id": worker_id,
+            "attempt_number": attempt_number,
+            "outcome": outcome,
+            "result": Jsonb(result) if result is not None else None,
+            "error": Jsonb(error) if error is not None else None,
+        },
+    ).fetchone()
 
 
 def recover(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:
@@ -90,8 +153,9 @@ def invariant_violations(conn: psycopg.Connection) -> list[tuple]:
     return conn.execute(sql.INVARIANT_VIOLATIONS).fetchall()
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.01,
-               message: str = "condition") -> Any:
+def wait_until(
+    predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.01, message: str = "condition"
+) -> Any:
     """Poll predicate() until it returns a truthy value (returned) or timeout seconds (monotonic
     clock) pass, then raise AssertionError naming message."""
     deadline = time.monotonic() + timeout
@@ -106,8 +170,7 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, interval: fl
 
 def backend_waits_on_lock(observer: psycopg.Connection, pid: int) -> bool:
     """True when backend pid is blocked waiting for a heavyweight lock (pg_stat_activity)."""
-    row = observer.execute(
-        "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+    row = observer.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
     return row is not None and row[0] == "Lock"
 
 
@@ -125,7 +188,7 @@ _SORTED_ACL = "(SELECT array_agg(x ORDER BY x) FROM unnest({col}::text[]) x)"
 SNAPSHOT_QUERIES: dict[str, str] = {
     "schema": f"""
         SELECT n.nspname AS name, pg_get_userbyid(n.nspowner) AS owner,
-               {_SORTED_ACL.format(col='n.nspacl')} AS acl, obj_description(n.oid, 'pg_namespace') AS comment
+               {_SORTED_ACL.format(col="n.nspacl")} AS acl, obj_description(n.oid, 'pg_namespace') AS comment
           FROM pg_namespace n WHERE n.nspname = 'taskforge'""",
     "functions": f"""
         SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS identity_args,
@@ -133,14 +196,14 @@ SNAPSHOT_QUERIES: dict[str, str] = {
                pg_get_function_result(p.oid) AS result, l.lanname AS language, p.prokind AS kind,
                p.prosecdef AS security_definer, p.proconfig AS config, p.provolatile AS volatility,
                p.proisstrict AS strict, p.proleakproof AS leakproof, p.proparallel AS parallel,
-               pg_get_userbyid(p.proowner) AS owner, {_SORTED_ACL.format(col='p.proacl')} AS acl,
+               pg_get_userbyid(p.proowner) AS owner, {_SORTED_ACL.format(col="p.proacl")} AS acl,
                obj_description(p.oid, 'pg_proc') AS comment, p.prosrc AS body
           FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
          WHERE p.pronamespace = 'taskforge'::regnamespace
          ORDER BY 1, 2""",
     "relations": f"""
         SELECT c.relname AS name, c.relkind AS kind, c.relpersistence AS persistence,
-               pg_get_userbyid(c.relowner) AS owner, {_SORTED_ACL.format(col='c.relacl')} AS acl,
+               pg_get_userbyid(c.relowner) AS owner, {_SORTED_ACL.format(col="c.relacl")} AS acl,
                c.reloptions AS options, obj_description(c.oid, 'pg_class') AS comment
           FROM pg_class c
          WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
@@ -151,7 +214,7 @@ SNAPSHOT_QUERIES: dict[str, str] = {
                format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
                a.attidentity AS identity, a.attgenerated AS generated,
                pg_get_expr(d.adbin, d.adrelid) AS default, col_description(c.oid, a.attnum) AS comment,
-               {_SORTED_ACL.format(col='a.attacl')} AS acl
+               {_SORTED_ACL.format(col="a.attacl")} AS acl
           FROM pg_class c
           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
           LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
@@ -235,8 +298,9 @@ def _lines(rows: list[tuple]) -> list[str]:
     return out or ["(no rows)"]
 
 
-def compare_snapshots(a: dict[str, list[tuple]], b: dict[str, list[tuple]],
-                      a_name: str = "a", b_name: str = "b") -> str:
+def compare_snapshots(
+    a: dict[str, list[tuple]], b: dict[str, list[tuple]], a_name: str = "a", b_name: str = "b"
+) -> str:
     """Return a unified diff (str) of two catalog snapshots, one section after another; '' when
     they are identical."""
     parts = []
@@ -244,8 +308,13 @@ def compare_snapshots(a: dict[str, list[tuple]], b: dict[str, list[tuple]],
         rows_a, rows_b = a.get(section), b.get(section)
         if rows_a == rows_b:
             continue
-        diff = difflib.unified_diff(_lines(rows_a or []), _lines(rows_b or []),
-                                    fromfile=f"{a_name}:{section}", tofile=f"{b_name}:{section}",
-                                    lineterm="", n=2)
+        diff = difflib.unified_diff(
+            _lines(rows_a or []),
+            _lines(rows_b or []),
+            fromfile=f"{a_name}:{section}",
+            tofile=f"{b_name}:{section}",
+            lineterm="",
+            n=2,
+        )
         parts.append("\n".join(diff))
     return "\n".join(parts)

@@ -30,6 +30,7 @@ def at(seconds: float) -> dt.datetime:
 
 # --- arithmetic -----------------------------------------------------------------------------------
 
+
 def test_throughput_is_tasks_over_database_span():
     assert stats.throughput(5000, at(10), at(12.5)) == pytest.approx(2000.0)
     assert stats.span_seconds(at(1), at(3.25)) == pytest.approx(2.25)
@@ -62,14 +63,17 @@ def test_summary_takes_medians_of_passing_trials_only():
 
 
 def test_parse_pgbench_output():
-    out = ("number of transactions actually processed: 8990\n"
-           "latency average = 0.667 ms\n"
-           "tps = 2996.418236 (without initial connection time)\n")
+    out = (
+        "number of transactions actually processed: 8990\n"
+        "latency average = 0.667 ms\n"
+        "tps = 2996.418236 (without initial connection time)\n"
+    )
     assert parse_pgbench(out) == (pytest.approx(2996.418236), 8990)
     assert parse_pgbench("pgbench: error: connection refused") == (None, None)
 
 
 # --- trust checks -----------------------------------------------------------------------------------
+
 
 def _good(n: int = 3) -> tuple[list[int], list[trust.TaskRow], list[trust.AttemptRow]]:
     ids = list(range(1, n + 1))
@@ -107,7 +111,11 @@ def test_trust_checks_fail_on_missing_tasks_and_wrong_states():
 def test_fail_once_histories():
     ids = [1, 2]
     tasks = [trust.TaskRow(1, "SUCCEEDED", 2), trust.TaskRow(2, "SUCCEEDED", 1)]
-    attempts = [trust.AttemptRow(1, 1, "FAILED"), trust.AttemptRow(1, 2, "SUCCEEDED"), trust.AttemptRow(2, 1, "SUCCEEDED")]
+    attempts = [
+        trust.AttemptRow(1, 1, "FAILED"),
+        trust.AttemptRow(1, 2, "SUCCEEDED"),
+        trust.AttemptRow(2, 1, "SUCCEEDED"),
+    ]
     failed = _failed(trust.check_history(ids, tasks, attempts, "fail_once"))
     assert {"histories", "attempt_counts"} <= failed
 
@@ -115,8 +123,11 @@ def test_fail_once_histories():
 def test_recovered_needs_exactly_one_later_success():
     ids = [1, 2]
     tasks = [trust.TaskRow(1, "SUCCEEDED", 2), trust.TaskRow(2, "SUCCEEDED", 1)]
-    good = [trust.AttemptRow(1, 1, "ABANDONED", at(0), at(5), at(5.01)), trust.AttemptRow(1, 2, "SUCCEEDED"),
-            trust.AttemptRow(2, 1, "SUCCEEDED")]
+    good = [
+        trust.AttemptRow(1, 1, "ABANDONED", at(0), at(5), at(5.01)),
+        trust.AttemptRow(1, 2, "SUCCEEDED"),
+        trust.AttemptRow(2, 1, "SUCCEEDED"),
+    ]
     assert _failed(trust.check_history(ids, tasks, good, "recovered")) == set()
     no_replacement = [trust.AttemptRow(1, 1, "ABANDONED"), trust.AttemptRow(2, 1, "SUCCEEDED")]
     tasks_bad = [trust.TaskRow(1, "FAILED", 1), tasks[1]]
@@ -132,15 +143,31 @@ def test_drained_and_invariants():
 
 # --- the quick run, end to end ----------------------------------------------------------------------
 
+
 @pytest.mark.integration
 @pytest.mark.timeout(300)
 def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     out = tmp_path / "bundle"
     failures = []
     for workload in ("e1", "e2", "e5", "e6", "pickup", "ceiling"):
-        proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "bench", workload, "--quick",
-                               "--out", str(out / workload), "--dsn", admin_dsn],
-                              capture_output=True, text=True, cwd=str(ROOT), timeout=240)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "taskforge.cli",
+                "bench",
+                workload,
+                "--quick",
+                "--out",
+                str(out / workload),
+                "--dsn",
+                admin_dsn,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=str(ROOT),
+            timeout=240,
+        )
         if proc.returncode != 0:
             failures.append(f"{workload}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
             continue

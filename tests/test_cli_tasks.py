@@ -62,15 +62,35 @@ def table_rows(text: str) -> list[list[str]]:
 
 # --- submit ------------------------------------------------------------------------------------------
 
+
 def test_submit_prints_a_line_and_json(db_dsn, conn):
     queue = unique_name("cli")
-    out = ok(cli("submit", "echo", "--payload", '{"to": "ada"}', "--queue", queue, "--priority", "7",
-                 "--max-attempts", "2", "--dsn", db_dsn))
+    out = ok(
+        cli(
+            "submit",
+            "echo",
+            "--payload",
+            '{"to": "ada"}',
+            "--queue",
+            queue,
+            "--priority",
+            "7",
+            "--max-attempts",
+            "2",
+            "--dsn",
+            db_dsn,
+        )
+    )
     assert out.startswith("task ") and out.strip().endswith("QUEUED (created)"), out
     task_id = int(out.split()[1])
     task = client.get_task(conn, task_id)
-    assert (task["task_type"], task["queue"], task["priority"], task["max_attempts"], task["payload"]) == \
-        ("echo", queue, 7, 2, {"to": "ada"})
+    assert (task["task_type"], task["queue"], task["priority"], task["max_attempts"], task["payload"]) == (
+        "echo",
+        queue,
+        7,
+        2,
+        {"to": "ada"},
+    )
 
     data = submit_json(db_dsn, "noop", "--queue", queue)
     assert set(data) == {"task_id", "state", "created"}
@@ -85,16 +105,22 @@ def test_submit_idempotent_replay_and_conflict(db_dsn, conn):
     queue = unique_name("cli")
     key = unique_name("key")
     first = submit_json(db_dsn, "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key)
-    again = ok(cli("submit", "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key,
-                   "--dsn", db_dsn))
-    assert again.strip() == (f"task {first['task_id']} QUEUED (existing task returned for idempotency key "
-                             f"'{key}'; nothing created)")
+    again = ok(
+        cli("submit", "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key, "--dsn", db_dsn)
+    )
+    assert again.strip() == (
+        f"task {first['task_id']} QUEUED (existing task returned for idempotency key '{key}'; nothing created)"
+    )
     replay = submit_json(db_dsn, "echo", "--payload", '{"n": 1}', "--queue", queue, "--idempotency-key", key)
     assert replay == {"task_id": first["task_id"], "state": "QUEUED", "created": False}
     assert len(client.list_tasks(conn, queue=queue)) == 1
 
-    line = one_line_error(cli("submit", "echo", "--payload", '{"n": 2}', "--queue", queue,
-                              "--idempotency-key", key, "--dsn", db_dsn), EXIT_REFUSED, "TF409", "idempotency_key")
+    line = one_line_error(
+        cli("submit", "echo", "--payload", '{"n": 2}', "--queue", queue, "--idempotency-key", key, "--dsn", db_dsn),
+        EXIT_REFUSED,
+        "TF409",
+        "idempotency_key",
+    )
     assert line.startswith("taskforge: TF409 ")
     client.cancel(conn, first["task_id"])
 
@@ -118,34 +144,41 @@ def test_submit_at_with_offset_and_delay_use_the_given_instant_and_database_time
         client.cancel(conn, t["task_id"])
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["--payload", "{bad"], ["--payload: not valid JSON"]),
-    (["--payload", '{"x": NaN}'], ["--payload: not valid JSON", "NaN"]),
-    (["--payload", "Infinity"], ["--payload: not valid JSON"]),
-    (["--at", "2030-01-01T10:00:00"], ["--at:", "no UTC offset"]),
-    (["--at", "2030-01-01"], ["--at:", "no UTC offset"]),
-    (["--at", "next tuesday"], ["--at: not an ISO-8601 time"]),
-    (["--at", "2030-01-01T10:00:00Z", "--delay", "5"], ["--at/--delay: give at most one"]),
-    (["--delay", "nan"], ["--delay: must be a finite number"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--payload", "{bad"], ["--payload: not valid JSON"]),
+        (["--payload", '{"x": NaN}'], ["--payload: not valid JSON", "NaN"]),
+        (["--payload", "Infinity"], ["--payload: not valid JSON"]),
+        (["--at", "2030-01-01T10:00:00"], ["--at:", "no UTC offset"]),
+        (["--at", "2030-01-01"], ["--at:", "no UTC offset"]),
+        (["--at", "next tuesday"], ["--at: not an ISO-8601 time"]),
+        (["--at", "2030-01-01T10:00:00Z", "--delay", "5"], ["--at/--delay: give at most one"]),
+        (["--delay", "nan"], ["--delay: must be a finite number"]),
+    ],
+)
 def test_submit_bad_payload_or_time_is_a_one_line_usage_error(db_dsn, conn, args, fragments):
     queue = unique_name("cli")
     one_line_error(cli("submit", "noop", "--queue", queue, *args, "--dsn", db_dsn), 2, *fragments)
     assert client.list_tasks(conn, queue=queue) == []
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["echo", "--payload", "[1, 2]"], ["TF400 payload: must be a JSON object"]),
-    (["no_such_type"], ["TF400 task_type: unknown task type 'no_such_type'"]),
-    (["noop", "--priority", "40000"], ["TF400 priority"]),
-    (["noop", "--max-attempts", "0"], ["TF400 max_attempts"]),
-    (["noop", "--queue", "bad queue!"], ["TF400 queue"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["echo", "--payload", "[1, 2]"], ["TF400 payload: must be a JSON object"]),
+        (["no_such_type"], ["TF400 task_type: unknown task type 'no_such_type'"]),
+        (["noop", "--priority", "40000"], ["TF400 priority"]),
+        (["noop", "--max-attempts", "0"], ["TF400 max_attempts"]),
+        (["noop", "--queue", "bad queue!"], ["TF400 queue"]),
+    ],
+)
 def test_submit_refused_by_the_database_is_one_line_exit_3(db_dsn, args, fragments):
     one_line_error(cli("submit", *args, "--dsn", db_dsn), EXIT_REFUSED, *fragments)
 
 
 # --- values the database could not even receive: one line naming the option, exit 2, no write -----
+
 
 def task_count(conn) -> int:
     return conn.execute("SELECT count(*) FROM taskforge.tasks").fetchone()[0]
@@ -161,40 +194,45 @@ INT4_MESSAGE = "must be between -2147483648 and 2147483647 (the range of SQL int
 INT8_MESSAGE = "must be between -9223372036854775808 and 9223372036854775807 (the range of SQL bigint)"
 
 
-@pytest.mark.parametrize("args, fragments", [
-    # Integers beyond the SQL int parameters (they used to reach the database as bigint: 42883).
-    (["--priority", "3000000000"], ["--priority: " + INT4_MESSAGE, "got 3000000000"]),
-    (["--priority", "-3000000000"], ["--priority: " + INT4_MESSAGE, "got -3000000000"]),
-    (["--priority", "9" * 5000], ["--priority: " + INT4_MESSAGE, "got a 5000-digit number"]),
-    (["--priority", "high"], ["--priority: 'high' is not an integer"]),
-    (["--max-attempts", "99999999999"], ["--max-attempts: " + INT4_MESSAGE, "got 99999999999"]),
-    # Payload values PostgreSQL rejects as jsonb input (they used to be 22P02/22P05, exit 4).
-    (["--payload", '{"a": 1e400}'], ["--payload: number 1e400 is out of range", "finite"]),
-    (["--payload", '{"a": [1, {"b": -1e400}]}'], ["--payload: number -1e400 is out of range"]),
-    (["--payload", '{"a": "\\u0000"}'], ["--payload: string at $.a contains a NUL character (U+0000)"]),
-    (["--payload", '{"x\\u0000y": 1}'], ['--payload: key at $["x\\u0000y"] contains a NUL character']),
-    (["--payload", '{"a": "\\ud800"}'], ["--payload: string at $.a contains an unpaired surrogate (U+D800)"]),
-    (["--payload", '{"a": {"b c": ["x\\udfffy"]}}'],
-     ['--payload: string at $.a["b c"][0] contains an unpaired surrogate (U+DFFF) at position 1']),
-    (["--payload", '{"\\ude00": 1}'], ["--payload: key at $[", "unpaired surrogate (U+DE00)"]),
-    (["--payload", '{"a": ' + "9" * 5000 + "}"], ["--payload: integer with 5000 digits is too long"]),
-    (["--payload", nested_payload(513)], ["--payload: nested more than 512 levels deep"]),
-    (["--payload", nested_payload(5000)], ["--payload: nested more than 512 levels deep"]),
-    # --delay: finite, not negative, at most 100 years (1e300 used to be 22008, exit 4).
-    (["--delay", "1e300"], ["--delay: must be between 0 and 3155760000 seconds (100 years), got '1e300'"]),
-    (["--delay", "-5"], ["--delay: must be between 0 and 3155760000 seconds", "got '-5'"]),
-    (["--delay", "-0.001"], ["--delay: must be between 0 and 3155760000 seconds"]),
-    (["--delay", "3155760001"], ["--delay: must be between 0 and 3155760000 seconds"]),
-    (["--delay", "inf"], ["--delay: must be a finite number of seconds, got 'inf'"]),
-    (["--delay", "-inf"], ["--delay: must be a finite number of seconds"]),
-    (["--delay", "soon"], ["--delay: 'soon' is not a number"]),
-    # Text the database cannot receive: a byte that is not UTF-8 reaches Python as a lone
-    # surrogate (it used to be a UnicodeEncodeError traceback); a NUL character.
-    (["--idempotency-key", "key-\udcff"], ["--idempotency-key: not valid UTF-8 (byte 0xff at position 4)"]),
-    (["--at", "2030-01-01T10:00:00\udce9Z"], ["--at: not valid UTF-8 (byte 0xe9"]),
-    (["--payload", '{"a": "caf\udce9"}'], ["--payload: not valid UTF-8 (byte 0xe9 at position 10)"]),
-    (["--idempotency-key", "a\x00b"], ["--idempotency-key: contains a NUL character (U+0000) at position 1"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        # Integers beyond the SQL int parameters (they used to reach the database as bigint: 42883).
+        (["--priority", "3000000000"], ["--priority: " + INT4_MESSAGE, "got 3000000000"]),
+        (["--priority", "-3000000000"], ["--priority: " + INT4_MESSAGE, "got -3000000000"]),
+        (["--priority", "9" * 5000], ["--priority: " + INT4_MESSAGE, "got a 5000-digit number"]),
+        (["--priority", "high"], ["--priority: 'high' is not an integer"]),
+        (["--max-attempts", "99999999999"], ["--max-attempts: " + INT4_MESSAGE, "got 99999999999"]),
+        # Payload values PostgreSQL rejects as jsonb input (they used to be 22P02/22P05, exit 4).
+        (["--payload", '{"a": 1e400}'], ["--payload: number 1e400 is out of range", "finite"]),
+        (["--payload", '{"a": [1, {"b": -1e400}]}'], ["--payload: number -1e400 is out of range"]),
+        (["--payload", '{"a": "\\u0000"}'], ["--payload: string at $.a contains a NUL character (U+0000)"]),
+        (["--payload", '{"x\\u0000y": 1}'], ['--payload: key at $["x\\u0000y"] contains a NUL character']),
+        (["--payload", '{"a": "\\ud800"}'], ["--payload: string at $.a contains an unpaired surrogate (U+D800)"]),
+        (
+            ["--payload", '{"a": {"b c": ["x\\udfffy"]}}'],
+            ['--payload: string at $.a["b c"][0] contains an unpaired surrogate (U+DFFF) at position 1'],
+        ),
+        (["--payload", '{"\\ude00": 1}'], ["--payload: key at $[", "unpaired surrogate (U+DE00)"]),
+        (["--payload", '{"a": ' + "9" * 5000 + "}"], ["--payload: integer with 5000 digits is too long"]),
+        (["--payload", nested_payload(513)], ["--payload: nested more than 512 levels deep"]),
+        (["--payload", nested_payload(5000)], ["--payload: nested more than 512 levels deep"]),
+        # --delay: finite, not negative, at most 100 years (1e300 used to be 22008, exit 4).
+        (["--delay", "1e300"], ["--delay: must be between 0 and 3155760000 seconds (100 years), got '1e300'"]),
+        (["--delay", "-5"], ["--delay: must be between 0 and 3155760000 seconds", "got '-5'"]),
+        (["--delay", "-0.001"], ["--delay: must be between 0 and 3155760000 seconds"]),
+        (["--delay", "3155760001"], ["--delay: must be between 0 and 3155760000 seconds"]),
+        (["--delay", "inf"], ["--delay: must be a finite number of seconds, got 'inf'"]),
+        (["--delay", "-inf"], ["--delay: must be a finite number of seconds"]),
+        (["--delay", "soon"], ["--delay: 'soon' is not a number"]),
+        # Text the database cannot receive: a byte that is not UTF-8 reaches Python as a lone
+        # surrogate (it used to be a UnicodeEncodeError traceback); a NUL character.
+        (["--idempotency-key", "key-\udcff"], ["--idempotency-key: not valid UTF-8 (byte 0xff at position 4)"]),
+        (["--at", "2030-01-01T10:00:00\udce9Z"], ["--at: not valid UTF-8 (byte 0xe9"]),
+        (["--payload", '{"a": "caf\udce9"}'], ["--payload: not valid UTF-8 (byte 0xe9 at position 10)"]),
+        (["--idempotency-key", "a\x00b"], ["--idempotency-key: contains a NUL character (U+0000) at position 1"]),
+    ],
+)
 def test_submit_values_that_cannot_be_sent_are_one_line_usage_errors(db_dsn, conn, args, fragments):
     queue = unique_name("cli")
     before = task_count(conn)
@@ -203,24 +241,30 @@ def test_submit_values_that_cannot_be_sent_are_one_line_usage_errors(db_dsn, con
     assert client.list_tasks(conn, queue=queue) == [] and task_count(conn) == before
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["\udcff"], ["TASK_TYPE: not valid UTF-8 (byte 0xff at position 0)"]),
-    (["noop", "--queue", "q\udcff"], ["--queue: not valid UTF-8 (byte 0xff at position 1)"]),
-    (["noop", "--queue", "a\x00b"], ["--queue: contains a NUL character"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["\udcff"], ["TASK_TYPE: not valid UTF-8 (byte 0xff at position 0)"]),
+        (["noop", "--queue", "q\udcff"], ["--queue: not valid UTF-8 (byte 0xff at position 1)"]),
+        (["noop", "--queue", "a\x00b"], ["--queue: contains a NUL character"]),
+    ],
+)
 def test_submit_text_that_cannot_be_sent_is_a_usage_error(db_dsn, conn, args, fragments):
     before = task_count(conn)
     one_line_error(cli("submit", *args, "--dsn", db_dsn), 2, *fragments)
     assert task_count(conn) == before
 
 
-@pytest.mark.parametrize("args, fragments", [
-    # The business bounds stay the database's: TF400, exit 3, nothing written.
-    (["--priority", "-32769"], ["TF400 priority: must be between -32768 and 32767, got -32769"]),
-    (["--priority", "2147483647"], ["TF400 priority: must be between -32768 and 32767"]),
-    (["--max-attempts", "1001"], ["TF400 max_attempts: must be between 1 and 1000, got 1001"]),
-    (["--max-attempts", "-2147483648"], ["TF400 max_attempts"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        # The business bounds stay the database's: TF400, exit 3, nothing written.
+        (["--priority", "-32769"], ["TF400 priority: must be between -32768 and 32767, got -32769"]),
+        (["--priority", "2147483647"], ["TF400 priority: must be between -32768 and 32767"]),
+        (["--max-attempts", "1001"], ["TF400 max_attempts: must be between 1 and 1000, got 1001"]),
+        (["--max-attempts", "-2147483648"], ["TF400 max_attempts"]),
+    ],
+)
 def test_in_range_integers_reach_the_database_rule(db_dsn, conn, args, fragments):
     queue = unique_name("cli")
     before = task_count(conn)
@@ -234,7 +278,7 @@ def test_submit_accepts_the_edges_of_what_is_valid(db_dsn, conn):
     emoji = submit_json(db_dsn, "echo", "--queue", queue, "--payload", '{"e": "\\ud83d\\ude00", "big": 1e308}')
     stored = client.get_task(conn, emoji["task_id"])["payload"]
     # jsonb keeps numbers as numeric: 1e308 comes back as the integer it denotes.
-    assert stored["e"] == "\U0001F600" and float(stored["big"]) == 1e308
+    assert stored["e"] == "\U0001f600" and float(stored["big"]) == 1e308
     # Exactly 512 levels of nesting are stored and read back.
     deep = submit_json(db_dsn, "noop", "--queue", queue, "--payload", nested_payload(512))
     stored = client.get_task(conn, deep["task_id"])["payload"]["a"]
@@ -252,8 +296,7 @@ def test_submit_accepts_the_edges_of_what_is_valid(db_dsn, conn):
     assert abs((row["scheduled_at"] - row["created_at"]).total_seconds() - 3155760000) < 1
     # Integers at the SQL int edges are sent and judged by the database (exit 3 above); a
     # 64-bit task id that does not exist is the database's TF404.
-    one_line_error(cli("cancel", str(2**63 - 1), "--dsn", db_dsn), EXIT_REFUSED,
-                   f"TF404 task_id: no task {2**63 - 1}")
+    one_line_error(cli("cancel", str(2**63 - 1), "--dsn", db_dsn), EXIT_REFUSED, f"TF404 task_id: no task {2**63 - 1}")
     one_line_error(cli("show", str(2**63 - 1), "--dsn", db_dsn), EXIT_REFUSED, "TF404")
     for t in (emoji, deep, now, far):
         client.cancel(conn, t["task_id"])
@@ -265,8 +308,11 @@ def test_delay_with_an_idempotency_key_is_not_replay_safe(db_dsn, conn):
     queue = unique_name("cli")
     key = unique_name("key")
     first = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key)
-    one_line_error(cli("submit", "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key,
-                       "--dsn", db_dsn), EXIT_REFUSED, "TF409 idempotency_key")
+    one_line_error(
+        cli("submit", "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key, "--dsn", db_dsn),
+        EXIT_REFUSED,
+        "TF409 idempotency_key",
+    )
     key_at = unique_name("key")
     at = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2030-01-31T09:30:00Z", "--idempotency-key", key_at)
     again = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2030-01-31T09:30:00Z", "--idempotency-key", key_at)
@@ -276,21 +322,26 @@ def test_delay_with_an_idempotency_key_is_not_replay_safe(db_dsn, conn):
         client.cancel(conn, t["task_id"])
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["cancel", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE, "got 99999999999999999999"]),
-    (["cancel", "1", "--reason", "bad \udcff"], ["--reason: not valid UTF-8 (byte 0xff at position 4)"]),
-    (["show", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE]),
-    (["show", "one"], ["TASK_ID: 'one' is not an integer"]),
-    (["retry", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE]),
-    (["retry", "3", "--extra-attempts", "99999999999"], ["--extra-attempts: " + INT4_MESSAGE]),
-    (["list", "--limit", "99999999999"], ["--limit: must be between 1 and 10000, got 99999999999"]),
-    (["list", "--limit", "0"], ["--limit: must be between 1 and 10000, got 0"]),
-    (["list", "--state", "DONE"], ["--state: must be one of QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, "
-                                   "CANCELLED (any case), got 'DONE'"]),
-    (["list", "--queue", "\udcff"], ["--queue: not valid UTF-8"]),
-    (["list", "--type", "x\x00"], ["--type: contains a NUL character"]),
-    (["stats", "--dsn", "host=127.0.0.1 dbname=\udcff"], ["--dsn: not valid UTF-8 (byte 0xff at position 22)"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["cancel", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE, "got 99999999999999999999"]),
+        (["cancel", "1", "--reason", "bad \udcff"], ["--reason: not valid UTF-8 (byte 0xff at position 4)"]),
+        (["show", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE]),
+        (["show", "one"], ["TASK_ID: 'one' is not an integer"]),
+        (["retry", "99999999999999999999"], ["TASK_ID: " + INT8_MESSAGE]),
+        (["retry", "3", "--extra-attempts", "99999999999"], ["--extra-attempts: " + INT4_MESSAGE]),
+        (["list", "--limit", "99999999999"], ["--limit: must be between 1 and 10000, got 99999999999"]),
+        (["list", "--limit", "0"], ["--limit: must be between 1 and 10000, got 0"]),
+        (
+            ["list", "--state", "DONE"],
+            ["--state: must be one of QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, CANCELLED (any case), got 'DONE'"],
+        ),
+        (["list", "--queue", "\udcff"], ["--queue: not valid UTF-8"]),
+        (["list", "--type", "x\x00"], ["--type: contains a NUL character"]),
+        (["stats", "--dsn", "host=127.0.0.1 dbname=\udcff"], ["--dsn: not valid UTF-8 (byte 0xff at position 22)"]),
+    ],
+)
 def test_other_commands_reject_values_that_cannot_be_sent(db_dsn, args, fragments):
     if "--dsn" not in args:
         args = [*args, "--dsn", db_dsn]
@@ -302,35 +353,56 @@ def test_retry_extra_attempts_and_cancel_leave_the_task_alone_on_a_usage_error(d
     task_id = submit_json(db_dsn, "noop", "--queue", queue)["task_id"]
     client.cancel(conn, task_id)
     one_line_error(cli("retry", task_id, "--extra-attempts", "99999999999", "--dsn", db_dsn), 2, "--extra-attempts")
-    one_line_error(cli("retry", task_id, "--extra-attempts", "1001", "--dsn", db_dsn), EXIT_REFUSED,
-                   "TF400 extra_attempts: must be between 1 and 1000")
+    one_line_error(
+        cli("retry", task_id, "--extra-attempts", "1001", "--dsn", db_dsn),
+        EXIT_REFUSED,
+        "TF400 extra_attempts: must be between 1 and 1000",
+    )
     assert client.get_task(conn, task_id)["state"] == "CANCELLED"
 
 
 def test_dsn_from_the_environment_that_is_not_utf8(db_dsn):
-    result = CliRunner().invoke(main, ["list"], env={"TASKFORGE_DSN": "dbname=\udcfe", "DATABASE_URL": None},
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["list"], env={"TASKFORGE_DSN": "dbname=\udcfe", "DATABASE_URL": None}, catch_exceptions=False
+    )
     one_line_error(result, 2, "--dsn (from the environment): not valid UTF-8 (byte 0xfe at position 7)")
 
 
 def test_invalid_utf8_bytes_on_a_real_command_line_are_one_line(db_dsn):
     """Through a real process: argv bytes that are not UTF-8 are refused by name, not a traceback."""
     env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
-    for args, expected in ([[b"submit", b"noop", b"--queue", b"caf\xe9"],
-                            "taskforge: --queue: not valid UTF-8 (byte 0xe9 at position 3)"],
-                           [[b"worker", b"--name", b"\xff"],
-                            "taskforge: --name: not valid UTF-8 (byte 0xff at position 0)"]):
-        proc = subprocess.run([sys.executable.encode(), b"-m", b"taskforge.cli", *args, b"--dsn", db_dsn.encode()],
-                              capture_output=True, timeout=60, env=env)
+    for args, expected in (
+        [[b"submit", b"noop", b"--queue", b"caf\xe9"], "taskforge: --queue: not valid UTF-8 (byte 0xe9 at position 3)"],
+        [[b"worker", b"--name", b"\xff"], "taskforge: --name: not valid UTF-8 (byte 0xff at position 0)"],
+    ):
+        proc = subprocess.run(
+            [sys.executable.encode(), b"-m", b"taskforge.cli", *args, b"--dsn", db_dsn.encode()],
+            capture_output=True,
+            timeout=60,
+            env=env,
+        )
         assert proc.returncode == 2 and proc.stderr.decode().strip() == expected, proc.stderr
 
 
 def test_scheduler_nan_option_is_one_line(tmp_path):
     """click.FloatRange lets NaN through; the scheduler's own check becomes a usage error."""
     env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
-    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "scheduler", "--retain-days", "nan",
-                           "--dsn", "host=127.0.0.1 port=1 connect_timeout=5"],
-                          capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "taskforge.cli",
+            "scheduler",
+            "--retain-days",
+            "nan",
+            "--dsn",
+            "host=127.0.0.1 port=1 connect_timeout=5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == "taskforge: retain_days: must be between 0 and 36500, got nan"
 
@@ -345,7 +417,7 @@ def test_client_checks_values_before_sending(db_dsn, conn):
         (dict(payload={"k": "\x00"}), "payload: string at $.k contains a NUL character"),
         (dict(priority=2**31), "priority: must fit the SQL type int (-2147483648..2147483647), got 2147483648"),
         (dict(priority=1.5), "priority: must be an integer, got float"),
-        (dict(max_attempts=-2**31 - 1), "max_attempts: must fit the SQL type int"),
+        (dict(max_attempts=-(2**31) - 1), "max_attempts: must fit the SQL type int"),
         (dict(delay_seconds=-1), "delay_seconds: must be between 0 and 3155760000 seconds"),
         (dict(delay_seconds=10**400), "delay_seconds: must be a finite number of seconds, got inf"),
         (dict(delay_seconds=float("nan")), "delay_seconds: must be a finite number of seconds"),
@@ -361,19 +433,29 @@ def test_client_checks_values_before_sending(db_dsn, conn):
     with pytest.raises(client.InvalidArgument, match="extra_attempts: must fit the SQL type int"):
         client.retry(conn, 1, 2**31)
     with pytest.raises(client.InvalidArgument, match="task_ids: must fit the SQL type bigint"):
-        client.tasks_by_id(conn, [1, -2**63 - 1])
+        client.tasks_by_id(conn, [1, -(2**63) - 1])
     assert client.list_tasks(conn, queue=queue) == [] and task_count(conn) == before
 
 
 # --- show / retry ------------------------------------------------------------------------------------
+
 
 def test_show_prints_task_and_attempt_history_and_retry_replays(db_dsn, conn):
     queue = unique_name("cli")
     task_id = submit_json(db_dsn, "echo", "--payload", '{"k": "v"}', "--queue", queue, "--max-attempts", "1")["task_id"]
     worker = register_worker(conn, name="cli-show-worker", queues=[queue])
     (row,) = claim(conn, worker, queues=[queue])
-    assert finalize(conn, task_id, worker, row[1], "failed",
-                    error={"type": "ValueError", "message": "bad input", "traceback": "..."})[1] == "FAILED"
+    assert (
+        finalize(
+            conn,
+            task_id,
+            worker,
+            row[1],
+            "failed",
+            error={"type": "ValueError", "message": "bad input", "traceback": "..."},
+        )[1]
+        == "FAILED"
+    )
 
     out = ok(cli("retry", task_id, "--dsn", db_dsn))
     assert out.strip() == f"task {task_id} QUEUED again (max_attempts 2)"
@@ -417,14 +499,16 @@ def test_retry_refusals(db_dsn, conn):
     one_line_error(cli("retry", task_id, "--dsn", db_dsn), EXIT_REFUSED, "TF409", "QUEUED")
     one_line_error(cli("retry", 999_999_999, "--dsn", db_dsn), EXIT_REFUSED, "TF404")
     client.cancel(conn, task_id)
-    one_line_error(cli("retry", task_id, "--extra-attempts", "0", "--dsn", db_dsn), EXIT_REFUSED,
-                   "TF400 extra_attempts")
+    one_line_error(
+        cli("retry", task_id, "--extra-attempts", "0", "--dsn", db_dsn), EXIT_REFUSED, "TF400 extra_attempts"
+    )
     data = json.loads(ok(cli("retry", task_id, "--extra-attempts", "4", "--dsn", db_dsn, "--json")))
     assert data == {"task_id": task_id, "task_state": "QUEUED", "max_attempts": 4}
     client.cancel(conn, task_id)
 
 
 # --- cancel ------------------------------------------------------------------------------------------
+
 
 def test_cancel_waiting_and_running_tasks(db_dsn, conn):
     queue = unique_name("cli")
@@ -450,6 +534,7 @@ def test_cancel_waiting_and_running_tasks(db_dsn, conn):
 
 # --- list --------------------------------------------------------------------------------------------
 
+
 def test_list_filters_limit_and_json(db_dsn, conn):
     queue = unique_name("cli")
     other = unique_name("cli")
@@ -460,10 +545,15 @@ def test_list_filters_limit_and_json(db_dsn, conn):
     rows = table_rows(ok(cli("list", "--queue", queue, "--dsn", db_dsn)))
     assert [int(r[0]) for r in rows] == ids[::-1]  # newest first
     assert rows[0][1:6] == ["noop", queue, "0", "QUEUED", "0/3"]
-    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--type", "echo", "--dsn", db_dsn)))] == [ids[1]]
-    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--state", "cancelled",
-                                                 "--dsn", db_dsn)))] == [ids[0]]
-    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--limit", "1", "--dsn", db_dsn)))] == [ids[2]]
+    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--type", "echo", "--dsn", db_dsn)))] == [
+        ids[1]
+    ]
+    assert [
+        int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--state", "cancelled", "--dsn", db_dsn)))
+    ] == [ids[0]]
+    assert [int(r[0]) for r in table_rows(ok(cli("list", "--queue", queue, "--limit", "1", "--dsn", db_dsn)))] == [
+        ids[2]
+    ]
 
     data = json.loads(ok(cli("list", "--queue", queue, "--state", "QUEUED", "--dsn", db_dsn, "--json")))
     assert [d["task_id"] for d in data] == [ids[2], ids[1]]
@@ -481,6 +571,7 @@ def test_list_rejects_bad_filters_without_a_traceback(db_dsn):
 
 
 # --- workers / stats ---------------------------------------------------------------------------------
+
 
 def test_workers_lists_live_workers_and_all_with_flag(db_dsn, conn):
     name = unique_name("w")
@@ -524,25 +615,42 @@ def test_stats_counts_per_queue_and_throughput(db_dsn, conn):
 
 # --- connection problems and the module entry point ----------------------------------------------
 
+
 def test_no_dsn_and_unreachable_database_are_one_line():
     one_line_error(cli("list"), EXIT_DATABASE, "no database given")
-    one_line_error(cli("stats", "--dsn", "host=127.0.0.1 port=1 user=postgres connect_timeout=5"),
-                   EXIT_DATABASE, "database error")
+    one_line_error(
+        cli("stats", "--dsn", "host=127.0.0.1 port=1 user=postgres connect_timeout=5"), EXIT_DATABASE, "database error"
+    )
 
 
 def test_python_dash_m_entry_point_runs_registered_commands(db_dsn):
     """`python -m taskforge.cli` (how the demo starts workers) sees every command."""
     queue = unique_name("cli")
     env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
-    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "submit", "noop", "--queue", queue,
-                           "--dsn", db_dsn, "--json"], capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "submit", "noop", "--queue", queue, "--dsn", db_dsn, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     task_id = json.loads(proc.stdout)["task_id"]
-    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "cancel", str(task_id), "--dsn", db_dsn],
-                          capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "cancel", str(task_id), "--dsn", db_dsn],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == f"task {task_id} CANCELLED", proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "taskforge.cli", "show", "999999999", "--dsn", db_dsn],
-                          capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "show", "999999999", "--dsn", db_dsn],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == EXIT_REFUSED and proc.stderr.strip() == "taskforge: TF404 task_id: no task 999999999"
 
 
@@ -561,10 +669,17 @@ def test_cli_doc_examples_work_as_written(fresh_database):
     database (the long-running worker/scheduler/demo lines excepted), and the refusals shown
     in the text blocks print exactly the line shown."""
     dsn = fresh_database("taskforge_cli_doc")
-    env = {**{k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")},
-           "TASKFORGE_DSN": dsn, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    commands = [line for block in _doc_blocks("sh") for line in block.splitlines()
-                if line.startswith("taskforge ") and line.split()[1] not in LONG_RUNNING]
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")},
+        "TASKFORGE_DSN": dsn,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    commands = [
+        line
+        for block in _doc_blocks("sh")
+        for line in block.splitlines()
+        if line.startswith("taskforge ") and line.split()[1] not in LONG_RUNNING
+    ]
     assert len(commands) >= 20
     outputs = []
     for command in commands:
@@ -588,14 +703,17 @@ def test_cli_doc_examples_work_as_written(fresh_database):
         assert proc.stderr.strip() == expected, (command, proc.stderr)
 
 
-@pytest.mark.parametrize("args", [
-    ["worker", "--lease-seconds", "0.5"],
-    ["worker", "--lease-seconds", "1e-300"],
-    ["worker", "--poll-seconds", "0"],
-    ["worker", "--heartbeat-seconds", "0.1"],
-    ["scheduler", "--max-interval-seconds", "0.001"],
-    ["scheduler", "--prune-interval-seconds", "0.5"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["worker", "--lease-seconds", "0.5"],
+        ["worker", "--lease-seconds", "1e-300"],
+        ["worker", "--poll-seconds", "0"],
+        ["worker", "--heartbeat-seconds", "0.1"],
+        ["scheduler", "--max-interval-seconds", "0.001"],
+        ["scheduler", "--prune-interval-seconds", "0.5"],
+    ],
+)
 def test_process_intervals_have_floors(args):
     """A typo like --lease-seconds 1e-300 is a usage error before anything connects."""
     result = CliRunner().invoke(main, [*args, "--dsn", "host=127.0.0.1 port=1 dbname=never_reached"])

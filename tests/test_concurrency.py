@@ -15,14 +15,24 @@ import psycopg
 import pytest
 
 from sqlcore_helpers import (
-    backend_waits_on_lock, claim, finalize, invariant_violations, promote, recover, register_worker,
-    submit, submit_many, unique_name, wait_until,
+    backend_waits_on_lock,
+    claim,
+    finalize,
+    invariant_violations,
+    promote,
+    recover,
+    register_worker,
+    submit,
+    submit_many,
+    unique_name,
+    wait_until,
 )
 
 BARRIER_TIMEOUT = 60  # seconds; generous for a loaded 2-core machine
 
 
 # --- parallel claimers ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("max_tasks", [1, 7])
 def test_parallel_claimers_never_share_a_task(db_dsn, conn, max_tasks):
@@ -65,7 +75,9 @@ def test_parallel_claimers_never_share_a_task(db_dsn, conn, max_tasks):
         """SELECT a.task_id, count(*), min(a.attempt_number), max(a.attempt_number),
                   min(a.worker_id::text), max(a.worker_id::text), min(a.state), max(t.state)
              FROM taskforge.attempts a JOIN taskforge.tasks t USING (task_id)
-            WHERE t.queue = %s GROUP BY a.task_id""", (queue,)).fetchall()
+            WHERE t.queue = %s GROUP BY a.task_id""",
+        (queue,),
+    ).fetchall()
     assert len(rows) == n_tasks
     for task_id, count, lo, hi, w_lo, w_hi, attempt_state, task_state in rows:
         assert (count, lo, hi) == (1, 1, 1), f"task {task_id} has attempts {count} ({lo}..{hi})"
@@ -75,6 +87,7 @@ def test_parallel_claimers_never_share_a_task(db_dsn, conn, max_tasks):
 
 
 # --- idempotency under concurrency ------------------------------------------------------------------
+
 
 def test_simultaneous_submits_with_one_key_make_one_task(db_dsn, conn):
     queue, key = unique_name("idemq"), unique_name("key")
@@ -93,8 +106,7 @@ def test_simultaneous_submits_with_one_key_make_one_task(db_dsn, conn):
     assert len(ids) == 1, f"one key produced several tasks: {results}"
     assert sum(1 for _, _, created in results if created) == 1
     assert sum(1 for _, _, created in results if not created) == n_threads - 1
-    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s",
-                        (key,)).fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s", (key,)).fetchone()[0] == 1
 
 
 def _blocked_submit(db_dsn, observer, holder_action, **request):
@@ -111,8 +123,11 @@ def _blocked_submit(db_dsn, observer, holder_action, **request):
                 return exc
 
         future = pool.submit(call)
-        wait_until(lambda: backend_waits_on_lock(observer, pid) or future.done(), timeout=60,
-                   message="the second submitter to block on the first one's key")
+        wait_until(
+            lambda: backend_waits_on_lock(observer, pid) or future.done(),
+            timeout=60,
+            message="the second submitter to block on the first one's key",
+        )
         assert not future.done(), f"the second submit did not wait for the open transaction: {future.result()}"
         holder_action()
         return future.result(timeout=60)
@@ -127,8 +142,7 @@ def test_key_is_free_again_when_the_first_submitter_rolls_back(db_dsn, conn):
     assert (b_state, b_created) == ("QUEUED", True)
     assert b_id != a_id
     assert submit(conn, queue, idempotency_key=key) == (b_id, "QUEUED", False)
-    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s",
-                        (key,)).fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s", (key,)).fetchone()[0] == 1
 
 
 def test_waiting_submitter_gets_the_committed_task(db_dsn, conn):
@@ -148,8 +162,7 @@ def test_waiting_submitter_with_a_different_request_gets_tf409(db_dsn, conn):
     assert isinstance(result, psycopg.Error), f"expected TF409, got {result}"
     assert result.sqlstate == "TF409"
     assert str(a_id) in result.diag.message_primary
-    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s",
-                        (key,)).fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE idempotency_key = %s", (key,)).fetchone()[0] == 1
 
 
 # --- recover racing finalize ------------------------------------------------------------------------
@@ -182,12 +195,18 @@ def test_recover_racing_finalize_gives_each_attempt_one_final_state(db_dsn, conn
     # Lease deadlines around the moment both calls start: already expired, exactly now, a few ms on.
     offsets = [-0.002, 0.0, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.008]
     rounds = 150
-    outcomes = {"finalize won": 0, "recover won, finalize saw not_running": 0,
-                "recover won, finalize saw lease_expired": 0, "both missed, recovered later": 0}
+    outcomes = {
+        "finalize won": 0,
+        "recover won, finalize saw not_running": 0,
+        "recover won, finalize saw lease_expired": 0,
+        "both missed, recovered later": 0,
+    }
 
-    with psycopg.connect(db_dsn, autocommit=True) as fin_conn, \
-            psycopg.connect(db_dsn, autocommit=True) as rec_conn, \
-            ThreadPoolExecutor(2) as pool:
+    with (
+        psycopg.connect(db_dsn, autocommit=True) as fin_conn,
+        psycopg.connect(db_dsn, autocommit=True) as rec_conn,
+        ThreadPoolExecutor(2) as pool,
+    ):
         for i in range(rounds):
             round_queue = f"{queue}_{i}"  # a recovered task of an earlier round stays QUEUED
             task_id, _, _ = submit(conn, round_queue)
@@ -261,8 +280,15 @@ def test_refused_finalize_changes_nothing(conn, case):
 
     before = (conn.execute(TASK_ROW, (task_id,)).fetchone(), conn.execute(ATTEMPT_ROWS, (task_id,)).fetchall())
     for outcome in ("succeeded", "failed", "retryable", "cancelled"):
-        accepted, state, reason = finalize(conn, task_id, call["worker_id"], call["attempt_number"], outcome,
-                                           result={"x": 1}, error={"message": "late"})
+        accepted, state, reason = finalize(
+            conn,
+            task_id,
+            call["worker_id"],
+            call["attempt_number"],
+            outcome,
+            result={"x": 1},
+            error={"message": "late"},
+        )
         assert (accepted, reason) == (False, case)
         assert state == before[0][0]["state"]
     after = (conn.execute(TASK_ROW, (task_id,)).fetchone(), conn.execute(ATTEMPT_ROWS, (task_id,)).fetchall())
@@ -275,6 +301,7 @@ def test_refused_finalize_changes_nothing(conn, case):
 
 
 # --- NOTIFY -----------------------------------------------------------------------------------------
+
 
 class Listener:
     """A LISTEN taskforge connection; drain() returns the payloads received up to a marker."""
@@ -353,14 +380,20 @@ def test_promote_and_recover_notify_once_per_queue_claim_and_finalize_never(conn
 
     # Promote: one notification per queue that received tasks.
     ids = [row[0] for row in rows]
-    conn.execute("UPDATE taskforge.tasks SET scheduled_at = clock_timestamp() - interval '1 second' "
-                 "WHERE task_id = ANY(%s)", (ids,))
+    conn.execute(
+        "UPDATE taskforge.tasks SET scheduled_at = clock_timestamp() - interval '1 second' WHERE task_id = ANY(%s)",
+        (ids,),
+    )
     promoted, _ = promote(conn)
     assert promoted >= 3
     received = listener.drain()
     assert (received.count(qa), received.count(qb)) == (1, 1), received
-    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s) AND state = 'QUEUED'",
-                        (ids,)).fetchone()[0] == 3
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s) AND state = 'QUEUED'", (ids,)
+        ).fetchone()[0]
+        == 3
+    )
 
     # Recover: one notification per queue that got tasks back; none for a queue whose only
     # task failed (budget spent), and none from the claim.
@@ -385,6 +418,7 @@ def test_promote_and_recover_notify_once_per_queue_claim_and_finalize_never(conn
 
 # --- a lock wait that outlives the lease -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("call", ["renew", "finalize"])
 def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
     """tf_renew/tf_finalize that wait on the task's row lock past the lease must see the lease
@@ -392,9 +426,9 @@ def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
     queue = unique_name("lockwait")
     worker_id = register_worker(conn)
     submit(conn, queue)
-    (task_id, attempt, *_), = claim(conn, worker_id, [queue], lease_seconds=1.5)
+    ((task_id, attempt, *_),) = claim(conn, worker_id, [queue], lease_seconds=1.5)
 
-    holder = psycopg.connect(db_dsn)            # not autocommit: holds the row lock until rollback
+    holder = psycopg.connect(db_dsn)  # not autocommit: holds the row lock until rollback
     caller = psycopg.connect(db_dsn, autocommit=True)
     try:
         holder.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
@@ -405,7 +439,9 @@ def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
             if call == "renew":
                 result["row"] = caller.execute(
                     "SELECT renewed, lease_expires_at FROM taskforge.tf_renew(task_id => %s, worker_id => %s, "
-                    "attempt_number => %s, lease_seconds => 30)", (task_id, worker_id, attempt)).fetchone()
+                    "attempt_number => %s, lease_seconds => 30)",
+                    (task_id, worker_id, attempt),
+                ).fetchone()
             else:
                 result["row"] = finalize(caller, task_id, worker_id, attempt, "succeeded", {"late": True})
 
@@ -413,9 +449,13 @@ def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
         thread.start()
         wait_until(lambda: backend_waits_on_lock(conn, caller_pid), message="the call to wait on the row lock")
         # Hold the lock until the lease has expired by the database clock.
-        wait_until(lambda: conn.execute(
-            "SELECT lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s",
-            (task_id,)).fetchone()[0], timeout=30, message="the lease to expire")
+        wait_until(
+            lambda: conn.execute(
+                "SELECT lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s", (task_id,)
+            ).fetchone()[0],
+            timeout=30,
+            message="the lease to expire",
+        )
         holder.rollback()
         thread.join(timeout=30)
         assert not thread.is_alive()
@@ -427,9 +467,14 @@ def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
         assert result["row"] == (False, None), "a lease that expired during the lock wait must not be renewed"
     else:
         assert result["row"] == (False, "RUNNING", "lease_expired")
-    state, lease = conn.execute("SELECT state, lease_expires_at < clock_timestamp() FROM taskforge.tasks "
-                                "WHERE task_id = %s", (task_id,)).fetchone()
+    state, lease = conn.execute(
+        "SELECT state, lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s", (task_id,)
+    ).fetchone()
     assert (state, lease) == ("RUNNING", True), "the refused call changed nothing"
-    assert recover(conn)[0] >= 1          # the scheduler takes it back, as the contract says
-    assert conn.execute("SELECT state FROM taskforge.attempts WHERE task_id = %s AND attempt_number = %s",
-                        (task_id, attempt)).fetchone()[0] == "ABANDONED"
+    assert recover(conn)[0] >= 1  # the scheduler takes it back, as the contract says
+    assert (
+        conn.execute(
+            "SELECT state FROM taskforge.attempts WHERE task_id = %s AND attempt_number = %s", (task_id, attempt)
+        ).fetchone()[0]
+        == "ABANDONED"
+    )

@@ -35,14 +35,15 @@ def test_migrations_match_source(fresh_database):
     assert len(snap_built["task_types"]) >= 6
 
     diff = compare_snapshots(snap_migrated, snap_built, "migrations", "db-source")
-    assert diff == "", ("the frozen migrations differ from db/ (run `make freeze` while 0001 is "
-                        "unreleased, else write a new migration):\n" + diff)
+    assert diff == "", (
+        "the frozen migrations differ from db/ (run `make freeze` while 0001 is "
+        "unreleased, else write a new migration):\n" + diff
+    )
 
 
 def _redefine_schema_version(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as c:
-        definition = c.execute(
-            "SELECT pg_get_functiondef('taskforge.tf_schema_version()'::regprocedure)").fetchone()[0]
+        definition = c.execute("SELECT pg_get_functiondef('taskforge.tf_schema_version()'::regprocedure)").fetchone()[0]
         assert "RETURN 1;" in definition
         c.execute(definition.replace("RETURN 1;", "RETURN 1;  -- changed by hand").encode())
 
@@ -60,8 +61,9 @@ def _comment(dsn: str) -> None:
 def _index(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("DROP INDEX taskforge.tasks_retry_due_idx")
-        c.execute("CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at, task_id) "
-                  "WHERE state = 'RETRYING'")
+        c.execute(
+            "CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at, task_id) WHERE state = 'RETRYING'"
+        )
 
 
 def _task_type(dsn: str) -> None:
@@ -69,13 +71,17 @@ def _task_type(dsn: str) -> None:
         c.execute("SELECT taskforge.tf_register_task_type('sleep', backoff_base_seconds => 3)")
 
 
-@pytest.mark.parametrize("change, expected", [
-    (_redefine_schema_version, ["[tf_schema_version/", "changed by hand"]),
-    (_grant_extra, ["[tf_promote/", "taskforge_client=X/taskforge_owner"]),
-    (_comment, ["[workers/", "edited by hand"]),
-    (_index, ["[tasks/tasks_retry_due_idx]", "scheduled_at, task_id"]),
-    (_task_type, ["[sleep/", "backoff_base_seconds: 3.0"]),
-], ids=["function-body", "grant", "comment", "index", "task-type-row"])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (_redefine_schema_version, ["[tf_schema_version/", "changed by hand"]),
+        (_grant_extra, ["[tf_promote/", "taskforge_client=X/taskforge_owner"]),
+        (_comment, ["[workers/", "edited by hand"]),
+        (_index, ["[tasks/tasks_retry_due_idx]", "scheduled_at, task_id"]),
+        (_task_type, ["[sleep/", "backoff_base_seconds: 3.0"]),
+    ],
+    ids=["function-body", "grant", "comment", "index", "task-type-row"],
+)
 def test_drift_comparison_reports_a_change(fresh_database, change, expected):
     """The comparison used above is not blind: one hand-made change shows up in its diff."""
     first, second = fresh_database("taskforge_drift_a"), fresh_database("taskforge_drift_b")

@@ -43,16 +43,21 @@ def taskforge_command() -> list[str]:
 def run_subprocess(*args: str, **env: str) -> subprocess.CompletedProcess:
     """Run the real console script with a clean DSN environment plus env."""
     base = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
-    return subprocess.run([*taskforge_command(), *args], env={**base, **env}, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [*taskforge_command(), *args], env={**base, **env}, capture_output=True, text=True, timeout=120
+    )
 
 
 def public_table_rows(dsn: str) -> dict[str, int]:
     """Row counts of the migration bookkeeping tables yoyo keeps outside schema taskforge."""
     with psycopg.connect(dsn, autocommit=True) as c:
-        tables = [r[0] for r in c.execute(
-            "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
-            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'taskforge') ORDER BY 1").fetchall()]
+        tables = [
+            r[0]
+            for r in c.execute(
+                "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
+                "WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'taskforge') ORDER BY 1"
+            ).fetchall()
+        ]
         return {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 
 
@@ -61,8 +66,7 @@ def test_migrate_applies_initial_once_and_status_reports_it(fresh_database):
 
     before = cli("db", "status", "--dsn", dsn)
     assert before.exit_code == 0, before.output
-    assert before.stdout.splitlines() == [
-        "schema version: (not installed)", "applied: (none)", "pending: 0001_initial"]
+    assert before.stdout.splitlines() == ["schema version: (not installed)", "applied: (none)", "pending: 0001_initial"]
     before_json = cli("db", "status", "--dsn", dsn, "--json")
     assert before_json.exit_code == 0
     assert json.loads(before_json.stdout) == {"applied": [], "pending": ["0001_initial"], "schema_version": None}
@@ -160,14 +164,22 @@ def test_unreachable_dsn_is_one_line(admin_dsn, command, target):
 @pytest.mark.slow
 def test_wheel_ships_db(tmp_path):
     out = tmp_path / "wheel"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-                           capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = out.glob("taskforge-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        for required in ("taskforge/db/functions/tf_claim.sql", "taskforge/db/migrations/0001_initial.py",
-                         "taskforge/db/migrations/frozen/0001_initial.sql", "taskforge/db/schema/20_tables.sql"):
+        for required in (
+            "taskforge/db/functions/tf_claim.sql",
+            "taskforge/db/migrations/0001_initial.py",
+            "taskforge/db/migrations/frozen/0001_initial.sql",
+            "taskforge/db/schema/20_tables.sql",
+        ):
             assert required in names, f"{required} is missing from {wheel.name}"
         for name in ("functions/tf_claim.sql", "migrations/frozen/0001_initial.sql"):
             assert archive.read(f"taskforge/db/{name}") == (ROOT / "db" / name).read_bytes()
@@ -175,8 +187,16 @@ def test_wheel_ships_db(tmp_path):
 
     # The packaged copy is what an installed taskforge finds.
     probe = subprocess.run(
-        [sys.executable, "-c", "import taskforge, taskforge.dbsource as s; print(taskforge.__file__); print(s.db_dir())"],
-        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-c",
+            "import taskforge, taskforge.dbsource as s; print(taskforge.__file__); print(s.db_dir())",
+        ],
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.returncode == 0, probe.stderr
     module_file, db_dir = probe.stdout.splitlines()
     assert Path(module_file).is_relative_to(tmp_path / "site")
@@ -185,7 +205,11 @@ def test_wheel_ships_db(tmp_path):
     # ... and the demo finds its workload there, not in a checkout.
     probe = subprocess.run(
         [sys.executable, "-c", "import taskforge.demo as d; print(d.default_workload_path())"],
-        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, cwd=tmp_path,
-        capture_output=True, text=True, timeout=60)
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.returncode == 0, probe.stderr
     assert Path(probe.stdout.strip()) == tmp_path / "site" / "taskforge" / "examples" / "demo_workload.jsonl"

@@ -24,10 +24,10 @@ pytestmark = pytest.mark.slow
 
 N_FINISHED = 1_000_000
 N_QUEUED = 100_000
-N_RUNNING = 2_000    # the first half with leases expired 10 s ago, the rest valid for 10 more minutes
-N_RETRYING = 2_000   # a tenth due 5 s ago, the rest due in an hour
-N_QUEUES = 10        # q0..q9, plus queue 'rare' holding every 1000th task
-CALLS = 8            # per statement: more than 5, past the plan cache's switch point
+N_RUNNING = 2_000  # the first half with leases expired 10 s ago, the rest valid for 10 more minutes
+N_RETRYING = 2_000  # a tenth due 5 s ago, the rest due in an hour
+N_QUEUES = 10  # q0..q9, plus queue 'rare' holding every 1000th task
+CALLS = 8  # per statement: more than 5, past the plan cache's switch point
 
 # Task ids 1..N_FINISHED are finished (oldest), then QUEUED, RUNNING, RETRYING. created_at is two
 # seconds apart per task, so finished history spans about 25 days.
@@ -90,26 +90,36 @@ AUTO_EXPLAIN = [
 CLAIM_RULE = [("v_ids := ARRAY(", {"tasks_claim_order_idx", "tasks_claim_queue_idx"})]
 SCENARIOS = {
     "tf_claim, queues NULL, max_tasks 10": (
-        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)", CLAIM_RULE),
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)",
+        CLAIM_RULE,
+    ),
     "tf_claim, queues {q3}, max_tasks 10": (
         "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
-        CLAIM_RULE),
+        CLAIM_RULE,
+    ),
     "tf_claim, queues {rare}, max_tasks 10": (
         "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['rare'], max_tasks => 10)",
-        CLAIM_RULE),
-    "tf_claim, queues NULL, max_tasks 1": (
-        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)", CLAIM_RULE),
+        CLAIM_RULE,
+    ),
+    "tf_claim, queues NULL, max_tasks 1": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)", CLAIM_RULE),
     "tf_promote()": (
         "SELECT * FROM taskforge.tf_promote()",
-        [("WITH due AS", {"tasks_retry_due_idx"}),
-         ("SELECT t.scheduled_at FROM taskforge.tasks t WHERE t.state = 'RETRYING'", {"tasks_retry_due_idx"})]),
+        [
+            ("WITH due AS", {"tasks_retry_due_idx"}),
+            ("SELECT t.scheduled_at FROM taskforge.tasks t WHERE t.state = 'RETRYING'", {"tasks_retry_due_idx"}),
+        ],
+    ),
     "tf_recover()": (
         "SELECT * FROM taskforge.tf_recover()",
-        [("WITH expired AS", {"tasks_lease_expiry_idx"}),
-         ("SELECT t.lease_expires_at FROM taskforge.tasks t WHERE t.state = 'RUNNING'", {"tasks_lease_expiry_idx"})]),
+        [
+            ("WITH expired AS", {"tasks_lease_expiry_idx"}),
+            ("SELECT t.lease_expires_at FROM taskforge.tasks t WHERE t.state = 'RUNNING'", {"tasks_lease_expiry_idx"}),
+        ],
+    ),
     "tf_prune(7 days, max_tasks 100)": (
         "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 100)",
-        [("WITH victims AS", {"tasks_finished_idx"})]),
+        [("WITH victims AS", {"tasks_finished_idx"})],
+    ),
 }
 
 # Timed without auto_explain: name -> SQL. Each call runs in a transaction that is rolled back,
@@ -117,12 +127,10 @@ SCENARIOS = {
 TIMED = {
     "tf_claim(max_tasks => 1)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)",
     "tf_claim(max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)",
-    "tf_claim(queues => {q3}, max_tasks => 10)":
-        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
+    "tf_claim(queues => {q3}, max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
     "tf_promote() [200 due]": "SELECT * FROM taskforge.tf_promote()",
     "tf_recover() [1000 expired]": "SELECT * FROM taskforge.tf_recover()",
-    "tf_prune(7 days, max_tasks => 1000)":
-        "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 1000)",
+    "tf_prune(7 days, max_tasks => 1000)": "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 1000)",
 }
 
 
@@ -146,7 +154,7 @@ class PlanCollector:
     def __call__(self, diag: psycopg.errors.Diagnostic) -> None:
         message = diag.message_primary or ""
         if diag.severity_nonlocalized == "LOG" and "plan:" in message:
-            self.plans.append(json.loads(message[message.index("{"):]))
+            self.plans.append(json.loads(message[message.index("{") :]))
 
 
 def build_data_set(dsn: str) -> dict:
@@ -156,8 +164,15 @@ def build_data_set(dsn: str) -> dict:
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("SET synchronous_commit = off")
         worker = c.execute("SELECT taskforge.tf_register_worker(name => 'plan-data')").fetchone()[0]
-        params = {"worker": worker, "total": total, "f": N_FINISHED, "q": N_QUEUED, "r": N_RUNNING,
-                  "t": N_RETRYING, "queues": N_QUEUES}
+        params = {
+            "worker": worker,
+            "total": total,
+            "f": N_FINISHED,
+            "q": N_QUEUED,
+            "r": N_RUNNING,
+            "t": N_RETRYING,
+            "queues": N_QUEUES,
+        }
         c.execute(INSERT_TASKS, params)
         c.execute(INSERT_ATTEMPTS, params)
         c.execute("SELECT setval(pg_get_serial_sequence('taskforge.tasks', 'task_id'), %s)", (total,))
@@ -199,8 +214,9 @@ def test_hot_path_plans_use_partial_indexes(fresh_database):
                 for plan in collector.plans:
                     for node in plan_nodes(plan["Plan"]):
                         if node.get("Relation Name") == "tasks" and node["Node Type"] == "Seq Scan":
-                            problems.append(f"{name}, call {call}: Seq Scan on tasks in "
-                                            f"{normalise(plan['Query Text'])[:120]}")
+                            problems.append(
+                                f"{name}, call {call}: Seq Scan on tasks in {normalise(plan['Query Text'])[:120]}"
+                            )
                 for fragment, indexes in rules:
                     matching = [p for p in collector.plans if fragment in normalise(p["Query Text"])]
                     if len(matching) != 1:
@@ -208,17 +224,26 @@ def test_hot_path_plans_use_partial_indexes(fresh_database):
                         continue
                     # An index scan of tasks, or a bitmap scan of one of its indexes (the planner
                     # picks that for a small queue, then sorts the few rows it found).
-                    scans = {node.get("Index Name") for node in plan_nodes(matching[0]["Plan"])
-                             if (node["Node Type"] in ("Index Scan", "Index Only Scan")
-                                 and node.get("Relation Name") == "tasks")
-                             or node["Node Type"] == "Bitmap Index Scan"}
+                    scans = {
+                        node.get("Index Name")
+                        for node in plan_nodes(matching[0]["Plan"])
+                        if (
+                            node["Node Type"] in ("Index Scan", "Index Only Scan")
+                            and node.get("Relation Name") == "tasks"
+                        )
+                        or node["Node Type"] == "Bitmap Index Scan"
+                    }
                     chosen = scans & indexes
                     used.setdefault(f"{name}: {fragment}", set()).update(chosen)
                     if not chosen:
-                        shape = [(n["Node Type"], n.get("Relation Name") or n.get("Index Name"))
-                                 for n in plan_nodes(matching[0]["Plan"])]
-                        problems.append(f"{name}, call {call}: {fragment!r} does not scan tasks with "
-                                        f"{sorted(indexes)}; plan nodes: {shape}")
+                        shape = [
+                            (n["Node Type"], n.get("Relation Name") or n.get("Index Name"))
+                            for n in plan_nodes(matching[0]["Plan"])
+                        ]
+                        problems.append(
+                            f"{name}, call {call}: {fragment!r} does not scan tasks with "
+                            f"{sorted(indexes)}; plan nodes: {shape}"
+                        )
 
         # One call of each function without auto_explain: median of five (milliseconds).
         c.execute("SET auto_explain.log_min_duration = -1")
@@ -232,8 +257,10 @@ def test_hot_path_plans_use_partial_indexes(fresh_database):
                     samples.append((time.perf_counter() - started) * 1000)
             timings[name] = statistics.median(samples)
 
-    print(f"\nplan check data set (built in {data['build_seconds']:.1f} s): "
-          + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())))
+    print(
+        f"\nplan check data set (built in {data['build_seconds']:.1f} s): "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+    )
     for key, indexes in used.items():
         print(f"  {key}: {', '.join(sorted(indexes)) or '-'}")
     for name, ms in timings.items():
@@ -248,10 +275,13 @@ N_DELAYED = 100_000
 N_DUE = 20
 DELAYED_CLAIMS = {
     "queues NULL": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 5)",
-    "queues {default}": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['default'], "
-                         "max_tasks => 5)"),
-    "task_types of a worker": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 5, "
-                               "task_types => ARRAY['noop', 'sleep', 'echo', 'fail', 'fail_once', 'retryable_fail'])"),
+    "queues {default}": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['default'], max_tasks => 5)"
+    ),
+    "task_types of a worker": (
+        "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 5, "
+        "task_types => ARRAY['noop', 'sleep', 'echo', 'fail', 'fail_once', 'retryable_fail'])"
+    ),
 }
 
 
@@ -261,13 +291,16 @@ def test_claim_plan_with_a_delayed_backlog(fresh_database):
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("SET synchronous_commit = off")
         worker = c.execute("SELECT taskforge.tf_register_worker(name => 'plan-delayed')").fetchone()[0]
-        c.execute("""
+        c.execute(
+            """
             INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
                                          created_at, updated_at)
             SELECT 'noop', '{}', 'default', 0, 3, 'QUEUED',
                    CASE WHEN i <= %(due)s THEN now() - interval '1 minute' ELSE now() + interval '1 day' END,
                    now() - make_interval(secs => %(n)s - i), now()
-              FROM generate_series(%(n)s, 1, -1) i""", {"n": N_DELAYED + N_DUE, "due": N_DUE})
+              FROM generate_series(%(n)s, 1, -1) i""",
+            {"n": N_DELAYED + N_DUE, "due": N_DUE},
+        )
         c.execute("ANALYZE taskforge.tasks")
 
         collector = PlanCollector()
@@ -282,11 +315,15 @@ def test_claim_plan_with_a_delayed_backlog(fresh_database):
                     rows = c.execute(sql_text, {"worker": worker}).fetchall()
                 assert len(rows) == 5, f"{name} claimed {len(rows)} tasks"
                 # Delayed tasks exist: the candidates come from a statement planned for the call.
-                (plan,) = [p for p in collector.plans if "SELECT array_agg(c.task_id) FROM (" in normalise(p["Query Text"])]
+                (plan,) = [
+                    p for p in collector.plans if "SELECT array_agg(c.task_id) FROM (" in normalise(p["Query Text"])
+                ]
                 nodes = list(plan_nodes(plan["Plan"]))
                 if any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "tasks" for n in nodes):
                     problems.append(f"{name}, call {call}: Seq Scan on tasks")
                 if "tasks_queued_due_idx" not in {n.get("Index Name") for n in nodes}:
-                    problems.append(f"{name}, call {call}: does not read tasks_queued_due_idx: "
-                                    f"{[(n['Node Type'], n.get('Index Name')) for n in nodes]}")
+                    problems.append(
+                        f"{name}, call {call}: does not read tasks_queued_due_idx: "
+                        f"{[(n['Node Type'], n.get('Index Name')) for n in nodes]}"
+                    )
     assert problems == [], "\n".join(problems)

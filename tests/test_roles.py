@@ -62,17 +62,17 @@ CALLS = {
     "tf_deregister_worker": "SELECT taskforge.tf_deregister_worker(worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_claim": "SELECT * FROM taskforge.tf_claim(worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_renew": "SELECT * FROM taskforge.tf_renew(task_id => -1, worker_id => "
-                "'00000000-0000-0000-0000-000000000000', attempt_number => 1)",
+    "'00000000-0000-0000-0000-000000000000', attempt_number => 1)",
     "tf_finalize": "SELECT * FROM taskforge.tf_finalize(task_id => -1, worker_id => "
-                   "'00000000-0000-0000-0000-000000000000', attempt_number => 1, outcome => 'succeeded')",
+    "'00000000-0000-0000-0000-000000000000', attempt_number => 1, outcome => 'succeeded')",
     "tf_renew_many": "SELECT * FROM taskforge.tf_renew_many(worker_id => "
-                     "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}')",
+    "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}')",
     "tf_finalize_many": "SELECT * FROM taskforge.tf_finalize_many(worker_id => "
-                        "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}', "
-                        "outcomes => '{succeeded}')",
+    "'00000000-0000-0000-0000-000000000000', task_ids => '{-1}', attempt_numbers => '{1}', "
+    "outcomes => '{succeeded}')",
     "tf_finalize_and_claim": "SELECT * FROM taskforge.tf_finalize_and_claim(worker_id => "
-                             "'00000000-0000-0000-0000-000000000000', task_ids => '{}', attempt_numbers => '{}', "
-                             "outcomes => '{}')",
+    "'00000000-0000-0000-0000-000000000000', task_ids => '{}', attempt_numbers => '{}', "
+    "outcomes => '{}')",
     "tf_recover": "SELECT * FROM taskforge.tf_recover(max_tasks => 1)",
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
@@ -93,14 +93,23 @@ CALLS = {
     "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
     "_tf_claim_tasks": "SELECT * FROM taskforge._tf_claim_tasks('00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL)",
     "_tf_finalize_attempts": "SELECT * FROM taskforge._tf_finalize_attempts("
-                             "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL)",
+    "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL)",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
 ALLOWED = {
-    "taskforge_worker": ANY_ROLE | {"tf_register_worker", "tf_heartbeat", "tf_deregister_worker",
-                                    "tf_claim", "tf_renew", "tf_finalize", "tf_renew_many",
-                                    "tf_finalize_many", "tf_finalize_and_claim"},
+    "taskforge_worker": ANY_ROLE
+    | {
+        "tf_register_worker",
+        "tf_heartbeat",
+        "tf_deregister_worker",
+        "tf_claim",
+        "tf_renew",
+        "tf_finalize",
+        "tf_renew_many",
+        "tf_finalize_many",
+        "tf_finalize_and_claim",
+    },
     "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune"},
     "taskforge_client": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},
     "taskforge_console": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},
@@ -123,21 +132,33 @@ def _denied(c: psycopg.Connection, statement: str) -> bool:
 
 
 def test_every_function_has_a_role_decision(conn):
-    names = {r[0] for r in conn.execute(
-        "SELECT proname FROM pg_proc WHERE pronamespace = 'taskforge'::regnamespace").fetchall()}
-    assert names == set(CALLS), ("functions without a privilege check in tests/test_roles.py "
-                                 f"(add them to CALLS and ALLOWED): {sorted(names ^ set(CALLS))}")
+    names = {
+        r[0]
+        for r in conn.execute("SELECT proname FROM pg_proc WHERE pronamespace = 'taskforge'::regnamespace").fetchall()
+    }
+    assert names == set(CALLS), (
+        "functions without a privilege check in tests/test_roles.py "
+        f"(add them to CALLS and ALLOWED): {sorted(names ^ set(CALLS))}"
+    )
 
 
 @pytest.mark.parametrize("group", [*GROUPS, None], ids=[*GROUPS, "no-group"])
 def test_privilege_matrix(db_dsn, conn, login_role, group):
     role = login_role(*([group] if group else []))
-    relations = [r[0] for r in conn.execute(
-        """SELECT format('%I.%I', n.nspname, c.relname), c.relkind FROM pg_class c
+    relations = [
+        r[0]
+        for r in conn.execute(
+            """SELECT format('%I.%I', n.nspname, c.relname), c.relkind FROM pg_class c
              JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = 'taskforge' AND c.relkind IN ('r', 'p', 'v', 'm') ORDER BY 2, 1""").fetchall()]
-    views = {r[0] for r in conn.execute(
-        "SELECT format('%I.%I', schemaname, viewname) FROM pg_views WHERE schemaname = 'taskforge'").fetchall()}
+            WHERE n.nspname = 'taskforge' AND c.relkind IN ('r', 'p', 'v', 'm') ORDER BY 2, 1"""
+        ).fetchall()
+    ]
+    views = {
+        r[0]
+        for r in conn.execute(
+            "SELECT format('%I.%I', schemaname, viewname) FROM pg_views WHERE schemaname = 'taskforge'"
+        ).fetchall()
+    }
     assert {"taskforge.tasks", "taskforge.attempts", "taskforge.tf_tasks"} <= set(relations)
 
     wrong = []
@@ -175,23 +196,31 @@ def test_worker_works_and_sees_payloads_only_through_claim(db_dsn, conn, login_r
             submit(w, queue)
         for relation in ("taskforge.tasks", "taskforge.tf_tasks", "taskforge.tf_attempts"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                w.execute(f"SELECT payload FROM {relation}" if "attempts" not in relation
-                          else f"SELECT * FROM {relation}")
+                w.execute(
+                    f"SELECT payload FROM {relation}" if "attempts" not in relation else f"SELECT * FROM {relation}"
+                )
         worker_id = register_worker(w, "role-worker", [queue])
         assert w.execute("SELECT taskforge.tf_heartbeat(worker_id => %s)", (worker_id,)).fetchone()[0]
         (row,) = claim(w, worker_id, [queue])
         assert (row[0], row[3]) == (task_id, payload)
-        renewed = w.execute("SELECT renewed FROM taskforge.tf_renew(task_id => %s, worker_id => %s, "
-                            "attempt_number => %s)", (task_id, worker_id, row[1])).fetchone()[0]
+        renewed = w.execute(
+            "SELECT renewed FROM taskforge.tf_renew(task_id => %s, worker_id => %s, attempt_number => %s)",
+            (task_id, worker_id, row[1]),
+        ).fetchone()[0]
         assert renewed is True
         assert finalize(w, task_id, worker_id, row[1], "succeeded", result=payload) == (True, "SUCCEEDED", None)
         w.execute("SELECT taskforge.tf_deregister_worker(worker_id => %s)", (worker_id,))
-        for statement in ("SELECT * FROM taskforge.tf_recover()", "SELECT * FROM taskforge.tf_promote()",
-                          "SELECT * FROM taskforge.tf_cancel(task_id => %s)" % task_id):
+        for statement in (
+            "SELECT * FROM taskforge.tf_recover()",
+            "SELECT * FROM taskforge.tf_promote()",
+            "SELECT * FROM taskforge.tf_cancel(task_id => %s)" % task_id,
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 w.execute(statement)
-    assert conn.execute("SELECT state, result FROM taskforge.tasks WHERE task_id = %s",
-                        (task_id,)).fetchone() == ("SUCCEEDED", payload)
+    assert conn.execute("SELECT state, result FROM taskforge.tasks WHERE task_id = %s", (task_id,)).fetchone() == (
+        "SUCCEEDED",
+        payload,
+    )
 
 
 def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_role):
@@ -201,8 +230,10 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
     with psycopg.connect(as_user(db_dsn, role), autocommit=True) as c:
         task_id, state, created = submit(c, queue, "echo", {"a": 1})
         assert (state, created) == ("QUEUED", True)
-        assert c.execute("SELECT state, payload FROM taskforge.tf_tasks WHERE task_id = %s",
-                         (task_id,)).fetchone() == ("QUEUED", {"a": 1})
+        assert c.execute("SELECT state, payload FROM taskforge.tf_tasks WHERE task_id = %s", (task_id,)).fetchone() == (
+            "QUEUED",
+            {"a": 1},
+        )
         for view in ("tf_attempts", "tf_workers", "tf_queue_stats", "tf_throughput", "tf_invariant_violations"):
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -211,12 +242,17 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             register_worker(c, "client-as-worker")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.execute("SELECT * FROM taskforge.tf_recover()")
-        assert c.execute("SELECT task_state FROM taskforge.tf_cancel(task_id => %s)",
-                         (task_id,)).fetchone()[0] == "CANCELLED"
-        assert c.execute("SELECT task_state FROM taskforge.tf_retry(task_id => %s)",
-                         (task_id,)).fetchone()[0] == "QUEUED"
-        assert c.execute("SELECT task_state FROM taskforge.tf_cancel(task_id => %s)",
-                         (task_id,)).fetchone()[0] == "CANCELLED"
+        assert (
+            c.execute("SELECT task_state FROM taskforge.tf_cancel(task_id => %s)", (task_id,)).fetchone()[0]
+            == "CANCELLED"
+        )
+        assert (
+            c.execute("SELECT task_state FROM taskforge.tf_retry(task_id => %s)", (task_id,)).fetchone()[0] == "QUEUED"
+        )
+        assert (
+            c.execute("SELECT task_state FROM taskforge.tf_cancel(task_id => %s)", (task_id,)).fetchone()[0]
+            == "CANCELLED"
+        )
 
 
 def test_scheduler_only_recovers_promotes_prunes(db_dsn, conn, login_role):
@@ -231,11 +267,13 @@ def test_scheduler_only_recovers_promotes_prunes(db_dsn, conn, login_role):
         assert recovered >= 1
         s.execute("SELECT * FROM taskforge.tf_promote()").fetchone()
         assert s.execute("SELECT taskforge.tf_prune(older_than_seconds => 3153600000)").fetchone()[0] == 0
-        for statement in ("SELECT * FROM taskforge.tf_submit(task_type => 'noop')",
-                          "SELECT taskforge.tf_register_worker(name => 'sched')",
-                          "SELECT * FROM taskforge.tf_tasks",
-                          "SELECT * FROM taskforge.tasks",
-                          f"SELECT * FROM taskforge.tf_cancel(task_id => {task_id})"):
+        for statement in (
+            "SELECT * FROM taskforge.tf_submit(task_type => 'noop')",
+            "SELECT taskforge.tf_register_worker(name => 'sched')",
+            "SELECT * FROM taskforge.tf_tasks",
+            "SELECT * FROM taskforge.tasks",
+            f"SELECT * FROM taskforge.tf_cancel(task_id => {task_id})",
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 s.execute(statement)
     assert conn.execute("SELECT state FROM taskforge.tasks WHERE task_id = %s", (task_id,)).fetchone()[0] == "QUEUED"
@@ -249,8 +287,13 @@ def test_migrate_without_createrole_needs_membership_in_owner(admin_dsn, login_r
     dsn = fresh_database("taskforge_roles")
     dbname = conninfo_to_dict(dsn)["dbname"]
     with psycopg.connect(admin_dsn, autocommit=True) as c:
-        for name in ("taskforge_owner", "taskforge_worker", "taskforge_scheduler", "taskforge_client",
-                     "taskforge_console"):
+        for name in (
+            "taskforge_owner",
+            "taskforge_worker",
+            "taskforge_scheduler",
+            "taskforge_client",
+            "taskforge_console",
+        ):
             assert c.execute("SELECT count(*) FROM pg_roles WHERE rolname = %s", (name,)).fetchone()[0] == 1
         c.execute(f'ALTER DATABASE "{dbname}" OWNER TO "{role}"')
     role_dsn = as_user(dsn, role)
@@ -262,24 +305,31 @@ def test_migrate_without_createrole_needs_membership_in_owner(admin_dsn, login_r
     text = f"{exc}\n{exc.diag.message_hint or ''}"
     assert f"GRANT taskforge_owner TO {role}" in text, text
     # The command line says the same in its one line.
-    result = CliRunner().invoke(cli_main, ["db", "migrate", "--dsn", role_dsn],
-                                env={"TASKFORGE_DSN": None, "DATABASE_URL": None})
+    result = CliRunner().invoke(
+        cli_main, ["db", "migrate", "--dsn", role_dsn], env={"TASKFORGE_DSN": None, "DATABASE_URL": None}
+    )
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert f"GRANT taskforge_owner TO {role}" in result.stderr, result.stderr
     with psycopg.connect(dsn, autocommit=True) as c:
-        assert c.execute("SELECT to_regnamespace('taskforge') IS NULL").fetchone()[0], \
+        assert c.execute("SELECT to_regnamespace('taskforge') IS NULL").fetchone()[0], (
             "a refused migration left a schema behind"
+        )
 
     with psycopg.connect(admin_dsn, autocommit=True) as c:
         c.execute(f'GRANT taskforge_owner TO "{role}"')
     assert tfdb.migrate(role_dsn) == ["0001_initial"]
     with psycopg.connect(role_dsn, autocommit=True) as c:
         assert c.execute("SELECT taskforge.tf_schema_version()").fetchone()[0] == 1
-        owners = {r[0] for r in c.execute(
-            "SELECT DISTINCT pg_get_userbyid(relowner) FROM pg_class "
-            "WHERE relnamespace = 'taskforge'::regnamespace").fetchall()}
+        owners = {
+            r[0]
+            for r in c.execute(
+                "SELECT DISTINCT pg_get_userbyid(relowner) FROM pg_class WHERE relnamespace = 'taskforge'::regnamespace"
+            ).fetchall()
+        }
         assert owners == {"taskforge_owner"}
-        assert c.execute("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'taskforge'"
-                         ).fetchone()[0] == "taskforge_owner"
+        assert (
+            c.execute("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'taskforge'").fetchone()[0]
+            == "taskforge_owner"
+        )
     assert tfdb.migrate(role_dsn) == []

@@ -19,7 +19,7 @@ def apply(conn):
 
 
 def rollback(conn):
-    conn.cursor().execute('DROP SCHEMA taskforge CASCADE')
+    conn.cursor().execute("DROP SCHEMA taskforge CASCADE")
 
 
 steps = [step(apply, rollback)]

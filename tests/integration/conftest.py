@@ -27,8 +27,9 @@ class Proc:
         self.kind, self.name, self.log_path = kind, name, log_path
         self.args = [*prefix, sys.executable, "-m", "taskforge.cli", kind, *args]
         self._log = open(log_path, "wb")
-        self.popen = subprocess.Popen(self.args, env=env, cwd=str(ROOT), stdout=self._log,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+        self.popen = subprocess.Popen(
+            self.args, env=env, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
     @property
     def pid(self) -> int:
@@ -79,8 +80,14 @@ class Spawner:
         self.procs.append(proc)
         return proc
 
-    def worker(self, *args: str, name: str | None = None, env: dict | None = None,
-               prefix: list[str] | None = None, log_level: str = "DEBUG") -> Proc:
+    def worker(
+        self,
+        *args: str,
+        name: str | None = None,
+        env: dict | None = None,
+        prefix: list[str] | None = None,
+        log_level: str = "DEBUG",
+    ) -> Proc:
         """Start ``taskforge worker --name NAME --log-level LEVEL ARGS...``."""
         name = name or f"w-{uuid.uuid4().hex[:8]}"
         return self._start("worker", name, ["--name", name, "--log-level", log_level, *args], env, prefix)
@@ -148,8 +155,11 @@ def register_test_task_types(dsn: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as c:
         for name, base in TEST_TASK_TYPES.items():
-            c.execute("SELECT taskforge.tf_register_task_type(task_type => %s, backoff_base_seconds => %s, "
-                      "backoff_jitter => 0)", (name, base))
+            c.execute(
+                "SELECT taskforge.tf_register_task_type(task_type => %s, backoff_base_seconds => %s, "
+                "backoff_jitter => 0)",
+                (name, base),
+            )
 
 
 @pytest.fixture(scope="session")

@@ -29,5 +29,11 @@ def nul_result(payload, ctx):
 def sleep_report(payload, ctx):
     """Sleeps payload.ms and reports what the context looked like (fencing token, lease state)."""
     lost = ctx.sleep(payload.get("ms", 0) / 1000.0)
-    return {"fencing_token": list(ctx.fencing_token), "cancel_requested": lost, "lease_lost": ctx.lease_lost,
-            "queue": ctx.queue, "priority": ctx.priority, "max_attempts": ctx.max_attempts}
+    return {
+        "fencing_token": list(ctx.fencing_token),
+        "cancel_requested": lost,
+        "lease_lost": ctx.lease_lost,
+        "queue": ctx.queue,
+        "priority": ctx.priority,
+        "max_attempts": ctx.max_attempts,
+    }

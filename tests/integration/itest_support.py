@@ -21,8 +21,9 @@ TEST_HANDLERS = Path(__file__).resolve().parent / "itest_handlers.py"
 LONG = 90.0
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = LONG, interval: float = 0.05,
-             message: str = "condition", procs=()) -> Any:
+def wait_for(
+    predicate: Callable[[], Any], timeout: float = LONG, interval: float = 0.05, message: str = "condition", procs=()
+) -> Any:
     """Poll predicate until it returns a truthy value (returned) or fail after timeout seconds.
 
     If any process in procs has exited meanwhile, fail at once with its log.
@@ -34,19 +35,29 @@ def wait_for(predicate: Callable[[], Any], timeout: float = LONG, interval: floa
             return value
         for proc in procs:
             if not proc.alive():
-                raise AssertionError(f"{proc.kind} {proc.name} exited with {proc.popen.returncode} while "
-                                     f"waiting for {message}:\n{proc.log()[-4000:]}")
+                raise AssertionError(
+                    f"{proc.kind} {proc.name} exited with {proc.popen.returncode} while "
+                    f"waiting for {message}:\n{proc.log()[-4000:]}"
+                )
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {message}")
         time.sleep(interval)
 
 
-def submit(conn: psycopg.Connection, task_type: str, payload: dict | None = None, *, queue: str,
-           priority: int = 0, max_attempts: int = 3) -> int:
+def submit(
+    conn: psycopg.Connection,
+    task_type: str,
+    payload: dict | None = None,
+    *,
+    queue: str,
+    priority: int = 0,
+    max_attempts: int = 3,
+) -> int:
     return conn.execute(
         "SELECT task_id FROM taskforge.tf_submit(task_type => %s, payload => %s::jsonb, queue => %s, "
         "priority => %s, max_attempts => %s)",
-        (task_type, json.dumps(payload or {}), queue, priority, max_attempts)).fetchone()[0]
+        (task_type, json.dumps(payload or {}), queue, priority, max_attempts),
+    ).fetchone()[0]
 
 
 def task(conn: psycopg.Connection, task_id: int) -> dict:
@@ -83,15 +94,18 @@ def worker_row(conn: psycopg.Connection, name: str) -> dict | None:
 
 def wait_registered(conn: psycopg.Connection, proc, timeout: float = LONG) -> str:
     """Wait until the worker process has registered; return its worker_id (str)."""
-    row = wait_for(lambda: worker_row(conn, proc.name), timeout, message=f"worker {proc.name} to register",
-                   procs=[proc])
+    row = wait_for(
+        lambda: worker_row(conn, proc.name), timeout, message=f"worker {proc.name} to register", procs=[proc]
+    )
     return str(row["worker_id"])
 
 
 def wait_running(conn: psycopg.Connection, task_id: int, attempt_number: int = 1, procs=()) -> None:
-    wait_for(lambda: any(a["attempt_number"] == attempt_number and a["state"] == "RUNNING"
-                         for a in attempts(conn, task_id)),
-             message=f"task {task_id} attempt {attempt_number} to run", procs=procs)
+    wait_for(
+        lambda: any(a["attempt_number"] == attempt_number and a["state"] == "RUNNING" for a in attempts(conn, task_id)),
+        message=f"task {task_id} attempt {attempt_number} to run",
+        procs=procs,
+    )
 
 
 def wait_log(proc, text: str, timeout: float = LONG) -> None:

@@ -10,16 +10,26 @@ import pytest
 
 import taskforge
 from taskforge import handlers
-from taskforge.handlers import (ERROR_MAX_BYTES, HandlerRegistry, ResultError, RetryableError, TaskCancelled,
-                                TaskContext, encode_result, error_json, run_handler, sanitize_text)
+from taskforge.handlers import (
+    ERROR_MAX_BYTES,
+    HandlerRegistry,
+    ResultError,
+    RetryableError,
+    TaskCancelled,
+    TaskContext,
+    encode_result,
+    error_json,
+    run_handler,
+    sanitize_text,
+)
 
 
 def ctx(attempt_number: int = 1, **kw) -> TaskContext:
-    return TaskContext(task_id=kw.pop("task_id", 42), attempt_number=attempt_number, task_type="noop",
-                       queue="q", **kw)
+    return TaskContext(task_id=kw.pop("task_id", 42), attempt_number=attempt_number, task_type="noop", queue="q", **kw)
 
 
 # --- registry -------------------------------------------------------------------------------------
+
 
 def test_decorator_is_exported_and_registers_in_the_process_registry():
     assert taskforge.handler is handlers.handler and taskforge.RetryableError is RetryableError
@@ -92,6 +102,7 @@ def test_import_handler_module_by_path_and_by_name(tmp_path, monkeypatch):
 
 # --- context -------------------------------------------------------------------------------------
 
+
 def test_context_fencing_token_and_flags():
     c = ctx(attempt_number=3, task_id=7)
     assert c.fencing_token == (7, 3)
@@ -104,6 +115,7 @@ def test_context_fencing_token_and_flags():
 
 
 # --- outcomes ------------------------------------------------------------------------------------
+
 
 def test_outcomes_of_the_builtin_handlers():
     b = handlers.BUILTIN_HANDLERS
@@ -128,6 +140,7 @@ def test_exception_kinds_map_to_outcomes():
     def raises(exc):
         def fn(payload, ctx):
             raise exc
+
         return fn
 
     assert run_handler(raises(RetryableError("later")), {}, ctx()).outcome == "retryable"
@@ -154,6 +167,7 @@ def test_an_exception_whose_str_raises_keeps_its_own_type():
     def raises(exc):
         def fn(payload, ctx):
             raise exc
+
         return fn
 
     out = run_handler(raises(Unprintable("x")), {}, ctx())
@@ -166,15 +180,18 @@ def test_an_exception_whose_str_raises_keeps_its_own_type():
     assert retry.error["message"].endswith("str() raised ValueError>")
 
 
-@pytest.mark.parametrize("value, needle", [
-    (math.nan, "NaN and Infinity are not allowed"),
-    ({"x": [1, math.inf]}, "NaN and Infinity are not allowed"),
-    ({"x": -math.inf}, "NaN and Infinity are not allowed"),
-    ({"s": {1, 2}}, "not JSON-serialisable: Object of type set"),
-    ({"t": "a\x00b"}, "NUL characters"),
-    ({"t": "a\ud800b"}, "unpaired surrogate"),
-    ("x" * (1024 * 1024), "at most 1048576 are stored"),
-])
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        (math.nan, "NaN and Infinity are not allowed"),
+        ({"x": [1, math.inf]}, "NaN and Infinity are not allowed"),
+        ({"x": -math.inf}, "NaN and Infinity are not allowed"),
+        ({"s": {1, 2}}, "not JSON-serialisable: Object of type set"),
+        ({"t": "a\x00b"}, "NUL characters"),
+        ({"t": "a\ud800b"}, "unpaired surrogate"),
+        ("x" * (1024 * 1024), "at most 1048576 are stored"),
+    ],
+)
 def test_results_postgres_cannot_store_fail_with_a_clear_error(value, needle):
     with pytest.raises(ResultError, match=needle.replace("(", r"\(")):
         encode_result(value)
@@ -185,12 +202,15 @@ def test_results_postgres_cannot_store_fail_with_a_clear_error(value, needle):
 
 def test_valid_results_are_strict_json_text():
     assert encode_result(None) is None
-    assert encode_result({"a": 1.5, "b": "\\u0000 is only text", "c": "ü😀"}) == \
-        '{"a": 1.5, "b": "\\\\u0000 is only text", "c": "ü😀"}'
+    assert (
+        encode_result({"a": 1.5, "b": "\\u0000 is only text", "c": "ü😀"})
+        == '{"a": 1.5, "b": "\\\\u0000 is only text", "c": "ü😀"}'
+    )
     assert encode_result([1, 2]) == "[1, 2]" and encode_result("s") == '"s"'
 
 
 # --- error sanitising ------------------------------------------------------------------------------
+
 
 def test_sanitize_removes_nul_and_unpaired_surrogates_and_joins_pairs():
     assert sanitize_text("a\x00b") == "ab"
@@ -213,12 +233,15 @@ def test_error_json_shape_and_cleaning():
     assert "\x00" not in text
 
 
-@pytest.mark.parametrize("message", [
-    "m" * 1_000_000,
-    "\x00\ud800" * 300_000 + "é" * 100_000,
-    '"\\\n\x01' * 50_000,   # characters that JSON escapes (grow when encoded)
-    "😀" * 200_000,
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "m" * 1_000_000,
+        "\x00\ud800" * 300_000 + "é" * 100_000,
+        '"\\\n\x01' * 50_000,  # characters that JSON escapes (grow when encoded)
+        "😀" * 200_000,
+    ],
+)
 def test_error_json_is_capped(message):
     def deep(n):
         if n == 0:
@@ -243,16 +266,33 @@ def test_small_errors_are_not_marked_truncated():
 
 # --- worker and scheduler settings ----------------------------------------------------------------
 
+
 def test_worker_config_defaults_and_validation():
     from taskforge.worker import WorkerConfig
 
     cfg = WorkerConfig()
-    assert (cfg.concurrency, cfg.lease_seconds, cfg.renew_seconds, cfg.heartbeat_seconds, cfg.poll_seconds,
-            cfg.grace_seconds, cfg.queues, cfg.task_types) == (1, 30.0, 10.0, 5.0, 1.0, 30.0, None, None)
+    assert (
+        cfg.concurrency,
+        cfg.lease_seconds,
+        cfg.renew_seconds,
+        cfg.heartbeat_seconds,
+        cfg.poll_seconds,
+        cfg.grace_seconds,
+        cfg.queues,
+        cfg.task_types,
+    ) == (1, 30.0, 10.0, 5.0, 1.0, 30.0, None, None)
     assert WorkerConfig(lease_seconds=2).renew_seconds == pytest.approx(2 / 3)
     assert WorkerConfig(queues=("a", "b", "a")).queues == ("a", "b")
-    for bad in ({"concurrency": 0}, {"lease_seconds": 0}, {"lease_seconds": 90000}, {"heartbeat_seconds": 0},
-                {"poll_seconds": 0}, {"grace_seconds": -1}, {"queues": ("bad queue",)}, {"name": ""}):
+    for bad in (
+        {"concurrency": 0},
+        {"lease_seconds": 0},
+        {"lease_seconds": 90000},
+        {"heartbeat_seconds": 0},
+        {"poll_seconds": 0},
+        {"grace_seconds": -1},
+        {"queues": ("bad queue",)},
+        {"name": ""},
+    ):
         with pytest.raises(ValueError):
             WorkerConfig(**bad)
 

@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from itest_support import (all_in, attempts, history, states, submit, task, wait_for, wait_log,
-                           wait_registered)
+from itest_support import all_in, attempts, history, states, submit, task, wait_for, wait_log, wait_registered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -32,22 +31,44 @@ def test_workers_reconnect_after_every_connection_is_terminated(spawn, conn, que
     since = conn.execute("SELECT clock_timestamp()").fetchone()[0]
     spawn.scheduler()
     # A long poll interval: after the outage only a re-subscribed listener can pick up new work fast.
-    workers = [spawn.worker("--queue", queue, "--concurrency", "2", "--lease-seconds", "3",
-                            "--poll-seconds", "300", "--heartbeat-seconds", "1", name=f"{queue}-w{i}")
-               for i in range(2)]
+    workers = [
+        spawn.worker(
+            "--queue",
+            queue,
+            "--concurrency",
+            "2",
+            "--lease-seconds",
+            "3",
+            "--poll-seconds",
+            "300",
+            "--heartbeat-seconds",
+            "1",
+            name=f"{queue}-w{i}",
+        )
+        for i in range(2)
+    ]
     for worker in workers:
         wait_registered(conn, worker)
     task_ids = [submit(conn, "sleep", {"ms": 1200}, queue=queue) for _ in range(24)]
-    expected = {"taskforge-worker/work": 2, "taskforge-worker/renew": 2,
-                "taskforge-worker/heartbeat": 2, "taskforge-worker/listen": 2}
+    expected = {
+        "taskforge-worker/work": 2,
+        "taskforge-worker/renew": 2,
+        "taskforge-worker/heartbeat": 2,
+        "taskforge-worker/listen": 2,
+    }
     wait_for(lambda: worker_connections(conn, since) == expected, message=f"connections {expected}", procs=workers)
-    wait_for(lambda: list(states(conn, task_ids).values()).count("SUCCEEDED") >= 4,
-             message="a few tasks to finish", procs=workers)
+    wait_for(
+        lambda: list(states(conn, task_ids).values()).count("SUCCEEDED") >= 4,
+        message="a few tasks to finish",
+        procs=workers,
+    )
 
     terminated = conn.execute(
         "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
         "WHERE datname = current_database() AND application_name LIKE 'taskforge-worker/%%' "
-        "AND backend_start > %(since)s", {"since": since}).fetchone()[0]
+        "AND backend_start > %(since)s",
+        {"since": since},
+    ).fetchone()[0]
     assert terminated == 8
 
     wait_for(lambda: all_in(conn, task_ids, {"SUCCEEDED"}), message="every task to succeed", procs=workers)
@@ -59,13 +80,15 @@ def test_workers_reconnect_after_every_connection_is_terminated(spawn, conn, que
 
     # The listeners came back on fresh connections and are subscribed again: with a 300 s poll
     # interval, new work is only picked up this soon through a notification.
-    wait_for(lambda: worker_connections(conn, since).get("taskforge-worker/listen") == 2,
-             message="both listeners to reconnect", procs=workers)
+    wait_for(
+        lambda: worker_connections(conn, since).get("taskforge-worker/listen") == 2,
+        message="both listeners to reconnect",
+        procs=workers,
+    )
     for worker in workers:
         wait_log(worker, "listener re-subscribed")
     late = [submit(conn, "noop", queue=queue) for _ in range(4)]
-    wait_for(lambda: all_in(conn, late, {"SUCCEEDED"}), timeout=60, message="new work after the outage",
-             procs=workers)
+    wait_for(lambda: all_in(conn, late, {"SUCCEEDED"}), timeout=60, message="new work after the outage", procs=workers)
     for worker in workers:
         assert worker.alive()
         log = worker.log()
@@ -74,11 +97,16 @@ def test_workers_reconnect_after_every_connection_is_terminated(spawn, conn, que
 
 
 def faketime_library() -> str:
-    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1")
-                   + glob.glob("/usr/local/lib/faketime/libfaketime.so.1"))
+    found = sorted(
+        glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
+        + glob.glob("/usr/lib/faketime/libfaketime.so.1")
+        + glob.glob("/usr/local/lib/faketime/libfaketime.so.1")
+    )
     if not found:
-        pytest.fail("libfaketime is not installed (Debian: apt-get install faketime; `make test` does it as root)",
-                    pytrace=False)
+        pytest.fail(
+            "libfaketime is not installed (Debian: apt-get install faketime; `make test` does it as root)",
+            pytrace=False,
+        )
     return found[0]
 
 

@@ -9,8 +9,19 @@ import sys
 import psycopg
 import pytest
 
-from itest_support import (LONG, ROOT, TEST_HANDLERS, all_in, attempts, submit, task, wait_for, wait_log,
-                           wait_registered, wait_running)
+from itest_support import (
+    LONG,
+    ROOT,
+    TEST_HANDLERS,
+    all_in,
+    attempts,
+    submit,
+    task,
+    wait_for,
+    wait_log,
+    wait_registered,
+    wait_running,
+)
 from taskforge import db as tfdb
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -20,17 +31,22 @@ def test_fail_once_batch_gives_exactly_failed_then_succeeded_for_every_task(spaw
     # itest.fail_once: the built-in fail_once handler under a type with a fixed 100 ms backoff.
     for _ in range(2):
         spawn.scheduler()  # two schedulers side by side
-    workers = [spawn.worker("--queue", queue, "--import", str(TEST_HANDLERS), "--log-level", "INFO",
-                            name=f"{queue}-w{i}") for i in range(2)]
+    workers = [
+        spawn.worker("--queue", queue, "--import", str(TEST_HANDLERS), "--log-level", "INFO", name=f"{queue}-w{i}")
+        for i in range(2)
+    ]
     for worker in workers:
         wait_registered(conn, worker)
     task_ids = [submit(conn, "itest.fail_once", {"n": i}, queue=queue) for i in range(50)]
-    wait_for(lambda: all_in(conn, task_ids, {"SUCCEEDED", "FAILED", "CANCELLED"}), message="the batch to end",
-             procs=workers)
+    wait_for(
+        lambda: all_in(conn, task_ids, {"SUCCEEDED", "FAILED", "CANCELLED"}), message="the batch to end", procs=workers
+    )
     rows = conn.execute(
         "SELECT task_id, array_agg(state ORDER BY attempt_number), array_agg(outcome ORDER BY attempt_number), "
         "       array_agg(attempt_number ORDER BY attempt_number) "
-        "  FROM taskforge.tf_attempts WHERE task_id = ANY(%s) GROUP BY task_id", (task_ids,)).fetchall()
+        "  FROM taskforge.tf_attempts WHERE task_id = ANY(%s) GROUP BY task_id",
+        (task_ids,),
+    ).fetchall()
     assert len(rows) == 50
     for task_id, states, outcomes, numbers in rows:
         assert (states, outcomes, numbers) == (["FAILED", "SUCCEEDED"], ["retryable", "succeeded"], [1, 2]), task_id
@@ -48,8 +64,11 @@ def test_scheduler_wakes_at_the_lease_deadline_not_at_its_max_interval(spawn, co
     # With a 120 s maximum interval the lease is recovered in time only because the scheduler
     # sleeps until next_lease_expiry (computed by the database).
     spawn.scheduler("--max-interval-seconds", "120")
-    wait_for(lambda: [a["state"] for a in attempts(conn, task_id)] == ["ABANDONED"], timeout=60,
-             message="the expired lease to be recovered")
+    wait_for(
+        lambda: [a["state"] for a in attempts(conn, task_id)] == ["ABANDONED"],
+        timeout=60,
+        message="the expired lease to be recovered",
+    )
     lag = attempts(conn, task_id)[0]["recovery_lag_seconds"]
     assert 0 <= lag < 30, lag
     print(f"recovery lag after lease expiry: {lag * 1000:.1f} ms")
@@ -59,10 +78,14 @@ def test_scheduler_reconnects_after_its_connection_is_terminated(spawn, conn, qu
     started = conn.execute("SELECT clock_timestamp()").fetchone()[0]
     scheduler = spawn.scheduler()
     # Only this test's scheduler: connections that began after it was started.
-    backends = ("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                f"AND application_name = 'taskforge-scheduler' AND backend_start > '{started.isoformat()}'")
+    backends = (
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        f"AND application_name = 'taskforge-scheduler' AND backend_start > '{started.isoformat()}'"
+    )
     wait_for(lambda: conn.execute(backends).fetchall(), message="the scheduler to connect", procs=[scheduler])
-    assert conn.execute(f"SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM ({backends}) b").fetchone()[0] == 1
+    assert (
+        conn.execute(f"SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM ({backends}) b").fetchone()[0] == 1
+    )
     wait_log(scheduler, "reconnected to the database (taskforge-scheduler)")
 
     worker = spawn.worker("--queue", queue, "--lease-seconds", "2", name=f"{queue}-w")
@@ -71,8 +94,11 @@ def test_scheduler_reconnects_after_its_connection_is_terminated(spawn, conn, qu
     wait_running(conn, task_id, 1, procs=[worker])
     wait_log(worker, f"claimed task {task_id} attempt 1")
     worker.signal(signal.SIGKILL)
-    wait_for(lambda: [a["state"] for a in attempts(conn, task_id)] == ["ABANDONED"],
-             message="the reconnected scheduler to recover the lease", procs=[scheduler])
+    wait_for(
+        lambda: [a["state"] for a in attempts(conn, task_id)] == ["ABANDONED"],
+        message="the reconnected scheduler to recover the lease",
+        procs=[scheduler],
+    )
     assert task(conn, task_id)["state"] == "QUEUED"
 
 
@@ -91,11 +117,20 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
         worker = spawn.worker("--queue", "prune", name="pruner-w")
         wait_for(lambda: all_in(c, done, {"SUCCEEDED"}), message="the tasks to succeed", procs=[worker])
         # Old enough by database time for a retention of 1e-5 days (0.864 s).
-        wait_for(lambda: c.execute("SELECT max(finished_at) < clock_timestamp() - interval '2 seconds' "
-                                   "FROM taskforge.tasks").fetchone()[0], message="the history to age")
+        wait_for(
+            lambda: c.execute(
+                "SELECT max(finished_at) < clock_timestamp() - interval '2 seconds' FROM taskforge.tasks"
+            ).fetchone()[0],
+            message="the history to age",
+        )
         scheduler = spawn.scheduler("--retain-days", "0.00001", "--batch-size", "2")
-        wait_for(lambda: c.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s)",
-                                   (done,)).fetchone()[0] == 0, message="the history to be pruned", procs=[scheduler])
+        wait_for(
+            lambda: (
+                c.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
+            ),
+            message="the history to be pruned",
+            procs=[scheduler],
+        )
         assert c.execute("SELECT count(*) FROM taskforge.attempts WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
         assert task(c, waiting)["state"] == "QUEUED"  # live work is never pruned
         wait_log(scheduler, "pruned")
@@ -106,8 +141,14 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
 
 def run_cli(dsn: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {"TASKFORGE_DSN": dsn, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "clients" / "python")}
-    return subprocess.run([sys.executable, "-m", "taskforge.cli", *args], env=env, cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", *args],
+        env=env,
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_worker_and_scheduler_refuse_a_newer_schema_version(fresh_database):
@@ -116,8 +157,9 @@ def test_worker_and_scheduler_refuse_a_newer_schema_version(fresh_database):
     dsn = migrated(fresh_database)
     with psycopg.connect(dsn, autocommit=True) as c:
         assert check_schema(c) == 1
-        c.execute("CREATE OR REPLACE FUNCTION taskforge.tf_schema_version() RETURNS int "
-                  "LANGUAGE sql IMMUTABLE AS 'SELECT 2'")
+        c.execute(
+            "CREATE OR REPLACE FUNCTION taskforge.tf_schema_version() RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT 2'"
+        )
         with pytest.raises(SchemaVersionError, match="version 2, newer than version 1"):
             check_schema(c)
     with pytest.raises(SchemaVersionError):

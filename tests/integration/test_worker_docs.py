@@ -24,24 +24,24 @@ def test_walkthrough_runs_as_written(fresh_database, tmp_path):
     p = conninfo_to_dict(dsn)
     uri = f"postgresql://{p.get('user', 'postgres')}@{p.get('host', '127.0.0.1')}:{p.get('port', 5432)}/{p['dbname']}"
     text = DOC.read_text()
-    section = text[text.index("## Walk-through"):text.index("## The handler API")]
+    section = text[text.index("## Walk-through") : text.index("## The handler API")]
     setup, check = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]
     assert DOC_DSN in setup
     # The same commands, pointed at the test database, from a directory that looks like a checkout.
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])
     wait_until_done = (
-        'for i in $(seq 600); do\n'
+        "for i in $(seq 600); do\n"
         '  n=$(psql "$TASKFORGE_DSN" -XAtc "SELECT count(*) FROM taskforge.tasks WHERE queue = \'examples\' '
-        'AND state IN (\'SUCCEEDED\', \'FAILED\')")\n'
+        "AND state IN ('SUCCEEDED', 'FAILED')\")\n"
         '  [ "$n" = 2 ] && break; sleep 0.1\n'
-        'done\n')
+        "done\n"
+    )
     script = "set -e\n" + setup.replace(DOC_DSN, uri) + wait_until_done + check + "kill %1 %2\nwait\n"
     env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
     if p.get("password"):
         env["PGPASSWORD"] = p["password"]
-    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=240)
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "applied: 0001_initial" in out

@@ -64,14 +64,21 @@ def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue, monke
     try:
         task_id = submit(conn, "echo", {"x": 1}, queue=queue)
         dispatcher.start()
-        wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED" and worker.busy == 0, 30,
-                 message="the echo task to be finalized")
+        wait_for(
+            lambda: task(conn, task_id)["state"] == "SUCCEEDED" and worker.busy == 0,
+            30,
+            message="the echo task to be finalized",
+        )
         assert counter["dropped"] == 1
         # The first call committed; the repeat (same worker, same attempt) changed nothing.
         assert [(a["state"], a["result"]) for a in attempts(conn, task_id)] == [("SUCCEEDED", {"x": 1})]
         assert any("finalize and claim failed" in line for line in records.lines), records.lines
-        assert any(f"finalize of task {task_id} attempt 1 was sent again after its connection broke" in line
-                   and "not_running" in line and "most likely" not in line for line in records.lines), records.lines
+        assert any(
+            f"finalize of task {task_id} attempt 1 was sent again after its connection broke" in line
+            and "not_running" in line
+            and "most likely" not in line
+            for line in records.lines
+        ), records.lines
     finally:
         worker.request_stop()
         dispatcher.join(10)

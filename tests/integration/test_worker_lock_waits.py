@@ -25,8 +25,11 @@ DB_NOW = "SELECT clock_timestamp()"
 
 def lease_alive(conn: psycopg.Connection, task_id: int) -> bool:
     """Attempt 1 is RUNNING and its lease is in the future (database time)."""
-    return conn.execute("SELECT state = 'RUNNING' AND attempt_count = 1 AND lease_expires_at > clock_timestamp() "
-                        "FROM taskforge.tasks WHERE task_id = %s", (task_id,)).fetchone()[0]
+    return conn.execute(
+        "SELECT state = 'RUNNING' AND attempt_count = 1 AND lease_expires_at > clock_timestamp() "
+        "FROM taskforge.tasks WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()[0]
 
 
 def hold_row_lock(db_dsn: str, task_id: int, how: str) -> psycopg.Connection:
@@ -34,8 +37,9 @@ def hold_row_lock(db_dsn: str, task_id: int, how: str) -> psycopg.Connection:
     blocker = psycopg.connect(db_dsn, application_name="taskforge-test/blocker")
     if how == "tf_cancel":
         # What a client does when it cancels inside a longer transaction.
-        row = blocker.execute("SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %s)",
-                              (task_id,)).fetchone()
+        row = blocker.execute(
+            "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %s)", (task_id,)
+        ).fetchone()
         assert row == ("RUNNING", True)
     else:
         blocker.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
@@ -59,15 +63,22 @@ def test_a_row_lock_held_past_the_lease_costs_only_that_tasks_lease(spawn, conn,
         # Hold the lock until the blocked task's lease has run out and more than a whole lease
         # (3 s of database time) has passed: without the lock_timeout, every renewal queued
         # behind the blocked one would have missed its deadline by then.
-        wait_for(lambda: conn.execute(LEASE_EXPIRED, (blocked,)).fetchone()[0]
-                 and conn.execute(SECONDS_SINCE, (held_since,)).fetchone()[0] > 4.0,
-                 message="the blocked task's lease to expire and 4 s to pass", procs=[worker])
+        wait_for(
+            lambda: (
+                conn.execute(LEASE_EXPIRED, (blocked,)).fetchone()[0]
+                and conn.execute(SECONDS_SINCE, (held_since,)).fetchone()[0] > 4.0
+            ),
+            message="the blocked task's lease to expire and 4 s to pass",
+            procs=[worker],
+        )
         # The other three are still RUNNING on their first attempt, their leases extended
         # (12 s handlers; unless the machine stalled that long, they cannot have ended yet).
         for task_id in others:
             row = task(conn, task_id)
-            assert lease_alive(conn, task_id) or (row["state"], history(conn, task_id)) == ("SUCCEEDED", ["SUCCEEDED"]), \
-                (task_id, row, attempts(conn, task_id))
+            assert lease_alive(conn, task_id) or (row["state"], history(conn, task_id)) == (
+                "SUCCEEDED",
+                ["SUCCEEDED"],
+            ), (task_id, row, attempts(conn, task_id))
         wait_log(worker, f"renewal of task {blocked} attempt 1 found the task's row locked")
     finally:
         blocker.rollback()
@@ -76,8 +87,13 @@ def test_a_row_lock_held_past_the_lease_costs_only_that_tasks_lease(spawn, conn,
     # The blocked task lost its lease while nobody could touch its row: per the contract its
     # attempt 1 is ABANDONED (the scheduler recovers it once the lock is gone) and attempt 2 runs,
     # renewed on its own although attempt 1's handler on the same worker ends in the meantime.
-    wait_for(lambda: task(conn, blocked)["state"] == "SUCCEEDED" and all(
-        task(conn, t)["state"] == "SUCCEEDED" for t in others), message="every task to succeed", procs=[worker])
+    wait_for(
+        lambda: (
+            task(conn, blocked)["state"] == "SUCCEEDED" and all(task(conn, t)["state"] == "SUCCEEDED" for t in others)
+        ),
+        message="every task to succeed",
+        procs=[worker],
+    )
     for task_id in others:
         assert history(conn, task_id) == ["SUCCEEDED"], (task_id, attempts(conn, task_id))
     rows = attempts(conn, blocked)
@@ -115,8 +131,11 @@ def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db
     line = next(x for x in worker.log().splitlines() if f"renewed task {blocked} attempt 1 after " in x)
     assert line.endswith("busy renewal(s)"), line
 
-    wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in task_ids), message="every task to succeed",
-             procs=[worker])
+    wait_for(
+        lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in task_ids),
+        message="every task to succeed",
+        procs=[worker],
+    )
     for task_id in task_ids:
         assert history(conn, task_id) == ["SUCCEEDED"], (task_id, attempts(conn, task_id))
     assert "lease lost" not in worker.log()
@@ -136,8 +155,12 @@ def test_a_blocked_finalize_does_not_stop_claims_or_other_finalizes(spawn, conn,
         wait_log(worker, f"finalize of task {first} attempt 1 found the task's row locked", timeout=40)
         # Meanwhile the same worker claims, runs and finalizes other tasks (through its free slot).
         later = [submit(conn, "echo", {"n": i}, queue=queue) for i in range(3)]
-        wait_for(lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in later), timeout=40,
-                 message="the later tasks to succeed while the lock is held", procs=[worker])
+        wait_for(
+            lambda: all(task(conn, t)["state"] == "SUCCEEDED" for t in later),
+            timeout=40,
+            message="the later tasks to succeed while the lock is held",
+            procs=[worker],
+        )
         assert history(conn, first) == ["RUNNING"]
         assert lease_alive(conn, first)
     finally:
@@ -156,6 +179,7 @@ def test_a_blocked_finalize_does_not_stop_claims_or_other_finalizes(spawn, conn,
 
 # --- in-process: the connections behind it ---------------------------------------------------------
 
+
 def test_work_and_renew_connections_have_a_lock_timeout_derived_from_the_lease(db_dsn):
     from psycopg.conninfo import make_conninfo
 
@@ -168,12 +192,19 @@ def test_work_and_renew_connections_have_a_lock_timeout_derived_from_the_lease(d
     worker = Worker(dsn, WorkerConfig(lease_seconds=3, concurrency=4))
     try:
         for lanes in (worker.work_db, worker.renew_db):
-            row = lanes.connection().execute("SELECT current_setting('lock_timeout'), "
-                                             "current_setting('statement_timeout'), current_setting('work_mem')").fetchone()
+            row = (
+                lanes.connection()
+                .execute(
+                    "SELECT current_setting('lock_timeout'), "
+                    "current_setting('statement_timeout'), current_setting('work_mem')"
+                )
+                .fetchone()
+            )
             assert row == ("300ms", "1s", "5MB"), (lanes.application_name, row)
         # The heartbeat's: min(1 s, heartbeat / 2) and min(heartbeat, 30 s) (heartbeat 5 s).
         assert worker.heartbeat_db.connection().execute(
-            "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')").fetchone() == ("1s", "5s")
+            "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')"
+        ).fetchone() == ("1s", "5s")
     finally:
         for db in (worker.work_db, worker.renew_db, worker.heartbeat_db):
             db.close()
@@ -188,8 +219,7 @@ def test_a_lock_timeout_is_raised_at_once_and_keeps_the_connection(db_dsn, conn,
     try:
         pid = short.execute("SELECT pg_backend_pid()")[0][0]
         with pytest.raises(psycopg.Error) as failure:
-            short.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,),
-                          retry=lambda: True)
+            short.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,), retry=lambda: True)
         assert is_lock_timeout(failure.value) and failure.value.sqlstate == "55P03"
         assert short.execute("SELECT pg_backend_pid()")[0][0] == pid
     finally:

@@ -7,8 +7,21 @@ import signal
 
 import pytest
 
-from itest_support import (LONG, ROOT, TEST_HANDLERS, all_in, attempts, history, submit, task, wait_for, wait_log,
-                           wait_registered, wait_running, worker_row)
+from itest_support import (
+    LONG,
+    ROOT,
+    TEST_HANDLERS,
+    all_in,
+    attempts,
+    history,
+    submit,
+    task,
+    wait_for,
+    wait_log,
+    wait_registered,
+    wait_running,
+    worker_row,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -100,8 +113,7 @@ def test_handler_that_outlives_its_lease_keeps_the_task_while_renewals_run(spawn
     thief = spawn.worker("--queue", queue, "--lease-seconds", "2", name=f"{queue}-thief")
     wait_registered(conn, thief)
 
-    wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED", message="the task to succeed",
-             procs=[owner, thief])
+    wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED", message="the task to succeed", procs=[owner, thief])
     rows = attempts(conn, task_id)
     assert [(a["attempt_number"], a["state"], a["worker_name"]) for a in rows] == [(1, "SUCCEEDED", f"{queue}-owner")]
     assert rows[0]["duration_seconds"] >= 7.0  # it really slept 3.5 leases long
@@ -116,8 +128,9 @@ def test_concurrency_claims_only_for_free_slots(spawn, conn, queue):
     seen = []
 
     def done() -> bool:
-        running = conn.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s) AND state = 'RUNNING'",
-                               (task_ids,)).fetchone()[0]
+        running = conn.execute(
+            "SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s) AND state = 'RUNNING'", (task_ids,)
+        ).fetchone()[0]
         seen.append(running)
         return all_in(conn, task_ids, {"SUCCEEDED"})
 
@@ -131,8 +144,9 @@ def test_cancel_reaches_a_running_handler_through_renewals(spawn, conn, queue):
     wait_registered(conn, worker)
     task_id = submit(conn, "sleep", {"ms": 60000}, queue=queue)
     wait_running(conn, task_id, 1, procs=[worker])
-    assert conn.execute("SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %s)",
-                        (task_id,)).fetchone() == ("RUNNING", True)
+    assert conn.execute(
+        "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %s)", (task_id,)
+    ).fetchone() == ("RUNNING", True)
     # The next renewal (every 0.5 s) sets ctx.cancel_requested; the sleep handler stops.
     wait_for(lambda: task(conn, task_id)["state"] == "CANCELLED", message="the task to be cancelled", procs=[worker])
     rows = attempts(conn, task_id)
@@ -170,22 +184,37 @@ def test_errors_and_results_that_postgres_cannot_store_end_as_clear_failures(spa
 
     row = task(conn, report)
     assert row["state"] == "SUCCEEDED"
-    assert row["result"] == {"fencing_token": [report, 1], "cancel_requested": False, "lease_lost": False,
-                             "queue": queue, "priority": 5, "max_attempts": 4}
+    assert row["result"] == {
+        "fencing_token": [report, 1],
+        "cancel_requested": False,
+        "lease_lost": False,
+        "queue": queue,
+        "priority": 5,
+        "max_attempts": 4,
+    }
 
 
 def test_documented_handler_example_runs_as_written(spawn, conn, queue, tmp_path, test_task_types):
     out = tmp_path / "out"
     # docs/worker.md: taskforge worker --import examples/handlers_example.py --queue examples
-    worker = spawn.worker("--import", "examples/handlers_example.py", "--queue", queue, name=f"{queue}-w",
-                          env={"WORD_COUNT_OUTPUT_DIR": str(out)})
+    worker = spawn.worker(
+        "--import",
+        "examples/handlers_example.py",
+        "--queue",
+        queue,
+        name=f"{queue}-w",
+        env={"WORD_COUNT_OUTPUT_DIR": str(out)},
+    )
     wait_registered(conn, worker)
     spawn.scheduler()
     plain = submit(conn, "word_count", {"text": "To be, or not to be: that is the question."}, queue=queue)
     flaky = submit(conn, "word_count", {"text": "again and again", "flaky": True}, queue=queue)
     bad = submit(conn, "word_count", {"words": 3}, queue=queue)
-    wait_for(lambda: all_in(conn, [plain, flaky, bad], {"SUCCEEDED", "FAILED"}), message="the example tasks to end",
-             procs=[worker])
+    wait_for(
+        lambda: all_in(conn, [plain, flaky, bad], {"SUCCEEDED", "FAILED"}),
+        message="the example tasks to end",
+        procs=[worker],
+    )
 
     row = task(conn, plain)
     assert row["state"] == "SUCCEEDED"
@@ -244,6 +273,8 @@ def test_paused_worker_loses_its_lease_and_its_late_result_is_refused(spawn, con
     wait_log(paused, f"did not accept the succeeded outcome of task {task_id} attempt 1: stale_attempt")
     wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED", message="attempt 2 to succeed", procs=[other])
     rows = attempts(conn, task_id)
-    assert [(a["state"], a["worker_name"]) for a in rows] == [("ABANDONED", f"{queue}-paused"),
-                                                               ("SUCCEEDED", f"{queue}-other")]
+    assert [(a["state"], a["worker_name"]) for a in rows] == [
+        ("ABANDONED", f"{queue}-paused"),
+        ("SUCCEEDED", f"{queue}-other"),
+    ]
     assert paused.alive()

@@ -60,8 +60,9 @@ def test_a_stop_does_not_wait_for_a_heartbeat_stuck_on_the_worker_row(spawn, con
     locker = hold_worker_row(db_dsn, worker_id)
     try:
         # The heartbeat meets the lock: it gives up after its lock_timeout and tries again.
-        wait_for(lambda: heartbeat_blocked(conn, worker, since), message="the heartbeat to meet the lock",
-                 procs=[worker])
+        wait_for(
+            lambda: heartbeat_blocked(conn, worker, since), message="the heartbeat to meet the lock", procs=[worker]
+        )
         worker.signal(15)
         assert worker.wait(timeout=LONG) == 0  # deregistering gives up after a bounded time
         log = worker.log()
@@ -77,14 +78,18 @@ def test_a_second_signal_ends_a_stop_that_waits_for_a_lock(spawn, conn, db_dsn, 
     worker_id = wait_registered(conn, worker)
     locker = hold_worker_row(db_dsn, worker_id)
     try:
-        wait_for(lambda: heartbeat_blocked(conn, worker, since), message="the heartbeat to meet the lock",
-                 procs=[worker])
+        wait_for(
+            lambda: heartbeat_blocked(conn, worker, since), message="the heartbeat to meet the lock", procs=[worker]
+        )
         worker.signal(15)
         wait_log(worker, "SIGTERM received: claiming nothing new")
         # The clean stop has begun once its listener has closed its connection; it then tries to
         # deregister (the row stays locked) for up to 10 s.
-        wait_for(lambda: not conn.execute(LISTENING, {"since": since}).fetchone()[0],
-                 message="the listener to stop", procs=[worker])
+        wait_for(
+            lambda: not conn.execute(LISTENING, {"since": since}).fetchone()[0],
+            message="the listener to stop",
+            procs=[worker],
+        )
         worker.signal(15)
         assert worker.wait(timeout=8) == 1
         assert "SIGTERM received again: exiting now" in worker.log()
@@ -110,10 +115,15 @@ def test_a_read_only_window_during_renewals_does_not_lose_the_lease(spawn_factor
             # What a failover looks like to the worker: its connections drop and the new ones are
             # read-only for a moment (SQLSTATE 25006 read_only_sql_transaction).
             conn.execute(f'ALTER DATABASE "{dbname}" SET default_transaction_read_only = on')
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-                         "AND application_name IN ('taskforge-worker/renew', 'taskforge-worker/heartbeat')")
-            wait_for(lambda: "renew" in worker.log() and "ReadOnlySqlTransaction" in worker.log(),
-                     message="a renewal to fail with 25006", procs=[worker])
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name IN ('taskforge-worker/renew', 'taskforge-worker/heartbeat')"
+            )
+            wait_for(
+                lambda: "renew" in worker.log() and "ReadOnlySqlTransaction" in worker.log(),
+                message="a renewal to fail with 25006",
+                procs=[worker],
+            )
         finally:
             conn.execute(f'ALTER DATABASE "{dbname}" RESET default_transaction_read_only')
         wait_log(worker, f"task {task_id} attempt 1 handler ended")
@@ -134,8 +144,10 @@ def test_pgoptions_reach_every_connection(db_dsn, monkeypatch):
     monkeypatch.setenv("PGOPTIONS", "-c work_mem=7MB -c statement_timeout=45000")
     dsn = make_conninfo(db_dsn, options="-c maintenance_work_mem=9MB")
     worker = Worker(dsn, WorkerConfig(lease_seconds=3, heartbeat_seconds=1))
-    query = ("SELECT current_setting('work_mem'), current_setting('maintenance_work_mem'), "
-             "current_setting('lock_timeout'), current_setting('statement_timeout')")
+    query = (
+        "SELECT current_setting('work_mem'), current_setting('maintenance_work_mem'), "
+        "current_setting('lock_timeout'), current_setting('statement_timeout')"
+    )
     try:
         for lanes in (worker.work_db, worker.renew_db):
             # The worker's own -c settings come last and win over $PGOPTIONS.
@@ -150,12 +162,14 @@ def test_a_forced_stop_in_a_library_leaves_no_thread_or_connection(db_dsn, conn,
     from taskforge.worker import EXIT_FORCED, Worker, WorkerConfig
 
     since = conn.execute("SELECT clock_timestamp()").fetchone()[0]
-    worker = Worker(db_dsn, WorkerConfig(queues=(queue,), concurrency=1, lease_seconds=3, grace_seconds=1,
-                                         heartbeat_seconds=1))
+    worker = Worker(
+        db_dsn, WorkerConfig(queues=(queue,), concurrency=1, lease_seconds=3, grace_seconds=1, heartbeat_seconds=1)
+    )
     task_id = submit(conn, "sleep", {"ms": 300}, queue=queue)
     result: dict = {}
-    runner = threading.Thread(target=lambda: result.update(rc=worker.run(install_signal_handlers=False)),
-                              name="test-worker-run", daemon=True)
+    runner = threading.Thread(
+        target=lambda: result.update(rc=worker.run(install_signal_handlers=False)), name="test-worker-run", daemon=True
+    )
     locker = None
     try:
         runner.start()
@@ -163,14 +177,18 @@ def test_a_forced_stop_in_a_library_leaves_no_thread_or_connection(db_dsn, conn,
         # Its finalize keeps finding the task's row busy until the grace period ends.
         locker = psycopg.connect(db_dsn, application_name="taskforge-test/locker")
         locker.execute("SELECT 1 FROM taskforge.tasks WHERE task_id = %s FOR UPDATE", (task_id,))
-        wait_for(lambda: worker.busy == 1 and any(r.outcome is not None for r in worker.attempts.snapshot()),
-                 message="the finalize to start")
+        wait_for(
+            lambda: worker.busy == 1 and any(r.outcome is not None for r in worker.attempts.snapshot()),
+            message="the finalize to start",
+        )
         worker.request_stop()
         runner.join(LONG)
         assert not runner.is_alive() and result["rc"] == EXIT_FORCED
         wait_for(lambda: not any(t.is_alive() for t in worker.threads), message="the worker's threads to end")
-        wait_for(lambda: conn.execute(WORKER_CONNECTIONS, {"since": since}).fetchone()[0] == 0,
-                 message="the worker's connections to close")
+        wait_for(
+            lambda: conn.execute(WORKER_CONNECTIONS, {"since": since}).fetchone()[0] == 0,
+            message="the worker's connections to close",
+        )
     finally:
         if locker is not None:
             locker.rollback()

@@ -27,5 +27,4 @@ from .handlers import (  # noqa: E402  (handlers needs nothing from above but ke
     registry,
 )
 
-__all__ = ["SCHEMA_VERSION", "HandlerRegistry", "RetryableError", "TaskCancelled", "TaskContext",
-           "handler", "registry"]
+__all__ = ["SCHEMA_VERSION", "HandlerRegistry", "RetryableError", "TaskCancelled", "TaskContext", "handler", "registry"]

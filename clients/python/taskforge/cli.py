@@ -113,8 +113,11 @@ class Seconds(click.ParamType):
         if not math.isfinite(number):
             raise OptionError(param_label(param), f"must be a finite number of seconds, got {_shown(value)}")
         if not self.min <= number <= self.max:
-            raise OptionError(param_label(param), f"must be between {_number(self.min)} and "
-                              f"{_number(self.max)} seconds{self.max_note}, got {_shown(value)}")
+            raise OptionError(
+                param_label(param),
+                f"must be between {_number(self.min)} and "
+                f"{_number(self.max)} seconds{self.max_note}, got {_shown(value)}",
+            )
         return number
 
 
@@ -133,8 +136,12 @@ class Text(click.ParamType):
             if "\udc80" <= value[bad] <= "\udcff":  # an undecodable byte of the command line
                 problem = f"not valid UTF-8 (byte 0x{ord(value[bad]) - 0xDC00:02x} at position {bad})"
             label = param_label(param)
-            if ctx is not None and param is not None and param.name and \
-                    ctx.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT:
+            if (
+                ctx is not None
+                and param is not None
+                and param.name
+                and ctx.get_parameter_source(param.name) is click.core.ParameterSource.ENVIRONMENT
+            ):
                 label += " (from the environment)"
             raise OptionError(label, problem)
         return value
@@ -148,13 +155,19 @@ class Choice(click.Choice):
             return super().convert(value, param, ctx)
         except click.BadParameter:
             any_case = "" if self.case_sensitive else " (any case)"
-            raise OptionError(param_label(param), f"must be one of {', '.join(map(str, self.choices))}"
-                                                  f"{any_case}, got {_shown(value)}") from None
+            raise OptionError(
+                param_label(param), f"must be one of {', '.join(map(str, self.choices))}{any_case}, got {_shown(value)}"
+            ) from None
 
 
 dsn_option = click.option(
-    "--dsn", envvar=["TASKFORGE_DSN", "DATABASE_URL"], default=None, show_envvar=True, type=Text(),
-    help="PostgreSQL connection string (libpq key=value or URI). Default: $TASKFORGE_DSN, else $DATABASE_URL.")
+    "--dsn",
+    envvar=["TASKFORGE_DSN", "DATABASE_URL"],
+    default=None,
+    show_envvar=True,
+    type=Text(),
+    help="PostgreSQL connection string (libpq key=value or URI). Default: $TASKFORGE_DSN, else $DATABASE_URL.",
+)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 

@@ -38,20 +38,50 @@ def _interrupt(signum, frame):  # pragma: no cover - exercised through signals
 @main.command("bench")
 @click.argument("workload", type=click.Choice(WORKLOAD_CHOICES, case_sensitive=False))
 @click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peer only if named.")
-@click.option("--trials", type=click.IntRange(1, 100), default=None,
-              help="Blocks (fresh databases) per workload. Default: 3, or 1 with --quick.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Bundle directory. Default: bench-results/<UTC timestamp>.")
-@click.option("--dsn", "admin_dsn", envvar="TASKFORGE_BENCH_DSN", show_envvar=True, type=Text(), default=None,
-              help="A server where this user may create databases (one taskforge_bench_<hex> per block, "
-                   "dropped afterwards). Default: host=127.0.0.1 port=5432 user=postgres dbname=postgres.")
-@click.option("--workers", "worker_counts", callback=_worker_counts, default=None, metavar="1,4,8,16",
-              help="Worker process counts for E1/E2/peer and pgbench client counts for the ceiling. "
-                   "Default: 1,4,8,16, or 1,2 with --quick.")
-@click.option("--peer/--no-peer", "with_peer", default=None,
-              help="Include procrastinate in `all` (default: yes, except with --quick).")
-@click.option("--peer-venv", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Virtualenv for the peer. Default: OUT/peer-venv (created and reused).")
+@click.option(
+    "--trials",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Blocks (fresh databases) per workload. Default: 3, or 1 with --quick.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Bundle directory. Default: bench-results/<UTC timestamp>.",
+)
+@click.option(
+    "--dsn",
+    "admin_dsn",
+    envvar="TASKFORGE_BENCH_DSN",
+    show_envvar=True,
+    type=Text(),
+    default=None,
+    help="A server where this user may create databases (one taskforge_bench_<hex> per block, "
+    "dropped afterwards). Default: host=127.0.0.1 port=5432 user=postgres dbname=postgres.",
+)
+@click.option(
+    "--workers",
+    "worker_counts",
+    callback=_worker_counts,
+    default=None,
+    metavar="1,4,8,16",
+    help="Worker process counts for E1/E2/peer and pgbench client counts for the ceiling. "
+    "Default: 1,4,8,16, or 1,2 with --quick.",
+)
+@click.option(
+    "--peer/--no-peer",
+    "with_peer",
+    default=None,
+    help="Include procrastinate in `all` (default: yes, except with --quick).",
+)
+@click.option(
+    "--peer-venv",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Virtualenv for the peer. Default: OUT/peer-venv (created and reused).",
+)
 def bench_command(workload, quick, trials, out_dir, admin_dsn, worker_counts, with_peer, peer_venv):
     """Run WORKLOAD (e1, e2, e5, e6, pickup, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""

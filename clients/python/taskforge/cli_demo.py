@@ -12,13 +12,25 @@ from .cli import dsn_option, fail, main
 
 
 @main.command("demo")
-@click.option("--once", is_flag=True,
-              help="Exit after the summary (exit code 1 if an expectation failed) instead of running until Ctrl-C.")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Exit after the summary (exit code 1 if an expectation failed) instead of running until Ctrl-C.",
+)
 @dsn_option
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".taskforge"),
-              show_default=True, help="Where the embedded PostgreSQL and the process logs are kept.")
-@click.option("--workload", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="JSON-lines workload file (default: examples/demo_workload.jsonl of the checkout).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".taskforge"),
+    show_default=True,
+    help="Where the embedded PostgreSQL and the process logs are kept.",
+)
+@click.option(
+    "--workload",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="JSON-lines workload file (default: examples/demo_workload.jsonl of the checkout).",
+)
 def demo_cmd(once: bool, dsn: str | None, data_dir: Path, workload: Path | None) -> None:
     """Run the main job end to end: workers, a scheduler, a mixed workload and a crash.
 

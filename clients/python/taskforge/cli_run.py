@@ -18,36 +18,96 @@ from .cli import EXIT_DATABASE, Text, dsn_option, fail, main
 EXIT_USAGE = 2
 
 log_level_option = click.option(
-    "--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    default="INFO", show_default=True,
-    help="Log verbosity (one line per event on stderr; DEBUG logs every claim and finalize).")
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+    help="Log verbosity (one line per event on stderr; DEBUG logs every claim and finalize).",
+)
 
 
 @main.command("worker")
 @dsn_option
-@click.option("--queue", "-q", "queues", type=Text(), multiple=True, metavar="QUEUE",
-              help="Claim from this queue (repeatable). Default: every queue.")
-@click.option("--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Handler slots in this process; it claims only for free slots.")
-@click.option("--lease-seconds", type=click.FloatRange(1, 86400), default=30.0, show_default=True,
-              help="Lease per claim and renewal; renewed every lease/3 seconds.")
-@click.option("--import", "imports", multiple=True, metavar="MODULE",
-              help="Import a module (dotted name or path to a .py file) that registers handlers "
-                   "with @taskforge.handler (repeatable).")
-@click.option("--task-type", "task_types", type=Text(), multiple=True, metavar="TYPE",
-              help="Claim only this task type (repeatable; must have a handler). Default: every "
-                   "type with a handler (the built-ins plus imported ones).")
-@click.option("--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID.")
-@click.option("--poll-seconds", type=click.FloatRange(0.05, 3600), default=1.0, show_default=True,
-              help="Claim attempt interval when no notification arrives.")
-@click.option("--heartbeat-seconds", type=click.FloatRange(0.5, 3600), default=5.0, show_default=True,
-              help="Process heartbeat interval (stale after 3 missed beats).")
-@click.option("--grace-seconds", type=click.FloatRange(0, 86400), default=30.0, show_default=True,
-              help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
-                   "exits and leaves their leases to expire.")
+@click.option(
+    "--queue",
+    "-q",
+    "queues",
+    type=Text(),
+    multiple=True,
+    metavar="QUEUE",
+    help="Claim from this queue (repeatable). Default: every queue.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Handler slots in this process; it claims only for free slots.",
+)
+@click.option(
+    "--lease-seconds",
+    type=click.FloatRange(1, 86400),
+    default=30.0,
+    show_default=True,
+    help="Lease per claim and renewal; renewed every lease/3 seconds.",
+)
+@click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="MODULE",
+    help="Import a module (dotted name or path to a .py file) that registers handlers "
+    "with @taskforge.handler (repeatable).",
+)
+@click.option(
+    "--task-type",
+    "task_types",
+    type=Text(),
+    multiple=True,
+    metavar="TYPE",
+    help="Claim only this task type (repeatable; must have a handler). Default: every "
+    "type with a handler (the built-ins plus imported ones).",
+)
+@click.option(
+    "--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID."
+)
+@click.option(
+    "--poll-seconds",
+    type=click.FloatRange(0.05, 3600),
+    default=1.0,
+    show_default=True,
+    help="Claim attempt interval when no notification arrives.",
+)
+@click.option(
+    "--heartbeat-seconds",
+    type=click.FloatRange(0.5, 3600),
+    default=5.0,
+    show_default=True,
+    help="Process heartbeat interval (stale after 3 missed beats).",
+)
+@click.option(
+    "--grace-seconds",
+    type=click.FloatRange(0, 86400),
+    default=30.0,
+    show_default=True,
+    help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
+    "exits and leaves their leases to expire.",
+)
 @log_level_option
-def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types, name, poll_seconds,
-                   heartbeat_seconds, grace_seconds, log_level):
+def worker_command(
+    dsn,
+    queues,
+    concurrency,
+    lease_seconds,
+    imports,
+    task_types,
+    name,
+    poll_seconds,
+    heartbeat_seconds,
+    grace_seconds,
+    log_level,
+):
     """Run a worker: claim tasks, run their handlers, finalize the attempts.
 
     Stops gracefully on SIGTERM/SIGINT (no new claims; running handlers get --grace-seconds;
@@ -70,10 +130,16 @@ def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types,
                 where = f" ({tb[-1].filename}:{tb[-1].lineno})"
             fail(f"--import {spec}: {type(exc).__name__}: {exc}{where}", EXIT_USAGE)
     try:
-        config = WorkerConfig(queues=tuple(queues) or None, task_types=tuple(task_types) or None,
-                              concurrency=concurrency, lease_seconds=lease_seconds,
-                              heartbeat_seconds=heartbeat_seconds, poll_seconds=poll_seconds,
-                              grace_seconds=grace_seconds, name=name)
+        config = WorkerConfig(
+            queues=tuple(queues) or None,
+            task_types=tuple(task_types) or None,
+            concurrency=concurrency,
+            lease_seconds=lease_seconds,
+            heartbeat_seconds=heartbeat_seconds,
+            poll_seconds=poll_seconds,
+            grace_seconds=grace_seconds,
+            name=name,
+        )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     worker = Worker(dsn, config)
@@ -88,17 +154,33 @@ def worker_command(dsn, queues, concurrency, lease_seconds, imports, task_types,
 
 @main.command("scheduler")
 @dsn_option
-@click.option("--max-interval-seconds", type=click.FloatRange(0.01, 3600), default=1.0,
-              show_default=True,
-              help="Longest sleep between passes; it otherwise wakes just after the next lease "
-                   "deadline or backoff end.")
-@click.option("--batch-size", type=click.IntRange(1, 100000), default=1000, show_default=True,
-              help="max_tasks per tf_recover / tf_promote / tf_prune call.")
-@click.option("--retain-days", type=click.FloatRange(0, 36500), default=None,
-              help="Prune terminal tasks (and their attempts) finished more than this many days "
-                   "ago. Default: keep everything.")
-@click.option("--prune-interval-seconds", type=click.FloatRange(1, 86400), default=60.0,
-              show_default=True, help="Time between prune rounds (with --retain-days).")
+@click.option(
+    "--max-interval-seconds",
+    type=click.FloatRange(0.01, 3600),
+    default=1.0,
+    show_default=True,
+    help="Longest sleep between passes; it otherwise wakes just after the next lease deadline or backoff end.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 100000),
+    default=1000,
+    show_default=True,
+    help="max_tasks per tf_recover / tf_promote / tf_prune call.",
+)
+@click.option(
+    "--retain-days",
+    type=click.FloatRange(0, 36500),
+    default=None,
+    help="Prune terminal tasks (and their attempts) finished more than this many days ago. Default: keep everything.",
+)
+@click.option(
+    "--prune-interval-seconds",
+    type=click.FloatRange(1, 86400),
+    default=60.0,
+    show_default=True,
+    help="Time between prune rounds (with --retain-days).",
+)
 @log_level_option
 def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_interval_seconds, log_level):
     """Run a scheduler: recover expired leases, promote retries, prune old history.
@@ -110,8 +192,12 @@ def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_
 
     configure_logging(log_level)
     try:
-        config = SchedulerConfig(max_interval_seconds=max_interval_seconds, batch_size=batch_size,
-                                 retain_days=retain_days, prune_interval_seconds=prune_interval_seconds)
+        config = SchedulerConfig(
+            max_interval_seconds=max_interval_seconds,
+            batch_size=batch_size,
+            retain_days=retain_days,
+            prune_interval_seconds=prune_interval_seconds,
+        )
     except ValueError as exc:  # e.g. NaN, which passes click.FloatRange
         fail(str(exc), EXIT_USAGE)
     try:

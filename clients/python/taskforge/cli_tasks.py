@@ -19,8 +19,19 @@ import sys
 import click
 
 from . import client, db
-from .cli import (EXIT_REFUSED, EXIT_USAGE, Choice, OptionError, Seconds, SqlInt, Text, dsn_option, fail,
-                  json_option, main)
+from .cli import (
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    Choice,
+    OptionError,
+    Seconds,
+    SqlInt,
+    Text,
+    dsn_option,
+    fail,
+    json_option,
+    main,
+)
 from .output import format_value, key_values, table, to_json
 
 
@@ -36,8 +47,10 @@ def _reject_constant(name: str):
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):  # 1e400 parses to inf: Python floats stop near 1.8e308
-        raise client.InvalidArgument("payload", f"number {text[:40]} is out of range: numbers must be "
-                                                "finite (at most about 1.8e308 in magnitude)")
+        raise client.InvalidArgument(
+            "payload",
+            f"number {text[:40]} is out of range: numbers must be finite (at most about 1.8e308 in magnitude)",
+        )
     return value
 
 
@@ -45,8 +58,10 @@ def _parse_int(text: str) -> int:
     try:
         return int(text)
     except ValueError:  # more digits than Python converts
-        raise client.InvalidArgument("payload", f"integer with {len(text.lstrip('-'))} digits is too long "
-                                                f"(at most {sys.get_int_max_str_digits()} digits)") from None
+        raise client.InvalidArgument(
+            "payload",
+            f"integer with {len(text.lstrip('-'))} digits is too long (at most {sys.get_int_max_str_digits()} digits)",
+        ) from None
 
 
 def parse_payload(text: str | None) -> dict | None:
@@ -61,8 +76,7 @@ def parse_payload(text: str | None) -> dict | None:
     if text is None:
         return None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
-                           parse_int=_parse_int)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
         client.check_payload(value)
     except client.InvalidArgument as exc:
         raise OptionError("--payload", exc.problem) from None
@@ -97,8 +111,9 @@ def parse_at(text: str | None) -> _dt.datetime | None:
     except ValueError:
         _usage("--at", f"not an ISO-8601 time: {text!r} (example: 2030-01-31T09:30:00+01:00)")
     if value.utcoffset() is None:
-        _usage("--at", f"{text!r} has no UTC offset; add one such as Z or +02:00 "
-                       "(a time without an offset is ambiguous)")
+        _usage(
+            "--at", f"{text!r} has no UTC offset; add one such as Z or +02:00 (a time without an offset is ambiguous)"
+        )
     return value
 
 
@@ -115,21 +130,39 @@ def _error_summary(error) -> str | None:
 
 @main.command("submit")
 @click.argument("task_type", type=Text())
-@click.option("--payload", type=Payload(), metavar="JSON", default=None,
-              help="Task payload, a JSON object (default {}).")
+@click.option(
+    "--payload", type=Payload(), metavar="JSON", default=None, help="Task payload, a JSON object (default {})."
+)
 @click.option("--queue", type=Text(), default="default", show_default=True, help="Queue name.")
-@click.option("--priority", type=SqlInt("int"), default=0, show_default=True,
-              help="Higher is claimed first (-32768..32767).")
-@click.option("--max-attempts", type=SqlInt("int"), default=3, show_default=True,
-              help="Total attempt budget (1..1000).")
-@click.option("--at", "at", type=Text(), metavar="ISO-8601", default=None,
-              help="Earliest start, with a UTC offset, e.g. 2030-01-31T09:30:00+01:00 or ...Z.")
-@click.option("--delay", "delay", type=Seconds(0, client.MAX_DELAY_SECONDS, " (100 years)"),
-              metavar="SECONDS", default=None,
-              help="Earliest start this many seconds (0 to 100 years) after the database's current "
-                   "time. Not replay-safe with --idempotency-key: each run computes another time.")
-@click.option("--idempotency-key", type=Text(), default=None,
-              help="Makes a repeated submit safe: the same request returns the same task.")
+@click.option(
+    "--priority", type=SqlInt("int"), default=0, show_default=True, help="Higher is claimed first (-32768..32767)."
+)
+@click.option(
+    "--max-attempts", type=SqlInt("int"), default=3, show_default=True, help="Total attempt budget (1..1000)."
+)
+@click.option(
+    "--at",
+    "at",
+    type=Text(),
+    metavar="ISO-8601",
+    default=None,
+    help="Earliest start, with a UTC offset, e.g. 2030-01-31T09:30:00+01:00 or ...Z.",
+)
+@click.option(
+    "--delay",
+    "delay",
+    type=Seconds(0, client.MAX_DELAY_SECONDS, " (100 years)"),
+    metavar="SECONDS",
+    default=None,
+    help="Earliest start this many seconds (0 to 100 years) after the database's current "
+    "time. Not replay-safe with --idempotency-key: each run computes another time.",
+)
+@click.option(
+    "--idempotency-key",
+    type=Text(),
+    default=None,
+    help="Makes a repeated submit safe: the same request returns the same task.",
+)
 @dsn_option
 @json_option
 def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, idempotency_key, dsn, as_json):
@@ -143,16 +176,26 @@ def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, ide
     if when is not None and delay is not None:
         _usage("--at/--delay", "give at most one")
     with db.connect(dsn) as conn:
-        res = client.submit(conn, task_type, payload, queue=queue, priority=priority,
-                            max_attempts=max_attempts, scheduled_at=when, delay_seconds=delay,
-                            idempotency_key=idempotency_key)
+        res = client.submit(
+            conn,
+            task_type,
+            payload,
+            queue=queue,
+            priority=priority,
+            max_attempts=max_attempts,
+            scheduled_at=when,
+            delay_seconds=delay,
+            idempotency_key=idempotency_key,
+        )
     if as_json:
         click.echo(to_json(client.as_dict(res)))
     elif res.created:
         click.echo(f"task {res.task_id} {res.state} (created)")
     else:
-        click.echo(f"task {res.task_id} {res.state} (existing task returned for idempotency key "
-                   f"{idempotency_key!r}; nothing created)")
+        click.echo(
+            f"task {res.task_id} {res.state} (existing task returned for idempotency key "
+            f"{idempotency_key!r}; nothing created)"
+        )
 
 
 @main.command("show")
@@ -169,9 +212,24 @@ def show_cmd(task_id, dsn, as_json):
     if as_json:
         click.echo(to_json(task, indent=2))
         return
-    fields = ["task_id", "task_type", "queue", "priority", "state", "attempt_count", "max_attempts",
-              "scheduled_at", "created_at", "updated_at", "finished_at", "owner_worker_id",
-              "lease_expires_at", "cancel_requested", "cancel_reason", "idempotency_key"]
+    fields = [
+        "task_id",
+        "task_type",
+        "queue",
+        "priority",
+        "state",
+        "attempt_count",
+        "max_attempts",
+        "scheduled_at",
+        "created_at",
+        "updated_at",
+        "finished_at",
+        "owner_worker_id",
+        "lease_expires_at",
+        "cancel_requested",
+        "cancel_reason",
+        "idempotency_key",
+    ]
     click.echo(key_values([(f, task[f]) for f in fields], width=None))
     for f in ("payload", "result", "last_error"):
         if task[f] is not None:
@@ -180,19 +238,38 @@ def show_cmd(task_id, dsn, as_json):
     click.echo("")
     click.echo("attempts:")
     rows = [{**a, "error_summary": _error_summary(a["error"])} for a in task["attempts"]]
-    click.echo(table(rows, [("attempt_number", "#"), "state", "outcome", ("worker_name", "worker"),
-                            ("started_at", "started"), ("finished_at", "finished"),
-                            ("duration_seconds", "seconds"), ("recovery_lag_seconds", "recovery_lag"),
-                            ("error_summary", "error")], empty="  (none yet)"))
+    click.echo(
+        table(
+            rows,
+            [
+                ("attempt_number", "#"),
+                "state",
+                "outcome",
+                ("worker_name", "worker"),
+                ("started_at", "started"),
+                ("finished_at", "finished"),
+                ("duration_seconds", "seconds"),
+                ("recovery_lag_seconds", "recovery_lag"),
+                ("error_summary", "error"),
+            ],
+            empty="  (none yet)",
+        )
+    )
 
 
 @main.command("list")
-@click.option("--state", type=Choice(client.STATES, case_sensitive=False), default=None,
-              help="Only tasks in this state.")
+@click.option(
+    "--state", type=Choice(client.STATES, case_sensitive=False), default=None, help="Only tasks in this state."
+)
 @click.option("--queue", type=Text(), default=None, help="Only tasks of this queue.")
 @click.option("--type", "task_type", type=Text(), default=None, help="Only tasks of this task type.")
-@click.option("--limit", type=SqlInt("int", 1, 10000), default=50, show_default=True,
-              help="At most this many tasks (1..10000), newest first.")
+@click.option(
+    "--limit",
+    type=SqlInt("int", 1, 10000),
+    default=50,
+    show_default=True,
+    help="At most this many tasks (1..10000), newest first.",
+)
 @dsn_option
 @json_option
 def list_cmd(state, queue, task_type, limit, dsn, as_json):
@@ -204,9 +281,23 @@ def list_cmd(state, queue, task_type, limit, dsn, as_json):
         return
     for r in rows:
         r["attempts"] = f"{r['attempt_count']}/{r['max_attempts']}"
-    click.echo(table(rows, ["task_id", ("task_type", "type"), "queue", ("priority", "pri"), "state",
-                            "attempts", ("scheduled_at", "scheduled"), ("created_at", "created"),
-                            ("finished_at", "finished")], empty="(no tasks)"))
+    click.echo(
+        table(
+            rows,
+            [
+                "task_id",
+                ("task_type", "type"),
+                "queue",
+                ("priority", "pri"),
+                "state",
+                "attempts",
+                ("scheduled_at", "scheduled"),
+                ("created_at", "created"),
+                ("finished_at", "finished"),
+            ],
+            empty="(no tasks)",
+        )
+    )
 
 
 @main.command("cancel")
@@ -232,8 +323,13 @@ def cancel_cmd(task_id, reason, dsn, as_json):
 
 @main.command("retry")
 @click.argument("task_id", type=SqlInt("bigint"))
-@click.option("--extra-attempts", type=SqlInt("int"), default=1, show_default=True,
-              help="At least this many further attempts (1..1000).")
+@click.option(
+    "--extra-attempts",
+    type=SqlInt("int"),
+    default=1,
+    show_default=True,
+    help="At least this many further attempts (1..1000).",
+)
 @dsn_option
 @json_option
 def retry_cmd(task_id, extra_attempts, dsn, as_json):
@@ -259,9 +355,23 @@ def workers_cmd(include_stopped, dsn, as_json):
         return
     for r in rows:
         r["queues_text"] = ",".join(r["queues"]) if r["queues"] else "(all)"
-    click.echo(table(rows, ["worker_id", "name", "hostname", "pid", "liveness", ("running_tasks", "running"),
-                            ("seconds_since_heartbeat", "heartbeat_age_s"), ("queues_text", "queues"),
-                            ("started_at", "started")], empty="(no workers)"))
+    click.echo(
+        table(
+            rows,
+            [
+                "worker_id",
+                "name",
+                "hostname",
+                "pid",
+                "liveness",
+                ("running_tasks", "running"),
+                ("seconds_since_heartbeat", "heartbeat_age_s"),
+                ("queues_text", "queues"),
+                ("started_at", "started"),
+            ],
+            empty="(no workers)",
+        )
+    )
 
 
 @main.command("stats")
@@ -278,9 +388,21 @@ def stats_cmd(dsn, as_json):
     click.echo(table(st["queues"], ["queue", *client.STATES, "total"], empty="  (no tasks)"))
     click.echo("")
     click.echo("throughput (attempts finished in the last 60/300/900 s of database time):")
-    click.echo(table(st["throughput"], [("window_seconds", "window_s"), "queue", ("attempts_finished", "finished"),
-                                        ("attempts_succeeded", "succeeded"), ("attempts_failed", "failed"),
-                                        ("succeeded_per_second", "ok_per_s"), ("run_p50_seconds", "run_p50_s"),
-                                        ("run_p95_seconds", "run_p95_s"), ("wait_p50_seconds", "wait_p50_s"),
-                                        ("wait_p95_seconds", "wait_p95_s")],
-                     empty="  (nothing finished in the last 15 minutes)"))
+    click.echo(
+        table(
+            st["throughput"],
+            [
+                ("window_seconds", "window_s"),
+                "queue",
+                ("attempts_finished", "finished"),
+                ("attempts_succeeded", "succeeded"),
+                ("attempts_failed", "failed"),
+                ("succeeded_per_second", "ok_per_s"),
+                ("run_p50_seconds", "run_p50_s"),
+                ("run_p95_seconds", "run_p95_s"),
+                ("wait_p50_seconds", "wait_p50_s"),
+                ("wait_p95_seconds", "wait_p95_s"),
+            ],
+            empty="  (nothing finished in the last 15 minutes)",
+        )
+    )

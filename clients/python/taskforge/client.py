@@ -38,11 +38,30 @@ from psycopg.types.json import Jsonb
 from . import sql
 
 __all__ = [
-    "STATES", "INT4_RANGE", "INT8_RANGE", "MAX_DELAY_SECONDS", "MAX_PAYLOAD_DEPTH",
-    "InvalidArgument", "TaskNotFound", "Submitted", "Cancelled", "Retried",
-    "check_payload", "check_delay", "text_problem",
-    "submit", "cancel", "retry", "get_task", "list_tasks", "tasks_by_id", "attempts_for",
-    "workers", "stats", "invariant_violations", "as_dict",
+    "STATES",
+    "INT4_RANGE",
+    "INT8_RANGE",
+    "MAX_DELAY_SECONDS",
+    "MAX_PAYLOAD_DEPTH",
+    "InvalidArgument",
+    "TaskNotFound",
+    "Submitted",
+    "Cancelled",
+    "Retried",
+    "check_payload",
+    "check_delay",
+    "text_problem",
+    "submit",
+    "cancel",
+    "retry",
+    "get_task",
+    "list_tasks",
+    "tasks_by_id",
+    "attempts_for",
+    "workers",
+    "stats",
+    "invariant_violations",
+    "as_dict",
 ]
 
 #: Task states in lifecycle order (DESIGN.md §2).
@@ -51,9 +70,9 @@ STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
 #: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. A
 #: Python int outside it would be sent as ``bigint``/``numeric``, and PostgreSQL would then find
 #: no matching ``tf_*`` function (SQLSTATE 42883) instead of checking the business bound.
-INT4_RANGE = (-2**31, 2**31 - 1)
+INT4_RANGE = (-(2**31), 2**31 - 1)
 #: Inclusive range of the SQL type ``bigint`` (int8): task ids.
-INT8_RANGE = (-2**63, 2**63 - 1)
+INT8_RANGE = (-(2**63), 2**63 - 1)
 #: Longest ``delay_seconds`` that :func:`submit` accepts: 100 years of 365.25 days, in seconds.
 MAX_DELAY_SECONDS = 100 * 365.25 * 86400
 #: Deepest nesting of arrays and objects in a payload (the top-level object is level 1). Python's
@@ -130,8 +149,7 @@ def text_problem(value: str) -> str | None:
     char, where = bad.group(), bad.start()
     if char == "\x00":
         return f"contains a NUL character (U+0000) at position {where}, which PostgreSQL cannot store"
-    return (f"contains an unpaired surrogate (U+{ord(char):04X}) at position {where}, "
-            "which is not valid Unicode")
+    return f"contains an unpaired surrogate (U+{ord(char):04X}) at position {where}, which is not valid Unicode"
 
 
 def _int_arg(argument: str, value: Any, bounds: tuple[int, int], sql_type: str) -> Any:
@@ -143,8 +161,7 @@ def _int_arg(argument: str, value: Any, bounds: tuple[int, int], sql_type: str) 
         raise InvalidArgument(argument, f"must be an integer, got {type(value).__name__}")
     value = int(value)
     if not bounds[0] <= value <= bounds[1]:
-        raise InvalidArgument(argument, f"must fit the SQL type {sql_type} "
-                                        f"({bounds[0]}..{bounds[1]}), got {value}")
+        raise InvalidArgument(argument, f"must fit the SQL type {sql_type} ({bounds[0]}..{bounds[1]}), got {value}")
     return value
 
 
@@ -189,9 +206,12 @@ def check_payload(payload: Any) -> None:
                 raise InvalidArgument("payload", f"string at {_short(path)} {problem}")
         elif isinstance(value, float):
             if not math.isfinite(value):
-                raise InvalidArgument("payload", f"number at {_short(path)} is {value!r}; JSON numbers "
-                                                 "must be finite (a number beyond +/-1.8e308 overflows "
-                                                 "to Infinity)")
+                raise InvalidArgument(
+                    "payload",
+                    f"number at {_short(path)} is {value!r}; JSON numbers "
+                    "must be finite (a number beyond +/-1.8e308 overflows "
+                    "to Infinity)",
+                )
         elif isinstance(value, (dict, list, tuple)):
             if depth > MAX_PAYLOAD_DEPTH:
                 raise InvalidArgument("payload", f"nested more than {MAX_PAYLOAD_DEPTH} levels deep")
@@ -201,18 +221,25 @@ def check_payload(payload: Any) -> None:
                     if isinstance(key, str):
                         problem = text_problem(key)
                         if problem:
-                            raise InvalidArgument("payload", f"key at {_short(_json_path(path, key))} "
-                                                             f"{problem}")
+                            raise InvalidArgument("payload", f"key at {_short(_json_path(path, key))} {problem}")
                     children.append((item, _json_path(path, key), depth + 1))
             else:
                 children = [(item, _json_path(path, i), depth + 1) for i, item in enumerate(value)]
             stack.extend(reversed(children))  # report problems in document order
 
 
-def submit(conn: psycopg.Connection, task_type: str, payload: dict | None = None, *,
-           queue: str = "default", priority: int = 0, max_attempts: int = 3,
-           scheduled_at: _dt.datetime | None = None, delay_seconds: float | None = None,
-           idempotency_key: str | None = None) -> Submitted:
+def submit(
+    conn: psycopg.Connection,
+    task_type: str,
+    payload: dict | None = None,
+    *,
+    queue: str = "default",
+    priority: int = 0,
+    max_attempts: int = 3,
+    scheduled_at: _dt.datetime | None = None,
+    delay_seconds: float | None = None,
+    idempotency_key: str | None = None,
+) -> Submitted:
     """Admit one task through ``tf_submit`` and return :class:`Submitted`.
 
     ``payload`` must be a JSON object (``dict``; ``None`` means ``{}``) that passes
@@ -261,8 +288,9 @@ def check_delay(delay_seconds: Any) -> float:
     if not math.isfinite(value):
         raise InvalidArgument("delay_seconds", f"must be a finite number of seconds, got {value!r}")
     if not 0 <= value <= MAX_DELAY_SECONDS:
-        raise InvalidArgument("delay_seconds", f"must be between 0 and {MAX_DELAY_SECONDS:.0f} seconds "
-                                               f"(100 years), got {value:g}")
+        raise InvalidArgument(
+            "delay_seconds", f"must be between 0 and {MAX_DELAY_SECONDS:.0f} seconds (100 years), got {value:g}"
+        )
     return value
 
 
@@ -273,8 +301,7 @@ def cancel(conn: psycopg.Connection, task_id: int, reason: str | None = None) ->
     Raises ``psycopg.Error`` TF404 for an unknown id, TF400 for a NULL id;
     :class:`InvalidArgument` for an id outside :data:`INT8_RANGE` or an unstorable reason.
     """
-    params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
-              "reason": _text_arg("reason", reason)}
+    params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"), "reason": _text_arg("reason", reason)}
     row = conn.execute(sql.CANCEL, params).fetchone()
     return Cancelled(task_id=task_id, task_state=row[0], cancel_requested=row[1])
 
@@ -287,8 +314,10 @@ def retry(conn: psycopg.Connection, task_id: int, extra_attempts: int = 1) -> Re
     TF400 (extra_attempts outside 1..1000, or a budget above 10000); :class:`InvalidArgument`
     for a task id outside :data:`INT8_RANGE` or extra_attempts outside :data:`INT4_RANGE`.
     """
-    params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
-              "extra_attempts": _int_arg("extra_attempts", extra_attempts, INT4_RANGE, "int")}
+    params = {
+        "task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
+        "extra_attempts": _int_arg("extra_attempts", extra_attempts, INT4_RANGE, "int"),
+    }
     row = conn.execute(sql.RETRY, params).fetchone()
     return Retried(task_id=task_id, task_state=row[0], max_attempts=row[1])
 
@@ -311,8 +340,14 @@ def get_task(conn: psycopg.Connection, task_id: int) -> dict:
     return task
 
 
-def list_tasks(conn: psycopg.Connection, *, state: str | None = None, queue: str | None = None,
-               task_type: str | None = None, limit: int = 50) -> list[dict]:
+def list_tasks(
+    conn: psycopg.Connection,
+    *,
+    state: str | None = None,
+    queue: str | None = None,
+    task_type: str | None = None,
+    limit: int = 50,
+) -> list[dict]:
     """Tasks from ``tf_tasks``, newest first (by task id), filtered by exact state, queue and
     task type (``None`` matches all), at most ``limit`` rows (1..10000). Raises
     :class:`InvalidArgument` (a ``ValueError``) for a bad limit, state or filter string."""
@@ -324,8 +359,7 @@ def list_tasks(conn: psycopg.Connection, *, state: str | None = None, queue: str
             raise InvalidArgument("state", f"must be one of {', '.join(STATES)}, got {state!r}")
     _text_arg("queue", queue)
     _text_arg("task_type", task_type)
-    return _dict_rows(conn, sql.TASKS_LIST,
-                      {"state": state, "queue": queue, "task_type": task_type, "limit": limit})
+    return _dict_rows(conn, sql.TASKS_LIST, {"state": state, "queue": queue, "task_type": task_type, "limit": limit})
 
 
 def tasks_by_id(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict]:

@@ -31,8 +31,9 @@ def resolve_dsn(dsn: str | None = None) -> str:
     raise DsnMissing("no database given: pass --dsn, or set TASKFORGE_DSN or DATABASE_URL")
 
 
-def connect(dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME,
-            **kwargs) -> psycopg.Connection:
+def connect(
+    dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME, **kwargs
+) -> psycopg.Connection:
     """Open a psycopg connection (autocommit by default: every tf_* call is its own transaction)."""
     return psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **kwargs)
 

@@ -87,8 +87,9 @@ steps = [step(apply, rollback)]
 '''
 
 
-def freeze(name: str, files: list[Path] | None, description: str, db: Path | None = None,
-           rollback_sql: str = "SELECT 1") -> tuple[Path, Path]:
+def freeze(
+    name: str, files: list[Path] | None, description: str, db: Path | None = None, rollback_sql: str = "SELECT 1"
+) -> tuple[Path, Path]:
     """Write ``db/migrations/frozen/NAME.sql`` and ``db/migrations/NAME.py``.
 
     ``files`` None freezes the full build (an initial migration); otherwise only those source
@@ -103,9 +104,15 @@ def freeze(name: str, files: list[Path] | None, description: str, db: Path | Non
     frozen.parent.mkdir(parents=True, exist_ok=True)
     frozen.write_text(f"-- Frozen by taskforge.dbsource (sha256 {digest}). Do not edit.\n{body}", encoding="utf-8")
     module = migrations / f"{name}.py"
-    module.write_text(_MIGRATION_TEMPLATE.format(
-        description=description, name=name,
-        depends=set(existing[-1:]) if existing else set(), rollback_sql=rollback_sql), encoding="utf-8")
+    module.write_text(
+        _MIGRATION_TEMPLATE.format(
+            description=description,
+            name=name,
+            depends=set(existing[-1:]) if existing else set(),
+            rollback_sql=rollback_sql,
+        ),
+        encoding="utf-8",
+    )
     return frozen, module
 
 
@@ -116,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     p_build.set_defaults(command="build")
     p_freeze = sub.add_parser("freeze", help="write a migration with a frozen copy of source files")
     p_freeze.add_argument("name", help="migration name, e.g. 0002_faster_claim")
-    p_freeze.add_argument("files", nargs="*", type=Path,
-                          help="source files to freeze (default: the full build, for an initial migration)")
+    p_freeze.add_argument(
+        "files", nargs="*", type=Path, help="source files to freeze (default: the full build, for an initial migration)"
+    )
     p_freeze.add_argument("--description", default="TaskForge migration.")
     p_freeze.add_argument("--rollback-sql", default="SELECT 1")
     args = parser.parse_args(argv)

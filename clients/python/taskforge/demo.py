@@ -45,13 +45,30 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from . import client, db, sql
 
-__all__ = ["DemoConfig", "DemoError", "WorkloadItem", "load_workload", "default_workload_path", "run",
-           "EXPECTATIONS", "check_expectations"]
+__all__ = [
+    "DemoConfig",
+    "DemoError",
+    "WorkloadItem",
+    "load_workload",
+    "default_workload_path",
+    "run",
+    "EXPECTATIONS",
+    "check_expectations",
+]
 
 #: Task types the demo knows the expected outcome of.
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
-WORKLOAD_KEYS = {"type", "payload", "queue", "priority", "max_attempts", "delay_seconds",
-                 "idempotency_key", "count", "note"}
+WORKLOAD_KEYS = {
+    "type",
+    "payload",
+    "queue",
+    "priority",
+    "max_attempts",
+    "delay_seconds",
+    "idempotency_key",
+    "count",
+    "note",
+}
 #: A running sleep task at least this long is the one whose worker gets killed.
 KILL_MIN_SLEEP_MS = 4000
 #: How long the kill target must have been running (orchestration clock) before the kill.
@@ -97,9 +114,14 @@ class WorkloadItem:
 # attempt before the final one is allowed where the type is meant to succeed: it is the crash
 # the demo causes on purpose, and recovery must then finish the task.
 
+
 def _succeeded(task: dict, states: list[str]) -> bool:
-    return (task["state"] == "SUCCEEDED" and bool(states) and states[-1] == "SUCCEEDED"
-            and all(s == "ABANDONED" for s in states[:-1]))
+    return (
+        task["state"] == "SUCCEEDED"
+        and bool(states)
+        and states[-1] == "SUCCEEDED"
+        and all(s == "ABANDONED" for s in states[:-1])
+    )
 
 
 def _echo(task: dict, states: list[str]) -> bool:
@@ -115,8 +137,7 @@ def _fail(task: dict, states: list[str]) -> bool:
 
 
 def _retryable_fail(task: dict, states: list[str]) -> bool:
-    return (task["state"] == "FAILED" and len(states) == task["max_attempts"]
-            and all(s == "FAILED" for s in states))
+    return task["state"] == "FAILED" and len(states) == task["max_attempts"] and all(s == "FAILED" for s in states)
 
 
 EXPECTATIONS: dict[str, tuple[str, Callable[[dict, list[str]], bool]]] = {
@@ -143,8 +164,10 @@ def check_expectations(tasks: list[dict], attempts: list[dict]) -> list[tuple[bo
         text, check = EXPECTATIONS.get(task_type, ("a terminal state", lambda t, s: t["state"] in TERMINAL))
         bad = [t for t in group if not check(t, history[t["task_id"]])]
         line = f"{task_type:<15} {len(group) - len(bad)}/{len(group)} as expected: {text}"
-        problems = [f"task {t['task_id']}: {t['state']} after {' -> '.join(history[t['task_id']]) or 'no attempts'}"
-                    for t in bad[:5]]
+        problems = [
+            f"task {t['task_id']}: {t['state']} after {' -> '.join(history[t['task_id']]) or 'no attempts'}"
+            for t in bad[:5]
+        ]
         results.append((not bad, line, problems))
     return results
 
@@ -152,10 +175,13 @@ def check_expectations(tasks: list[dict], attempts: list[dict]) -> list[tuple[bo
 # ---------------------------------------------------------------------------------------------
 # Workload file
 
+
 def default_workload_path() -> Path:
     """``examples/demo_workload.jsonl``: the copy shipped in the wheel, else the source checkout's."""
-    for candidate in (Path(__file__).resolve().parent / "examples" / "demo_workload.jsonl",
-                      Path(__file__).resolve().parents[3] / "examples" / "demo_workload.jsonl"):
+    for candidate in (
+        Path(__file__).resolve().parent / "examples" / "demo_workload.jsonl",
+        Path(__file__).resolve().parents[3] / "examples" / "demo_workload.jsonl",
+    ):
         if candidate.is_file():
             return candidate
     cwd_candidate = Path.cwd() / "examples" / "demo_workload.jsonl"
@@ -198,13 +224,23 @@ def load_workload(path: Path) -> list[WorkloadItem]:
         if not isinstance(count, int) or not 1 <= count <= 1000:
             raise DemoError(f"{where}: count must be an integer 1..1000")
         if obj.get("idempotency_key") is not None and (count != 1 or obj.get("delay_seconds")):
-            raise DemoError(f"{where}: an idempotency_key needs count 1 and no delay_seconds "
-                            "(a delay moves scheduled_at, which is part of the request)")
-        items.append(WorkloadItem(
-            line=number, task_type=task_type, payload=payload, queue=obj.get("queue", "default"),
-            priority=obj.get("priority", 0), max_attempts=obj.get("max_attempts", 3),
-            delay_seconds=obj.get("delay_seconds"), idempotency_key=obj.get("idempotency_key"),
-            count=count))
+            raise DemoError(
+                f"{where}: an idempotency_key needs count 1 and no delay_seconds "
+                "(a delay moves scheduled_at, which is part of the request)"
+            )
+        items.append(
+            WorkloadItem(
+                line=number,
+                task_type=task_type,
+                payload=payload,
+                queue=obj.get("queue", "default"),
+                priority=obj.get("priority", 0),
+                max_attempts=obj.get("max_attempts", 3),
+                delay_seconds=obj.get("delay_seconds"),
+                idempotency_key=obj.get("idempotency_key"),
+                count=count,
+            )
+        )
     if not items:
         raise DemoError(f"{path}: no tasks in the workload")
     return items
@@ -212,6 +248,7 @@ def load_workload(path: Path) -> list[WorkloadItem]:
 
 # ---------------------------------------------------------------------------------------------
 # Processes
+
 
 def child_command(kind: str, args: list[str]) -> list[str]:
     """The command line of a worker or scheduler process (``kind`` = ``worker``/``scheduler``)."""
@@ -268,8 +305,14 @@ class Run:
         with open(log, "ab") as out:
             # A session of its own: a Ctrl-C in the terminal reaches the demo only, which then
             # stops every child with one SIGTERM (a second signal would mean "exit now").
-            proc = subprocess.Popen(child_command(kind, args), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                child_command(kind, args),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         child = Child(name=name, kind=kind, proc=proc, log=log)
         self.children.append(child)
         return child
@@ -283,8 +326,7 @@ class Run:
     def worker_labels(self, conn: psycopg.Connection) -> dict:
         """worker_id -> the demo's name for that process (worker-N), from tf_workers.pid."""
         by_pid = {c.pid: c.name for c in self.children}
-        return {w["worker_id"]: by_pid.get(w["pid"], w["name"])
-                for w in client.workers(conn, include_stopped=True)}
+        return {w["worker_id"]: by_pid.get(w["pid"], w["name"]) for w in client.workers(conn, include_stopped=True)}
 
     def live_workers(self) -> list[Child]:
         return [c for c in self.children if c.kind == "worker" and not c.killed and c.proc.poll() is None]
@@ -305,12 +347,15 @@ class Run:
                     os.killpg(c.pid, signal.SIGKILL)
                 c.proc.wait()
         if live:
-            out(f"stopped {len(live)} process(es) with SIGTERM "
-                f"(exit codes: {', '.join(f'{c.name}={c.proc.returncode}' for c in live)})")
+            out(
+                f"stopped {len(live)} process(es) with SIGTERM "
+                f"(exit codes: {', '.join(f'{c.name}={c.proc.returncode}' for c in live)})"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # Embedded PostgreSQL
+
 
 @dataclass
 class Embedded:
@@ -334,8 +379,10 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
             warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
             import pgserver
     except ImportError:
-        raise DemoError("no database configured and the embedded PostgreSQL needs the pgserver package: "
-                        "pip install 'taskforge[demo]' (make demo installs it), or pass --dsn") from None
+        raise DemoError(
+            "no database configured and the embedded PostgreSQL needs the pgserver package: "
+            "pip install 'taskforge[demo]' (make demo installs it), or pass --dsn"
+        ) from None
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     pgdata = data_dir / "pgdata"
@@ -347,8 +394,10 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
             warnings.simplefilter("ignore")
             server = pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:  # noqa: BLE001 - initdb/pg_ctl/useradd failures: one clear message
-        raise DemoError(f"cannot start the embedded PostgreSQL in {pgdata}: {type(exc).__name__}: {exc} "
-                        f"(server log: {pgdata / 'log'}); or pass --dsn") from None
+        raise DemoError(
+            f"cannot start the embedded PostgreSQL in {pgdata}: {type(exc).__name__}: {exc} "
+            f"(server log: {pgdata / 'log'}); or pass --dsn"
+        ) from None
     admin = _clean_dsn(server.get_uri(), "postgres")
     out(f"embedded PostgreSQL ready in {time.monotonic() - t0:.1f} s (socket in {conninfo_to_dict(admin).get('host')})")
     return Embedded(server=server, admin_dsn=admin)
@@ -356,6 +405,7 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
 
 # ---------------------------------------------------------------------------------------------
 # Display
+
 
 class Progress:
     """A one-line progress bar on stderr when it is a terminal; otherwise a plain line every 5 s."""
@@ -371,8 +421,10 @@ class Progress:
         width = 30
         filled = int(width * done / self.total) if self.total else width
         live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
-        self.line = (f"draining [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} finished"
-                     f"{' (' + live + ')' if live else ''}  {elapsed:5.1f} s")
+        self.line = (
+            f"draining [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} finished"
+            f"{' (' + live + ')' if live else ''}  {elapsed:5.1f} s"
+        )
         if self.tty:
             self.stream.write("\r\033[K" + self.line)
             self.stream.flush()
@@ -407,6 +459,7 @@ def _t(value: _dt.datetime | None) -> str:
 # ---------------------------------------------------------------------------------------------
 # The run
 
+
 def _wait_for_workers(run: Run, conn: psycopg.Connection, expected: list[Child], out, timeout: float = 90.0) -> None:
     """Wait until every expected worker process has registered (tf_workers, liveness alive)."""
     deadline = time.monotonic() + timeout
@@ -414,8 +467,10 @@ def _wait_for_workers(run: Run, conn: psycopg.Connection, expected: list[Child],
     while True:
         for c in run.children:
             if c.proc.poll() is not None and not c.killed:
-                raise DemoError(f"{c.name} (pid {c.pid}) exited with code {c.proc.returncode} at start; "
-                                f"last lines of {c.log}:\n{c.tail()}")
+                raise DemoError(
+                    f"{c.name} (pid {c.pid}) exited with code {c.proc.returncode} at start; "
+                    f"last lines of {c.log}:\n{c.tail()}"
+                )
         alive = {w["pid"] for w in client.workers(conn) if w["liveness"] == "alive"}
         if pids <= alive:
             return
@@ -432,9 +487,16 @@ def _submit_workload(run: Run, conn: psycopg.Connection, items: list[WorkloadIte
         for _ in range(item.count):
             lines += 1
             key = f"{run.tag}:{item.idempotency_key}" if item.idempotency_key else None
-            res = client.submit(conn, item.task_type, item.payload, queue=run.queue(item.queue),
-                                priority=item.priority, max_attempts=item.max_attempts,
-                                delay_seconds=item.delay_seconds, idempotency_key=key)
+            res = client.submit(
+                conn,
+                item.task_type,
+                item.payload,
+                queue=run.queue(item.queue),
+                priority=item.priority,
+                max_attempts=item.max_attempts,
+                delay_seconds=item.delay_seconds,
+                idempotency_key=key,
+            )
             if key is not None and key in first_by_key:
                 run.replays.append((key, first_by_key[key], res.task_id, res.created))
                 continue
@@ -444,11 +506,15 @@ def _submit_workload(run: Run, conn: psycopg.Connection, items: list[WorkloadIte
                 run.task_ids.append(res.task_id)
     by_type = collections.Counter(i.task_type for i in items for _ in range(i.count))
     delayed = sum(i.count for i in items if i.delay_seconds)
-    out(f"submitted {lines} requests from {path} -> {len(run.task_ids)} tasks "
-        f"({', '.join(f'{k} {v}' for k, v in sorted(by_type.items()))}; {delayed} delayed)")
+    out(
+        f"submitted {lines} requests from {path} -> {len(run.task_ids)} tasks "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(by_type.items()))}; {delayed} delayed)"
+    )
     for key, first, again, created in run.replays:
-        out(f"  idempotent replay of key {key!r}: task {again}, created={str(created).lower()} "
-            f"(first submit created task {first})")
+        out(
+            f"  idempotent replay of key {key!r}: task {again}, created={str(created).lower()} "
+            f"(first submit created task {first})"
+        )
 
 
 def _submit_plain_sql(run: Run, conn: psycopg.Connection, out) -> None:
@@ -462,8 +528,9 @@ def _submit_plain_sql(run: Run, conn: psycopg.Connection, out) -> None:
     out(f"  -> tasks {', '.join(map(str, run.sql_ids))} (QUEUED)")
 
 
-def _maybe_kill(run: Run, conn: psycopg.Connection, tasks: list[dict], seen_running: dict[int, float],
-                progress: Progress) -> None:
+def _maybe_kill(
+    run: Run, conn: psycopg.Connection, tasks: list[dict], seen_running: dict[int, float], progress: Progress
+) -> None:
     """SIGKILL the worker of a long sleep task once it has run for a moment."""
     now = time.monotonic()
     for t in tasks:
@@ -476,8 +543,7 @@ def _maybe_kill(run: Run, conn: psycopg.Connection, tasks: list[dict], seen_runn
         return
     owners = {w["worker_id"]: w for w in client.workers(conn)}
     for t in tasks:
-        if (t["state"] != "RUNNING" or t["task_type"] != "sleep"
-                or int(t["payload"].get("ms", 0)) < KILL_MIN_SLEEP_MS):
+        if t["state"] != "RUNNING" or t["task_type"] != "sleep" or int(t["payload"].get("ms", 0)) < KILL_MIN_SLEEP_MS:
             continue
         if now - seen_running.get((t["task_id"], t["attempt_count"]), now) < KILL_AFTER_RUNNING_SECONDS:
             continue
@@ -489,15 +555,25 @@ def _maybe_kill(run: Run, conn: psycopg.Connection, tasks: list[dict], seen_runn
         os.killpg(victim.pid, signal.SIGKILL)
         victim.killed = True
         victim.proc.wait()
-        run.kill = {"task_id": t["task_id"], "attempt_number": t["attempt_count"], "worker": victim.name,
-                    "pid": victim.pid, "worker_id": owner["worker_id"], "killed_at": killed_at,
-                    "lease_expires_at": t["lease_expires_at"], "recovered_reported": False}
-        progress.event(f"SIGKILL {victim.name} (pid {victim.pid}) while it runs task {t['task_id']} "
-                       f"(sleep {t['payload']['ms']} ms, attempt {t['attempt_count']}); its lease "
-                       f"ends by {_t(t['lease_expires_at'])} and the scheduler then recovers the task")
+        run.kill = {
+            "task_id": t["task_id"],
+            "attempt_number": t["attempt_count"],
+            "worker": victim.name,
+            "pid": victim.pid,
+            "worker_id": owner["worker_id"],
+            "killed_at": killed_at,
+            "lease_expires_at": t["lease_expires_at"],
+            "recovered_reported": False,
+        }
+        progress.event(
+            f"SIGKILL {victim.name} (pid {victim.pid}) while it runs task {t['task_id']} "
+            f"(sleep {t['payload']['ms']} ms, attempt {t['attempt_count']}); its lease "
+            f"ends by {_t(t['lease_expires_at'])} and the scheduler then recovers the task"
+        )
         replacement = run.start_worker(_worker_queues(run))
-        progress.event(f"started {replacement.name} (pid {replacement.pid}) in its place "
-                       "(a fresh worker id per process start)")
+        progress.event(
+            f"started {replacement.name} (pid {replacement.pid}) in its place (a fresh worker id per process start)"
+        )
         return
 
 
@@ -511,10 +587,15 @@ def _report_recovery(run: Run, conn: psycopg.Connection, progress: Progress) -> 
     run.kill["recovered_reported"] = True
     nxt = next((a for a in attempts if a["attempt_number"] == run.kill["attempt_number"] + 1), None)
     labels = run.worker_labels(conn)
-    progress.event(f"recovered task {run.kill['task_id']}: attempt {first['attempt_number']} ABANDONED at "
-                   f"{_t(first['abandoned_at'])}, {_ms(first['recovery_lag_seconds'])} after its lease expired"
-                   + (f"; attempt {nxt['attempt_number']} runs on {labels.get(nxt['worker_id'], nxt['worker_name'])}"
-                      if nxt else ""))
+    progress.event(
+        f"recovered task {run.kill['task_id']}: attempt {first['attempt_number']} ABANDONED at "
+        f"{_t(first['abandoned_at'])}, {_ms(first['recovery_lag_seconds'])} after its lease expired"
+        + (
+            f"; attempt {nxt['attempt_number']} runs on {labels.get(nxt['worker_id'], nxt['worker_name'])}"
+            if nxt
+            else ""
+        )
+    )
 
 
 def _worker_queues(run: Run) -> list[str]:
@@ -538,13 +619,13 @@ def _drain(run: Run, conn: psycopg.Connection, out) -> bool:
             for c in run.children:
                 if not c.killed and c.proc.poll() is not None and not c.reported:
                     c.reported = True
-                    progress.event(f"warning: {c.name} (pid {c.pid}) exited with code {c.proc.returncode}; "
-                                   f"see {c.log}")
+                    progress.event(f"warning: {c.name} (pid {c.pid}) exited with code {c.proc.returncode}; see {c.log}")
             if done == total:
                 return True
             if time.monotonic() - start > run.cfg.drain_timeout_seconds:
-                progress.event(f"timeout: {total - done} task(s) not finished after "
-                               f"{run.cfg.drain_timeout_seconds:g} s")
+                progress.event(
+                    f"timeout: {total - done} task(s) not finished after {run.cfg.drain_timeout_seconds:g} s"
+                )
                 return False
             time.sleep(0.25)
     finally:
@@ -563,40 +644,64 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out) -> bool:
     out("TaskForge demo summary")
     out("=" * 72)
     counts = collections.Counter(t["state"] for t in tasks)
-    out(f"tasks: {len(tasks)} ({len(tasks) - len(run.sql_ids)} from the workload file, "
-        f"{len(run.sql_ids)} through plain SQL)")
+    out(
+        f"tasks: {len(tasks)} ({len(tasks) - len(run.sql_ids)} from the workload file, "
+        f"{len(run.sql_ids)} through plain SQL)"
+    )
     out("tasks per state:    " + "  ".join(f"{s} {counts[s]}" for s in client.STATES))
     dist = collections.Counter(t["attempt_count"] for t in tasks)
-    out("attempts per task:  " + "  ".join(
-        f"{n} attempt{'s' if n != 1 else ''}: {dist[n]} task{'s' if dist[n] != 1 else ''}" for n in sorted(dist)))
+    out(
+        "attempts per task:  "
+        + "  ".join(
+            f"{n} attempt{'s' if n != 1 else ''}: {dist[n]} task{'s' if dist[n] != 1 else ''}" for n in sorted(dist)
+        )
+    )
     attempt_states = collections.Counter(a["state"] for a in attempts)
     out("attempts by state:  " + "  ".join(f"{s} {n}" for s, n in sorted(attempt_states.items())))
     lags = [a["recovery_lag_seconds"] for a in attempts if a["state"] == "ABANDONED"]
     if lags:
-        out(f"recovery lag:       {len(lags)} abandoned attempt(s), lag after lease expiry "
-            f"min {_ms(min(lags))}, median {_ms(statistics.median(lags))}, max {_ms(max(lags))}")
+        out(
+            f"recovery lag:       {len(lags)} abandoned attempt(s), lag after lease expiry "
+            f"min {_ms(min(lags))}, median {_ms(statistics.median(lags))}, max {_ms(max(lags))}"
+        )
     else:
         out("recovery lag:       no abandoned attempts")
     starts = [a["started_at"] for a in attempts]
     ends = [a["finished_at"] for a in attempts if a["finished_at"] is not None]
     if starts and ends:
         span = (max(ends) - min(starts)).total_seconds()
-        out(f"throughput:         {len(tasks)} tasks in {span:.1f} s from the first attempt start to the "
-            f"last attempt finish = {len(tasks) / span if span > 0 else float('nan'):.2f} tasks/s")
-        out("                    (bounded by the sleeps, retry backoffs, delays and the 5 s lease of the "
-            "crashed task, not by coordination)")
+        out(
+            f"throughput:         {len(tasks)} tasks in {span:.1f} s from the first attempt start to the "
+            f"last attempt finish = {len(tasks) / span if span > 0 else float('nan'):.2f} tasks/s"
+        )
+        out(
+            "                    (bounded by the sleeps, retry backoffs, delays and the 5 s lease of the "
+            "crashed task, not by coordination)"
+        )
     if run.kill is not None:
         k = run.kill
         hist = [a for a in attempts if a["task_id"] == k["task_id"]]
         labels = run.worker_labels(conn)
-        out(f"crash and recovery: task {k['task_id']}: " + " -> ".join(
-            f"attempt {a['attempt_number']} {a['state']} on {labels.get(a['worker_id'], a['worker_name'])}"
-            for a in hist))
-        out(f"                    killed {_t(k['killed_at'])}, "
-            + ", ".join(f"attempt {a['attempt_number']} lease end {_t(a['lease_expires_at'])} "
-                        f"abandoned {_t(a['abandoned_at'])}" for a in hist if a["state"] == "ABANDONED")
-            + (f", replacement started {_t(hist[-1]['started_at'])} finished {_t(hist[-1]['finished_at'])}"
-               if len(hist) > 1 else ""))
+        out(
+            f"crash and recovery: task {k['task_id']}: "
+            + " -> ".join(
+                f"attempt {a['attempt_number']} {a['state']} on {labels.get(a['worker_id'], a['worker_name'])}"
+                for a in hist
+            )
+        )
+        out(
+            f"                    killed {_t(k['killed_at'])}, "
+            + ", ".join(
+                f"attempt {a['attempt_number']} lease end {_t(a['lease_expires_at'])} abandoned {_t(a['abandoned_at'])}"
+                for a in hist
+                if a["state"] == "ABANDONED"
+            )
+            + (
+                f", replacement started {_t(hist[-1]['started_at'])} finished {_t(hist[-1]['finished_at'])}"
+                if len(hist) > 1
+                else ""
+            )
+        )
     out(f"invariant audit:    tf_invariant_violations has {len(violations)} row(s)")
     for v in violations[:10]:
         out(f"                    {v['rule']}: task {v['task_id']} attempt {v['attempt_number']} ({v['detail']})")
@@ -612,21 +717,27 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out) -> bool:
             out(f"         {p}")
 
     not_terminal = [t for t in tasks if t["state"] not in TERMINAL]
-    expect(drained and not not_terminal and len(tasks) == len(run.task_ids),
-           f"every task reached a terminal state ({len(tasks) - len(not_terminal)}/{len(run.task_ids)})",
-           [f"task {t['task_id']} is {t['state']}" for t in not_terminal[:5]])
+    expect(
+        drained and not not_terminal and len(tasks) == len(run.task_ids),
+        f"every task reached a terminal state ({len(tasks) - len(not_terminal)}/{len(run.task_ids)})",
+        [f"task {t['task_id']} is {t['state']}" for t in not_terminal[:5]],
+    )
     for ok, line, problems in check_expectations(tasks, attempts):
         expect(ok, line, problems)
     for key, first, again, created in run.replays:
-        expect(again == first and not created,
-               f"idempotent replay of {key!r} returned task {again} with created=false (first: {first})")
+        expect(
+            again == first and not created,
+            f"idempotent replay of {key!r} returned task {again} with created=false (first: {first})",
+        )
     if run.kill is None:
         expect(False, "a worker was killed with SIGKILL mid-task (no long sleep task was seen running)")
     else:
         hist = [a["state"] for a in attempts if a["task_id"] == run.kill["task_id"]]
-        expect(hist[run.kill["attempt_number"] - 1:] == ["ABANDONED", "SUCCEEDED"],
-               f"the killed worker's task {run.kill['task_id']} was recovered after its lease and "
-               f"succeeded on the next attempt ({' -> '.join(hist)})")
+        expect(
+            hist[run.kill["attempt_number"] - 1 :] == ["ABANDONED", "SUCCEEDED"],
+            f"the killed worker's task {run.kill['task_id']} was recovered after its lease and "
+            f"succeeded on the next attempt ({' -> '.join(hist)})",
+        )
     expect(not violations, "tf_invariant_violations is empty")
     out("")
     out(f"result: {'PASS, every expectation held' if ok_all else 'FAIL, see the lines marked FAIL'}")
@@ -684,8 +795,10 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
         with db.connect(dsn) as conn:
             run_state.start_child("scheduler", ["--dsn", dsn, "--max-interval-seconds", "1"])
             workers = [run_state.start_worker(_worker_queues(run_state)) for _ in range(cfg.workers)]
-            out(f"started {cfg.workers} workers (lease {cfg.lease_seconds:g} s) and 1 scheduler: "
-                + ", ".join(f"{c.name} pid {c.pid}" for c in run_state.children))
+            out(
+                f"started {cfg.workers} workers (lease {cfg.lease_seconds:g} s) and 1 scheduler: "
+                + ", ".join(f"{c.name} pid {c.pid}" for c in run_state.children)
+            )
             _wait_for_workers(run_state, conn, workers, out)
             out(f"all {cfg.workers} workers registered")
 
@@ -698,10 +811,9 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             out("")
             tf = _command_name()
             out(f"The system keeps running: {len(run_state.live_workers())} workers and a scheduler. Try:")
-            out(f"  {tf} stats --dsn \"{dsn}\"")
-            out(f"  {tf} submit sleep --payload '{{\"ms\": 2000}}' --queue {run_state.queue('default')} "
-                f"--dsn \"{dsn}\"")
-            out(f"  {tf} list --queue {run_state.queue('default')} --dsn \"{dsn}\"")
+            out(f'  {tf} stats --dsn "{dsn}"')
+            out(f'  {tf} submit sleep --payload \'{{"ms": 2000}}\' --queue {run_state.queue("default")} --dsn "{dsn}"')
+            out(f'  {tf} list --queue {run_state.queue("default")} --dsn "{dsn}"')
             out("Press Ctrl-C to stop.")
             with contextlib.suppress(KeyboardInterrupt, _Stop):
                 while True:

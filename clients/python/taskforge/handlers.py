@@ -40,9 +40,21 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 __all__ = [
-    "RetryableError", "TaskCancelled", "TaskContext", "HandlerRegistry", "Outcome",
-    "registry", "handler", "run_handler", "error_json", "sanitize_text", "encode_result",
-    "ResultError", "ERROR_MAX_BYTES", "RESULT_MAX_BYTES", "BUILTIN_TASK_TYPES",
+    "RetryableError",
+    "TaskCancelled",
+    "TaskContext",
+    "HandlerRegistry",
+    "Outcome",
+    "registry",
+    "handler",
+    "run_handler",
+    "error_json",
+    "sanitize_text",
+    "encode_result",
+    "ResultError",
+    "ERROR_MAX_BYTES",
+    "RESULT_MAX_BYTES",
+    "BUILTIN_TASK_TYPES",
 ]
 
 #: Same rule as taskforge.task_types (tf_register_task_type).
@@ -163,15 +175,19 @@ class HandlerRegistry:
         with self._lock:
             existing = self._handlers.get(task_type)
             if existing is not None and existing is not fn and not replace:
-                raise ValueError(f"task type {task_type!r} already has a handler "
-                                 f"({_qualname(existing)}); pass replace=True to override it")
+                raise ValueError(
+                    f"task type {task_type!r} already has a handler "
+                    f"({_qualname(existing)}); pass replace=True to override it"
+                )
             self._handlers[task_type] = fn
         return fn
 
     def handler(self, task_type: str, *, replace: bool = False) -> Callable[[Handler], Handler]:
         """Decorator form of :meth:`register`."""
+
         def decorate(fn: Handler) -> Handler:
             return self.register(task_type, fn, replace=replace)
+
         return decorate
 
     def unregister(self, task_type: str) -> None:
@@ -210,6 +226,7 @@ def handler(task_type: str, *, replace: bool = False) -> Callable[[Handler], Han
 
 # --- outcomes ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Outcome:
     """What to send to tf_finalize.
@@ -247,7 +264,7 @@ def _cut_bytes(text: str, max_bytes: int, keep: str = "head") -> str:
     if len(raw) <= max_bytes:
         return text
     if keep == "tail":
-        return raw[len(raw) - max_bytes:].decode("utf-8", "ignore")
+        return raw[len(raw) - max_bytes :].decode("utf-8", "ignore")
     return raw[:max_bytes].decode("utf-8", "ignore")
 
 
@@ -255,9 +272,14 @@ def _json_size(obj: Any) -> int:
     return len(json.dumps(obj, ensure_ascii=False).encode("utf-8"))
 
 
-def error_json(exc: BaseException | None = None, *, type_name: str | None = None,
-               message: str | None = None, tb: str | None = None,
-               max_bytes: int = ERROR_MAX_BYTES) -> dict:
+def error_json(
+    exc: BaseException | None = None,
+    *,
+    type_name: str | None = None,
+    message: str | None = None,
+    tb: str | None = None,
+    max_bytes: int = ERROR_MAX_BYTES,
+) -> dict:
     """Describe a failure as ``{"type", "message", "traceback"}`` ready for tf_finalize.
 
     Give an exception (its class, text and traceback are used) and/or explicit parts. An
@@ -276,8 +298,7 @@ def error_json(exc: BaseException | None = None, *, type_name: str | None = None
             try:
                 message = str(exc)
             except Exception as str_error:  # noqa: BLE001 - a broken __str__ must not hide the real error
-                message = (f"<unprintable {default_type} object: str() raised "
-                           f"{type(str_error).__qualname__}>")
+                message = f"<unprintable {default_type} object: str() raised {type(str_error).__qualname__}>"
         if tb is None:
             try:
                 tb = "".join(_traceback.format_exception(cls, exc, exc.__traceback__))
@@ -295,7 +316,8 @@ def error_json(exc: BaseException | None = None, *, type_name: str | None = None
         if any(len(line) > TRACEBACK_LINE_MAX_CHARS for line in lines):
             out["traceback"] = "".join(
                 line if len(line) <= TRACEBACK_LINE_MAX_CHARS else line[:TRACEBACK_LINE_MAX_CHARS] + " [...]\n"
-                for line in lines)
+                for line in lines
+            )
             truncated = True
     if len(out["message"]) > ERROR_MESSAGE_MAX_CHARS:
         out["message"] = out["message"][:ERROR_MESSAGE_MAX_CHARS]
@@ -307,7 +329,7 @@ def error_json(exc: BaseException | None = None, *, type_name: str | None = None
         out["traceback"] = _cut_bytes(out["traceback"], max(0, room // 2), keep="tail")
         truncated = True
         while _json_size(out) > budget and out["traceback"]:
-            out["traceback"] = out["traceback"][len(out["traceback"]) // 4 + 1:]
+            out["traceback"] = out["traceback"][len(out["traceback"]) // 4 + 1 :]
     while _json_size(out) > budget and out["message"]:
         # Escaped characters (control characters, quotes) can still exceed the budget.
         out["message"] = out["message"][: len(out["message"]) * 3 // 4]
@@ -337,7 +359,9 @@ def encode_result(value: Any) -> str | None:
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ResultError("handler result contains unpaired surrogate characters, which PostgreSQL cannot store") from None
+        raise ResultError(
+            "handler result contains unpaired surrogate characters, which PostgreSQL cannot store"
+        ) from None
     if _LONE_NUL_ESCAPE.search(text):
         raise ResultError("handler result contains NUL characters (\\u0000), which PostgreSQL jsonb cannot store")
     if len(raw) > RESULT_MAX_BYTES:
@@ -364,6 +388,7 @@ def run_handler(fn: Handler, payload: dict, ctx: TaskContext) -> Outcome:
 
 
 # --- built-in synthetic handlers -----------------------------------------------------------------
+
 
 def _builtin_noop(payload: dict, ctx: TaskContext) -> None:
     return None

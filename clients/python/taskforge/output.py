@@ -53,8 +53,9 @@ def format_value(value: Any, *, width: int | None = 60) -> str:
     return text
 
 
-def table(rows: Iterable[dict], columns: Sequence[str | tuple[str, str]], *,
-          width: int | None = 60, empty: str = "(no rows)") -> str:
+def table(
+    rows: Iterable[dict], columns: Sequence[str | tuple[str, str]], *, width: int | None = 60, empty: str = "(no rows)"
+) -> str:
     """An aligned text table. ``columns`` are keys or ``(key, header)`` pairs; numbers are
     right-aligned. Returns ``empty`` when there are no rows."""
     cols = [(c, c) if isinstance(c, str) else c for c in columns]
@@ -62,11 +63,14 @@ def table(rows: Iterable[dict], columns: Sequence[str | tuple[str, str]], *,
     if not rows:
         return empty
     cells = [[format_value(r.get(key), width=width) for key, _ in cols] for r in rows]
+
     def is_number(v: Any) -> bool:
         return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
 
-    numeric = [any(is_number(r.get(key)) for r in rows)
-               and all(is_number(r.get(key)) or r.get(key) is None for r in rows) for key, _ in cols]
+    numeric = [
+        any(is_number(r.get(key)) for r in rows) and all(is_number(r.get(key)) or r.get(key) is None for r in rows)
+        for key, _ in cols
+    ]
     widths = [max(len(header), *(len(c[i]) for c in cells)) for i, (_, header) in enumerate(cols)]
 
     def line(values: list[str]) -> str:

@@ -132,17 +132,24 @@ class ProcessHarness:
         env.update(self.env)
         return env
 
-    def start(self, argv: Sequence[str], *, kind: str, name: str | None = None,
-              env: Mapping[str, str] | None = None) -> ManagedProcess:
+    def start(
+        self, argv: Sequence[str], *, kind: str, name: str | None = None, env: Mapping[str, str] | None = None
+    ) -> ManagedProcess:
         """Start any command as a managed child (``kind`` is a label: ``worker``, ``peer``, ...)."""
         name = name or f"{kind}-{len(self.processes) + 1}"
         log_path = self.log_dir / f"{name}.log"
         child_env = self.child_env()
         child_env.update(env or {})
         with open(log_path, "ab") as log:
-            popen = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     env=child_env, cwd=str(self.cwd) if self.cwd else None,
-                                     start_new_session=True)
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=child_env,
+                cwd=str(self.cwd) if self.cwd else None,
+                start_new_session=True,
+            )
         proc = ManagedProcess(kind=kind, name=name, argv=list(argv), log_path=log_path, popen=popen)
         self.processes.append(proc)
         return proc
@@ -150,14 +157,16 @@ class ProcessHarness:
     def worker(self, *args: str, name: str | None = None, log_level: str = "WARNING") -> ManagedProcess:
         """Start ``taskforge worker --name NAME --log-level LEVEL ARGS...``."""
         name = name or f"worker-{self.count('worker') + 1}"
-        return self.start(taskforge_command("worker", ["--name", name, "--log-level", log_level, *args]),
-                          kind="worker", name=name)
+        return self.start(
+            taskforge_command("worker", ["--name", name, "--log-level", log_level, *args]), kind="worker", name=name
+        )
 
     def scheduler(self, *args: str, name: str | None = None, log_level: str = "WARNING") -> ManagedProcess:
         """Start ``taskforge scheduler --log-level LEVEL ARGS...``."""
         name = name or f"scheduler-{self.count('scheduler') + 1}"
-        return self.start(taskforge_command("scheduler", ["--log-level", log_level, *args]),
-                          kind="scheduler", name=name)
+        return self.start(
+            taskforge_command("scheduler", ["--log-level", log_level, *args]), kind="scheduler", name=name
+        )
 
     def count(self, kind: str) -> int:
         """How many children of this kind were started (alive or not)."""

@@ -87,14 +87,20 @@ class TickResult:
 class Scheduler:
     """One scheduler process (see the module docstring). Use :meth:`run` from the main thread."""
 
-    def __init__(self, dsn: str | None = None, config: SchedulerConfig | None = None,
-                 logger: logging.Logger | None = None) -> None:
+    def __init__(
+        self, dsn: str | None = None, config: SchedulerConfig | None = None, logger: logging.Logger | None = None
+    ) -> None:
         self.dsn = resolve_dsn(dsn)
         self.config = config or SchedulerConfig()
         self.log = logger or log
         self._stop = threading.Event()
-        self._db = DbConnection(self.dsn, APPLICATION_NAME, interrupt=self._stop,
-                                backoff_cap=self.config.reconnect_max_seconds, logger=self.log)
+        self._db = DbConnection(
+            self.dsn,
+            APPLICATION_NAME,
+            interrupt=self._stop,
+            backoff_cap=self.config.reconnect_max_seconds,
+            logger=self.log,
+        )
         self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "pruned": 0}
 
     def stop(self) -> None:
@@ -114,14 +120,14 @@ class Scheduler:
         seconds = self.config.retain_days * 86400.0
         total = 0
         while not self._stop.is_set():
-            deleted = self._db.execute(sql.PRUNE, {"older_than_seconds": seconds,
-                                                   "max_tasks": self.config.batch_size}, what="prune")[0][0]
+            deleted = self._db.execute(
+                sql.PRUNE, {"older_than_seconds": seconds, "max_tasks": self.config.batch_size}, what="prune"
+            )[0][0]
             total += deleted
             if deleted < self.config.batch_size:
                 break
         if total:
-            self.log.info("pruned %d terminal task(s) finished more than %g day(s) ago", total,
-                          self.config.retain_days)
+            self.log.info("pruned %d terminal task(s) finished more than %g day(s) ago", total, self.config.retain_days)
         self.totals["pruned"] += total
         return total
 
@@ -135,14 +141,22 @@ class Scheduler:
         try:
             check_schema(self._db.connection())
             cfg = self.config
-            self.log.info("scheduler started: max interval %gs, batch %d, retention %s",
-                          cfg.max_interval_seconds, cfg.batch_size,
-                          f"{cfg.retain_days:g} day(s), pruned every {cfg.prune_interval_seconds:g}s"
-                          if cfg.retain_days is not None else "off")
+            self.log.info(
+                "scheduler started: max interval %gs, batch %d, retention %s",
+                cfg.max_interval_seconds,
+                cfg.batch_size,
+                f"{cfg.retain_days:g} day(s), pruned every {cfg.prune_interval_seconds:g}s"
+                if cfg.retain_days is not None
+                else "off",
+            )
             self._loop()
-            self.log.info("scheduler stopped (recovered %d, ended %d, promoted %d, pruned %d)",
-                          self.totals["recovered"], self.totals["failed"], self.totals["promoted"],
-                          self.totals["pruned"])
+            self.log.info(
+                "scheduler stopped (recovered %d, ended %d, promoted %d, pruned %d)",
+                self.totals["recovered"],
+                self.totals["failed"],
+                self.totals["promoted"],
+                self.totals["pruned"],
+            )
             return 0
         finally:
             self._db.close()
@@ -178,8 +192,9 @@ class Scheduler:
                 continue  # a full batch: there may be more right now
             self._stop.wait(self._sleep_seconds(result, idle_spins))
             progressed = result.recovered + result.failed + result.promoted > 0
-            overdue = any(d is not None and d <= 0 for d in (result.seconds_to_lease_expiry,
-                                                             result.seconds_to_next_due))
+            overdue = any(
+                d is not None and d <= 0 for d in (result.seconds_to_lease_expiry, result.seconds_to_next_due)
+            )
             # A deadline already past but nothing done means the row was locked (being renewed or
             # finalized right now): back off a little instead of spinning.
             idle_spins = idle_spins + 1 if overdue and not progressed else 0
@@ -198,7 +213,11 @@ class Scheduler:
         self.totals["failed"] += result.failed
         self.totals["promoted"] += result.promoted
         if result.recovered or result.failed:
-            self.log.info("recovered %d expired lease(s): %d requeued, %d ended (budget spent or cancelled)",
-                          result.recovered + result.failed, result.recovered, result.failed)
+            self.log.info(
+                "recovered %d expired lease(s): %d requeued, %d ended (budget spent or cancelled)",
+                result.recovered + result.failed,
+                result.recovered,
+                result.failed,
+            )
         if result.promoted:
             self.log.info("promoted %d retrying task(s) to QUEUED", result.promoted)

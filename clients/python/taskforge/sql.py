@@ -113,7 +113,9 @@ SELECT {_TASK_COLUMNS}
  ORDER BY task_id DESC
  LIMIT %(limit)s
 """
-TASKS_BY_ID = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[]) ORDER BY task_id"
+TASKS_BY_ID = (
+    f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[]) ORDER BY task_id"
+)
 _ATTEMPT_COLUMNS = """task_id, attempt_number, task_type, queue, worker_id, worker_name, state, outcome,
        started_at, lease_expires_at, finished_at, abandoned_at, duration_seconds,
        recovery_lag_seconds, result, error"""

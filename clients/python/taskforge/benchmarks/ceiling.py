@@ -66,9 +66,18 @@ def parse_pgbench(output: str) -> tuple[float | None, int | None]:
 
 def _libpq_env(dsn: str) -> dict[str, str]:
     """The DSN as libpq environment variables (pgbench takes no connection string)."""
-    names = {"host": "PGHOST", "hostaddr": "PGHOSTADDR", "port": "PGPORT", "user": "PGUSER",
-             "password": "PGPASSWORD", "dbname": "PGDATABASE", "sslmode": "PGSSLMODE",
-             "passfile": "PGPASSFILE", "options": "PGOPTIONS", "application_name": "PGAPPNAME"}
+    names = {
+        "host": "PGHOST",
+        "hostaddr": "PGHOSTADDR",
+        "port": "PGPORT",
+        "user": "PGUSER",
+        "password": "PGPASSWORD",
+        "dbname": "PGDATABASE",
+        "sslmode": "PGSSLMODE",
+        "passfile": "PGPASSFILE",
+        "options": "PGOPTIONS",
+        "application_name": "PGAPPNAME",
+    }
     return {names[k]: str(v) for k, v in conninfo_to_dict(dsn).items() if k in names and v is not None}
 
 
@@ -101,8 +110,9 @@ def _rows_left(conn: psycopg.Connection, script: str) -> int:
     return conn.execute(statement).fetchone()[0]
 
 
-def measure_point(dsn: str, script: str, clients: int, seconds: float, block: int, progress: Progress,
-                  pgbench: str | None = None) -> CeilingPoint:
+def measure_point(
+    dsn: str, script: str, clients: int, seconds: float, block: int, progress: Progress, pgbench: str | None = None
+) -> CeilingPoint:
     """Run one pgbench point (``-M prepared -c clients -T seconds``) on a freshly filled queue.
     The database at ``dsn`` must be migrated for the TaskForge scripts."""
     binary = pgbench or pgbench_binary()
@@ -112,8 +122,20 @@ def measure_point(dsn: str, script: str, clients: int, seconds: float, block: in
         return point
     rows = int(RATE_GUESS[script] * seconds) + FILL_BASE_ROWS
     threads = max(1, min(clients, os.cpu_count() or 1))
-    argv = [binary, "-n", "-M", "prepared", "-c", str(clients), "-j", str(threads), "-T", str(max(1, round(seconds))),
-            "-f", str(bench_dir() / "pgbench" / SCRIPTS[script][1])]
+    argv = [
+        binary,
+        "-n",
+        "-M",
+        "prepared",
+        "-c",
+        str(clients),
+        "-j",
+        str(threads),
+        "-T",
+        str(max(1, round(seconds))),
+        "-f",
+        str(bench_dir() / "pgbench" / SCRIPTS[script][1]),
+    ]
     if script == "finalize_and_claim":
         argv += ["-D", "task_id=0", "-D", "attempt_number=0"]
     env = dict(os.environ, **_libpq_env(dsn))
@@ -131,7 +153,9 @@ def measure_point(dsn: str, script: str, clients: int, seconds: float, block: in
             rows *= 2  # ran dry: the clients were waiting on an empty queue, not measuring it
             continue
         if proc.returncode != 0 or point.cycles_per_second is None:
-            point.error = f"pgbench exited {proc.returncode}: {output.strip().splitlines()[-1] if output.strip() else ''}"
+            point.error = (
+                f"pgbench exited {proc.returncode}: {output.strip().splitlines()[-1] if output.strip() else ''}"
+            )
         break
     else:
         point.error = f"the queue ran dry even with {rows // 2} rows"

@@ -41,8 +41,11 @@ def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, name, extra in ((axes[0], "e1", ("peer", "procrastinate")), (axes[1], "e2", ("ideal", "ideal"))):
         rows = summary[name]
-        for key, label, style in (("median", "TaskForge (median)", "o-"), (extra[0], extra[1], "s--"),
-                                  ("original", "original (published)", "^:")):
+        for key, label, style in (
+            ("median", "TaskForge (median)", "o-"),
+            (extra[0], extra[1], "s--"),
+            ("original", "original (published)", "^:"),
+        ):
             xs, ys = _series(rows, key)
             if xs:
                 ax.plot(xs, ys, style, label=label)
@@ -91,8 +94,12 @@ def recovery_lag_chart(summary: dict[str, Any], path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(6, 4.2))
     ax.hist(lags, bins=min(30, max(5, len(lags) // 2)))
     for key, label in (("recovery_lag_p50_ms", "p50"), ("recovery_lag_p95_ms", "p95")):
-        ax.axvline(summary["e6"][key], linestyle="--", color="black" if label == "p95" else "grey",
-                   label=f"{label} {summary['e6'][key]:.1f} ms")
+        ax.axvline(
+            summary["e6"][key],
+            linestyle="--",
+            color="black" if label == "p95" else "grey",
+            label=f"{label} {summary['e6'][key]:.1f} ms",
+        )
     ax.set_title("E6: recovery lag after lease expiry")
     ax.set_xlabel("ms (attempt finished_at - lease_expires_at)")
     ax.set_ylabel("abandoned attempts")
@@ -106,7 +113,9 @@ def recovery_lag_chart(summary: dict[str, Any], path: Path) -> Path | None:
 def draw_all(summary: dict[str, Any], charts_dir: Path) -> list[Path]:
     """Draw every chart the run has data for; return the files written."""
     charts_dir.mkdir(parents=True, exist_ok=True)
-    drawn = [throughput_chart(summary, charts_dir / "throughput.png"),
-             efficiency_chart(summary, charts_dir / "efficiency.png"),
-             recovery_lag_chart(summary, charts_dir / "e6_recovery_lag.png")]
+    drawn = [
+        throughput_chart(summary, charts_dir / "throughput.png"),
+        efficiency_chart(summary, charts_dir / "efficiency.png"),
+        recovery_lag_chart(summary, charts_dir / "e6_recovery_lag.png"),
+    ]
     return [p for p in drawn if p is not None]

@@ -17,8 +17,19 @@ from .. import sql
 __all__ = ["SETTINGS", "collect", "cpu_info", "git_commit"]
 
 #: PostgreSQL settings that change what a queue benchmark measures.
-SETTINGS = ("shared_buffers", "synchronous_commit", "fsync", "wal_level", "max_connections", "autovacuum",
-            "work_mem", "full_page_writes", "commit_delay", "max_wal_size", "checkpoint_timeout")
+SETTINGS = (
+    "shared_buffers",
+    "synchronous_commit",
+    "fsync",
+    "wal_level",
+    "max_connections",
+    "autovacuum",
+    "work_mem",
+    "full_page_writes",
+    "commit_delay",
+    "max_wal_size",
+    "checkpoint_timeout",
+)
 PACKAGES = ("taskforge", "psycopg", "psycopg-binary", "psycopg-pool", "click", "matplotlib", "rich")
 
 
@@ -34,18 +45,27 @@ def cpu_info(path: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
                 logical += 1
     except OSError:
         pass
-    return {"model": model or platform.processor() or None, "logical_cpus": logical or os.cpu_count(),
-            "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
+    return {
+        "model": model or platform.processor() or None,
+        "logical_cpus": logical or os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+    }
 
 
 def git_commit(start: Path | None = None) -> dict[str, Any] | None:
     """The checkout's commit and whether the tree has local changes; None outside a git checkout."""
     where = start or Path(__file__).resolve().parent
     try:
-        head = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": head, "dirty": bool(dirty)}

@@ -58,8 +58,9 @@ def ensure_venv(venv: Path, progress: Progress) -> str:
     found = subprocess.run(probe, capture_output=True, text=True)
     if found.returncode != 0:
         progress.note(f"peer: installing {PEER_REQUIREMENT} into {venv} (pip)")
-        pip = subprocess.run([str(python), "-m", "pip", "install", "-q", PEER_REQUIREMENT], capture_output=True,
-                             text=True)
+        pip = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", PEER_REQUIREMENT], capture_output=True, text=True
+        )
         if pip.returncode != 0:
             raise PeerError(f"pip install {PEER_REQUIREMENT} failed:\n{pip.stdout}{pip.stderr}"[-3000:])
         found = subprocess.run(probe, capture_output=True, text=True, check=True)
@@ -76,8 +77,9 @@ def _procrastinate(venv: Path, *args: str) -> list[str]:
 
 def apply_schema(venv: Path, dsn: str) -> None:
     """Apply procrastinate's schema to the (empty) database at ``dsn``."""
-    done = subprocess.run(_procrastinate(venv, "schema", "--apply"), env=_subprocess_env(dsn), capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        _procrastinate(venv, "schema", "--apply"), env=_subprocess_env(dsn), capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise PeerError(f"procrastinate schema --apply failed:\n{done.stdout}{done.stderr}"[-3000:])
 
@@ -88,15 +90,20 @@ def _subprocess_env(dsn: str) -> dict[str, str]:
 
 def defer(venv: Path, dsn: str, count: int) -> list[int]:
     """Defer ``count`` no-op jobs in one transaction (procrastinate's batch_defer); their ids."""
-    done = subprocess.run([str(_venv_python(venv)), "-c", DEFER_CODE, "defer", str(count), PEER_QUEUE],
-                          env=_subprocess_env(dsn), capture_output=True, text=True)
+    done = subprocess.run(
+        [str(_venv_python(venv)), "-c", DEFER_CODE, "defer", str(count), PEER_QUEUE],
+        env=_subprocess_env(dsn),
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise PeerError(f"deferring peer jobs failed:\n{done.stderr}"[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _wait(conn: psycopg.Connection, harness: ProcessHarness, job_ids: Sequence[int], timeout: float,
-          progress: Progress | None) -> None:
+def _wait(
+    conn: psycopg.Connection, harness: ProcessHarness, job_ids: Sequence[int], timeout: float, progress: Progress | None
+) -> None:
     deadline = time.monotonic() + timeout
     while True:
         done = conn.execute(sql.BENCH_PEER_DONE, {"job_ids": list(job_ids)}).fetchone()[0]
@@ -112,11 +119,26 @@ def _wait(conn: psycopg.Connection, harness: ProcessHarness, job_ids: Sequence[i
         time.sleep(POLL_SECONDS)
 
 
-def run_peer_trial(venv: Path, dsn: str, workers: int, jobs: int, warmup: int, block: int, log_dir: Path,
-                   progress: Progress, timeout_seconds: float = 600.0) -> TrialResult:
+def run_peer_trial(
+    venv: Path,
+    dsn: str,
+    workers: int,
+    jobs: int,
+    warmup: int,
+    block: int,
+    log_dir: Path,
+    progress: Progress,
+    timeout_seconds: float = 600.0,
+) -> TrialResult:
     """One peer trial on a fresh, empty database at ``dsn`` (module docstring)."""
-    result = TrialResult(workload="peer", block=block, workers=workers, concurrency=1, tasks=jobs,
-                         options={"requirement": PEER_REQUIREMENT, "warmup": warmup})
+    result = TrialResult(
+        workload="peer",
+        block=block,
+        workers=workers,
+        concurrency=1,
+        tasks=jobs,
+        options={"requirement": PEER_REQUIREMENT, "warmup": warmup},
+    )
     progress.trial(f"{result.label} (procrastinate noop x{jobs})", jobs)
     harness = ProcessHarness(dsn, log_dir / result.label, env=_peer_env(dsn))
     job_ids: list[int] = []
@@ -125,8 +147,11 @@ def run_peer_trial(venv: Path, dsn: str, workers: int, jobs: int, warmup: int, b
         with psycopg.connect(dsn, autocommit=True) as conn:
             try:
                 for i in range(workers):
-                    harness.start(_procrastinate(venv, "worker", "--queues", PEER_QUEUE, "--concurrency", "1"),
-                                  kind="peer", name=f"peer-worker-{i + 1}")
+                    harness.start(
+                        _procrastinate(venv, "worker", "--queues", PEER_QUEUE, "--concurrency", "1"),
+                        kind="peer",
+                        name=f"peer-worker-{i + 1}",
+                    )
                 deadline = time.monotonic() + 60
                 while conn.execute(sql.BENCH_PEER_WORKERS).fetchone()[0] < workers:
                     if harness.exited_unexpectedly() or time.monotonic() > deadline:
@@ -145,16 +170,25 @@ def run_peer_trial(venv: Path, dsn: str, workers: int, jobs: int, warmup: int, b
         progress.done(f"FAILED: {result.error.splitlines()[0]}")
         return result
     result.checks = [
-        CheckResult("counts", statuses.get("succeeded", 0) == jobs == len(job_ids),
-                    f"deferred {len(job_ids)}, succeeded {statuses.get('succeeded', 0)}, statuses {statuses}"),
-        CheckResult("events", started == succeeded == jobs,
-                    f"{started} 'started' and {succeeded} 'succeeded' events for {jobs} jobs"),
+        CheckResult(
+            "counts",
+            statuses.get("succeeded", 0) == jobs == len(job_ids),
+            f"deferred {len(job_ids)}, succeeded {statuses.get('succeeded', 0)}, statuses {statuses}",
+        ),
+        CheckResult(
+            "events",
+            started == succeeded == jobs,
+            f"{started} 'started' and {succeeded} 'succeeded' events for {jobs} jobs",
+        ),
     ]
     if first is not None and last is not None and last > first:
         result.span_seconds = stats.span_seconds(first, last)
         result.throughput = stats.throughput(jobs, first, last)
     result.metrics["procrastinate_statuses"] = statuses
     result.ok = not result.failed_checks() and result.throughput is not None
-    progress.done(f"{result.throughput:,.1f} jobs/s" if result.ok else
-                  "TRUST CHECK FAILED: " + "; ".join(c.detail for c in result.failed_checks()))
+    progress.done(
+        f"{result.throughput:,.1f} jobs/s"
+        if result.ok
+        else "TRUST CHECK FAILED: " + "; ".join(c.detail for c in result.failed_checks())
+    )
     return result

@@ -28,11 +28,22 @@ class Progress:
         self._last_line = 0.0
         if self.tty:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, \
-                TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress as RichProgress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
-            self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), console=Console(file=self.stream), transient=True)
+            self._rich = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream),
+                transient=True,
+            )
 
     def note(self, text: str) -> None:
         """One line of news (above the bar on a terminal)."""
@@ -58,14 +69,15 @@ class Progress:
     def update(self, done: int, status: str = "") -> None:
         """``done`` of the trial's tasks are terminal; ``status`` is a short extra (e.g. kills)."""
         if self._rich is not None and self._task is not None:
-            self._rich.update(self._task, completed=done,
-                              description=f"{self._label}{' ' + status if status else ''}")
+            self._rich.update(self._task, completed=done, description=f"{self._label}{' ' + status if status else ''}")
             return
         now = time.monotonic()
         if now - self._last_line >= PLAIN_INTERVAL_SECONDS:
             self._last_line = now
-            self.note(f"{self._label}: {done}/{self._total} terminal after {now - self._started:.0f} s"
-                      f"{' ' + status if status else ''}")
+            self.note(
+                f"{self._label}: {done}/{self._total} terminal after {now - self._started:.0f} s"
+                f"{' ' + status if status else ''}"
+            )
 
     def done(self, text: str) -> None:
         """The trial ended; ``text`` summarises it."""

@@ -45,13 +45,15 @@ class Bundle:
 
     def trial(self, result: TrialResult) -> Path:
         """Write one trial's raw record (with the environment)."""
-        return self._write(self.out_dir / "trials" / f"{result.label}.json",
-                           {"trial": asdict(result), "environment": self.environment})
+        return self._write(
+            self.out_dir / "trials" / f"{result.label}.json", {"trial": asdict(result), "environment": self.environment}
+        )
 
     def ceiling(self, point: CeilingPoint) -> Path:
         """Write one pgbench point's raw record (with the environment)."""
-        return self._write(self.out_dir / "ceiling" / f"{point.label}.json",
-                           {"point": asdict(point), "environment": self.environment})
+        return self._write(
+            self.out_dir / "ceiling" / f"{point.label}.json", {"point": asdict(point), "environment": self.environment}
+        )
 
     def finish(self, summary: dict[str, Any], markdown: str) -> tuple[Path, Path]:
         """Write ``summary.json`` and ``report.md``."""
@@ -69,20 +71,22 @@ def _x(value: float | None) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(r) + " |" for r in rows)]
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def _environment(env: dict[str, Any]) -> list[str]:
     cpu, pg = env["cpu"], env["postgresql"]
     git = env.get("git") or {}
     settings = ", ".join(f"{k}={v}" for k, v in pg["settings"].items())
-    return [f"- machine: {cpu['model']}, {cpu['logical_cpus']} logical CPUs ({cpu['usable_cpus']} usable), "
-            f"{(env.get('memory_bytes') or 0) / 2**30:.0f} GiB; {env['platform']}",
-            f"- PostgreSQL: {pg['version'].split(' on ')[0]}; {settings}",
-            f"- code: {git.get('commit', 'not a git checkout')}{' (with local changes)' if git.get('dirty') else ''}; "
-            + ", ".join(f"{k} {v}" for k, v in env["packages"].items() if v) + f"; Python {env['python']}",
-            f"- collected at {env['collected_at']}"]
+    return [
+        f"- machine: {cpu['model']}, {cpu['logical_cpus']} logical CPUs ({cpu['usable_cpus']} usable), "
+        f"{(env.get('memory_bytes') or 0) / 2**30:.0f} GiB; {env['platform']}",
+        f"- PostgreSQL: {pg['version'].split(' on ')[0]}; {settings}",
+        f"- code: {git.get('commit', 'not a git checkout')}{' (with local changes)' if git.get('dirty') else ''}; "
+        + ", ".join(f"{k} {v}" for k, v in env["packages"].items() if v)
+        + f"; Python {env['python']}",
+        f"- collected at {env['collected_at']}",
+    ]
 
 
 def _scaling_section(title: str, rows: list[dict[str, Any]], cpus: int, with_peer: bool, with_ideal: bool) -> list[str]:
@@ -101,73 +105,151 @@ def _scaling_section(title: str, rows: list[dict[str, Any]], cpus: int, with_pee
         body.append(line)
     out = [f"## {title}", "", *_table(header, body), ""]
     above = [r["workers"] for r in rows if r["workers"] > cpus]
-    out += [f"This machine has {cpus} CPU cores, shared by the worker processes and PostgreSQL itself. "
-            + (f"The rows at {', '.join(map(str, above))} workers run more processes than cores: they show the "
-               "plateau, not scaling." if above else
-               f"Counts above {cpus} would run more processes than cores and show the plateau, not scaling."), ""]
+    out += [
+        f"This machine has {cpus} CPU cores, shared by the worker processes and PostgreSQL itself. "
+        + (
+            f"The rows at {', '.join(map(str, above))} workers run more processes than cores: they show the "
+            "plateau, not scaling."
+            if above
+            else f"Counts above {cpus} would run more processes than cores and show the plateau, not scaling."
+        ),
+        "",
+    ]
     return out
 
 
-def render_markdown(summary: dict[str, Any], environment: dict[str, Any], trials: Sequence[TrialResult],
-                    points: Sequence[CeilingPoint], charts: Sequence[Path], title: str, notes: Sequence[str]) -> str:
+def render_markdown(
+    summary: dict[str, Any],
+    environment: dict[str, Any],
+    trials: Sequence[TrialResult],
+    points: Sequence[CeilingPoint],
+    charts: Sequence[Path],
+    title: str,
+    notes: Sequence[str],
+) -> str:
     """The human report (GitHub-flavoured markdown)."""
     cpus = environment["cpu"]["usable_cpus"] or 1
     out = [f"# {title}", "", *_environment(environment), ""]
-    out += [f"Original's published figures: {ORIGINAL['machine']}. Every figure here is the median of the trials "
-            "that passed their trust checks; durations come from database timestamps.", ""]
+    out += [
+        f"Original's published figures: {ORIGINAL['machine']}. Every figure here is the median of the trials "
+        "that passed their trust checks; durations come from database timestamps.",
+        "",
+    ]
     out += [f"- {n}" for n in notes] + ([""] if notes else [])
     out += _scaling_section("E1: no-op tasks", summary["e1"], cpus, with_peer=bool(summary["peer"]), with_ideal=False)
     if summary["e1_batched"]:
         r = summary["e1_batched"][0]
-        out += [f"E1 batched (1 process, `--concurrency {trials_concurrency(trials, 'e1-batched')}`): "
-                f"{_n(r['median'])} tasks/s (median of {r['trials']}).", ""]
+        out += [
+            f"E1 batched (1 process, `--concurrency {trials_concurrency(trials, 'e1-batched')}`): "
+            f"{_n(r['median'])} tasks/s (median of {r['trials']}).",
+            "",
+        ]
     out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_peer=False, with_ideal=True)
     e5, e6, pickup = summary["e5"], summary["e6"], summary["pickup"]
     if e5["trials"]:
-        out += ["## E5: fail-once tasks, fixed 100 ms retry delay", "",
-                f"{_n(e5['median'])} tasks/s (median of {e5['trials']} trials, {e5['workers']} workers); every "
-                "history is exactly FAILED → SUCCEEDED (trust check `histories`).", ""]
+        out += [
+            "## E5: fail-once tasks, fixed 100 ms retry delay",
+            "",
+            f"{_n(e5['median'])} tasks/s (median of {e5['trials']} trials, {e5['workers']} workers); every "
+            "history is exactly FAILED → SUCCEEDED (trust check `histories`).",
+            "",
+        ]
     if e6["trials"]:
-        out += ["## E6: crash recovery (SIGKILL of lease owners)", "",
-                *_table(["measure", "TaskForge", "original (published)"], [
+        out += [
+            "## E6: crash recovery (SIGKILL of lease owners)",
+            "",
+            *_table(
+                ["measure", "TaskForge", "original (published)"],
+                [
                     ["recovery lag p50 (ms)", _n(e6["recovery_lag_p50_ms"]), "–"],
                     ["recovery lag p95 (ms)", _n(e6["recovery_lag_p95_ms"]), _n(ORIGINAL["e6_recovery_lag_p95_ms"])],
                     ["recovery lag max (ms)", _n(e6["recovery_lag_max_ms"]), "–"],
-                    ["kill-to-final-drain (s)", _n(e6["kill_to_drain_seconds"]),
-                     _n(ORIGINAL["e6_kill_to_drain_seconds"])],
+                    [
+                        "kill-to-final-drain (s)",
+                        _n(e6["kill_to_drain_seconds"]),
+                        _n(ORIGINAL["e6_kill_to_drain_seconds"]),
+                    ],
                     ["throughput (tasks/s)", _n(e6["median"]), "–"],
-                    ["abandoned attempts (all trials)", str(e6["abandoned_attempts"]), "–"]]),
-                "", "Recovery lag = attempt finished_at − lease_expires_at of ABANDONED attempts, pooled over trials.",
-                ""]
+                    ["abandoned attempts (all trials)", str(e6["abandoned_attempts"]), "–"],
+                ],
+            ),
+            "",
+            "Recovery lag = attempt finished_at − lease_expires_at of ABANDONED attempts, pooled over trials.",
+            "",
+        ]
     if pickup["samples"]:
-        out += ["## Pickup latency (NOTIFY path)", "",
-                f"One idle worker, tasks submitted one at a time: median {_n(pickup['p50_ms'])} ms, p95 "
-                f"{_n(pickup['p95_ms'])} ms, max {_n(pickup['max_ms'])} ms over {pickup['samples']} tasks "
-                "(first attempt started_at − task created_at).", ""]
+        out += [
+            "## Pickup latency (NOTIFY path)",
+            "",
+            f"One idle worker, tasks submitted one at a time: median {_n(pickup['p50_ms'])} ms, p95 "
+            f"{_n(pickup['p95_ms'])} ms, max {_n(pickup['max_ms'])} ms over {pickup['samples']} tasks "
+            "(first attempt started_at − task created_at).",
+            "",
+        ]
     if summary["ceiling"]:
-        out += ["## Ceiling (pgbench, cycles/s = claim + finish)", "",
-                *_table(["clients", "(a) bare SKIP LOCKED", "(b) tf_claim + tf_finalize", "(b)/(a)",
-                         "(c) tf_finalize_and_claim", "(c)/(a)", "E1 workers tasks/s", "E1/(b)", "E1/(c)",
-                         "E1/(a)"],
-                        [[str(r["clients"]), _n(r["skip_locked"], 0), _n(r["taskforge"], 0),
-                          _n(r["taskforge_over_skip_locked"], 2), _n(r["finalize_and_claim"], 0),
-                          _n(r["finalize_and_claim_over_skip_locked"], 2), _n(r["e1"]), _n(r["e1_over_taskforge"], 2),
-                          _n(r.get("e1_over_finalize_and_claim"), 2), _n(r["e1_over_skip_locked"], 2)]
-                         for r in summary["ceiling"]]),
-                "", "(b)/(a) is what our SQL functions cost against the bare locking pattern; E1/(b) is what the "
-                "Python worker keeps of what the claim + finalize functions allow at the same concurrency, and "
-                "E1/(c) of what its own path (tf_finalize_and_claim, one call per task) allows. Worker counts "
-                "above the machine's cores only show the plateau: processes and their database "
-                "backends then share the same cores.", ""]
+        out += [
+            "## Ceiling (pgbench, cycles/s = claim + finish)",
+            "",
+            *_table(
+                [
+                    "clients",
+                    "(a) bare SKIP LOCKED",
+                    "(b) tf_claim + tf_finalize",
+                    "(b)/(a)",
+                    "(c) tf_finalize_and_claim",
+                    "(c)/(a)",
+                    "E1 workers tasks/s",
+                    "E1/(b)",
+                    "E1/(c)",
+                    "E1/(a)",
+                ],
+                [
+                    [
+                        str(r["clients"]),
+                        _n(r["skip_locked"], 0),
+                        _n(r["taskforge"], 0),
+                        _n(r["taskforge_over_skip_locked"], 2),
+                        _n(r["finalize_and_claim"], 0),
+                        _n(r["finalize_and_claim_over_skip_locked"], 2),
+                        _n(r["e1"]),
+                        _n(r["e1_over_taskforge"], 2),
+                        _n(r.get("e1_over_finalize_and_claim"), 2),
+                        _n(r["e1_over_skip_locked"], 2),
+                    ]
+                    for r in summary["ceiling"]
+                ],
+            ),
+            "",
+            "(b)/(a) is what our SQL functions cost against the bare locking pattern; E1/(b) is what the "
+            "Python worker keeps of what the claim + finalize functions allow at the same concurrency, and "
+            "E1/(c) of what its own path (tf_finalize_and_claim, one call per task) allows. Worker counts "
+            "above the machine's cores only show the plateau: processes and their database "
+            "backends then share the same cores.",
+            "",
+        ]
     if summary["peer"]:
         ours = {r["workers"]: r["median"] for r in summary["e1"]}
-        out += ["## Peer: procrastinate, the same no-op jobs", "",
-                *_table(["processes", "procrastinate jobs/s", "trials", "efficiency", "TaskForge E1 tasks/s",
-                         "ours / peer"],
-                        [[str(r["workers"]), _n(r["median"]), str(r["trials"]), _n(r["efficiency"], 2),
-                          _n(ours.get(r["workers"])), _x(ratio(ours.get(r["workers"]), r["median"]))]
-                         for r in summary["peer"]]),
-                "", "Peer timing: jobs / (last 'succeeded' − first 'started' event in procrastinate_events).", ""]
+        out += [
+            "## Peer: procrastinate, the same no-op jobs",
+            "",
+            *_table(
+                ["processes", "procrastinate jobs/s", "trials", "efficiency", "TaskForge E1 tasks/s", "ours / peer"],
+                [
+                    [
+                        str(r["workers"]),
+                        _n(r["median"]),
+                        str(r["trials"]),
+                        _n(r["efficiency"], 2),
+                        _n(ours.get(r["workers"])),
+                        _x(ratio(ours.get(r["workers"]), r["median"])),
+                    ]
+                    for r in summary["peer"]
+                ],
+            ),
+            "",
+            "Peer timing: jobs / (last 'succeeded' − first 'started' event in procrastinate_events).",
+            "",
+        ]
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:

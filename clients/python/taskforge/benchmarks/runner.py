@@ -54,14 +54,45 @@ class Sizes:
 
 
 #: DESIGN.md §9 and issue 6.
-FULL = Sizes(worker_counts=(1, 4, 8, 16), blocks=3, warmup=100, e1_tasks=5000, e1_batched_concurrency=64,
-             e2_tasks=1000, e5_tasks=3000, e5_workers=10, e5_schedulers=3, e6_tasks=1000, e6_workers=20,
-             e6_schedulers=3, e6_kills=10, e6_lease_seconds=5.0, pickup_tasks=50, ceiling_seconds=10.0,
-             timeout_seconds=900.0)
+FULL = Sizes(
+    worker_counts=(1, 4, 8, 16),
+    blocks=3,
+    warmup=100,
+    e1_tasks=5000,
+    e1_batched_concurrency=64,
+    e2_tasks=1000,
+    e5_tasks=3000,
+    e5_workers=10,
+    e5_schedulers=3,
+    e6_tasks=1000,
+    e6_workers=20,
+    e6_schedulers=3,
+    e6_kills=10,
+    e6_lease_seconds=5.0,
+    pickup_tasks=50,
+    ceiling_seconds=10.0,
+    timeout_seconds=900.0,
+)
 #: Small enough that `taskforge bench all --quick` takes a minute or two on 2 cores.
-QUICK = Sizes(worker_counts=(1, 2), blocks=1, warmup=20, e1_tasks=300, e1_batched_concurrency=64, e2_tasks=60,
-              e5_tasks=100, e5_workers=3, e5_schedulers=1, e6_tasks=60, e6_workers=4, e6_schedulers=1, e6_kills=2,
-              e6_lease_seconds=2.0, pickup_tasks=10, ceiling_seconds=3.0, timeout_seconds=180.0)
+QUICK = Sizes(
+    worker_counts=(1, 2),
+    blocks=1,
+    warmup=20,
+    e1_tasks=300,
+    e1_batched_concurrency=64,
+    e2_tasks=60,
+    e5_tasks=100,
+    e5_workers=3,
+    e5_schedulers=1,
+    e6_tasks=60,
+    e6_workers=4,
+    e6_schedulers=1,
+    e6_kills=2,
+    e6_lease_seconds=2.0,
+    pickup_tasks=10,
+    ceiling_seconds=3.0,
+    timeout_seconds=180.0,
+)
 
 
 @dataclass
@@ -115,8 +146,15 @@ class _Run:
         return result.ok
 
     def spec(self, workload: str, task_type: str, tasks: int, workers: int, **extra) -> WorkloadSpec:
-        return WorkloadSpec(workload=workload, task_type=task_type, tasks=tasks, workers=workers,
-                            warmup=self.s.warmup, timeout_seconds=self.s.timeout_seconds, **extra)
+        return WorkloadSpec(
+            workload=workload,
+            task_type=task_type,
+            tasks=tasks,
+            workers=workers,
+            warmup=self.s.warmup,
+            timeout_seconds=self.s.timeout_seconds,
+            **extra,
+        )
 
     def scaling(self, workload: str, specs: Callable[[int], list[WorkloadSpec]]) -> None:
         for block in range(1, self.s.blocks + 1):
@@ -130,37 +168,74 @@ class _Run:
         def specs(workers: int) -> list[WorkloadSpec]:
             out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
             if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
-                out.append(self.spec("e1-batched", "noop", self.s.e1_tasks, 1,
-                                     concurrency=self.s.e1_batched_concurrency))
+                out.append(
+                    self.spec("e1-batched", "noop", self.s.e1_tasks, 1, concurrency=self.s.e1_batched_concurrency)
+                )
             return out
+
         self.scaling("e1", specs)
 
     def e2(self) -> None:
-        self.scaling("e2", lambda w: [self.spec("e2", "sleep", self.s.e2_tasks, w,
-                                                payload={"ms": self.s.e2_sleep_ms})])
+        self.scaling("e2", lambda w: [self.spec("e2", "sleep", self.s.e2_tasks, w, payload={"ms": self.s.e2_sleep_ms})])
 
     def e5(self) -> None:
         for block in range(1, self.s.blocks + 1):
             with fresh_database(self.cfg.admin_dsn) as dsn:
                 workloads.register_fixed_backoff(dsn, "fail_once", self.s.e5_retry_delay_seconds)
-                self.keep(workloads.run_trial(dsn, self.spec(
-                    "e5", "fail_once", self.s.e5_tasks, self.s.e5_workers, schedulers=self.s.e5_schedulers,
-                    scheduler_interval_seconds=self.s.e5_retry_delay_seconds, expectation="fail_once"),
-                    block, self.bundle.log_dir, self.progress))
+                self.keep(
+                    workloads.run_trial(
+                        dsn,
+                        self.spec(
+                            "e5",
+                            "fail_once",
+                            self.s.e5_tasks,
+                            self.s.e5_workers,
+                            schedulers=self.s.e5_schedulers,
+                            scheduler_interval_seconds=self.s.e5_retry_delay_seconds,
+                            expectation="fail_once",
+                        ),
+                        block,
+                        self.bundle.log_dir,
+                        self.progress,
+                    )
+                )
 
     def e6(self) -> None:
         for block in range(1, self.s.blocks + 1):
             with fresh_database(self.cfg.admin_dsn) as dsn:
-                self.keep(workloads.run_trial(dsn, self.spec(
-                    "e6", "sleep", self.s.e6_tasks, self.s.e6_workers, payload={"ms": self.s.e6_sleep_ms},
-                    schedulers=self.s.e6_schedulers, lease_seconds=self.s.e6_lease_seconds, kills=self.s.e6_kills,
-                    expectation="recovered"), block, self.bundle.log_dir, self.progress))
+                self.keep(
+                    workloads.run_trial(
+                        dsn,
+                        self.spec(
+                            "e6",
+                            "sleep",
+                            self.s.e6_tasks,
+                            self.s.e6_workers,
+                            payload={"ms": self.s.e6_sleep_ms},
+                            schedulers=self.s.e6_schedulers,
+                            lease_seconds=self.s.e6_lease_seconds,
+                            kills=self.s.e6_kills,
+                            expectation="recovered",
+                        ),
+                        block,
+                        self.bundle.log_dir,
+                        self.progress,
+                    )
+                )
 
     def pickup(self) -> None:
         for block in range(1, self.s.blocks + 1):
             with fresh_database(self.cfg.admin_dsn) as dsn:
-                self.keep(workloads.run_pickup(dsn, self.s.pickup_tasks, self.s.pickup_interval_seconds, block,
-                                               self.bundle.log_dir, self.progress))
+                self.keep(
+                    workloads.run_pickup(
+                        dsn,
+                        self.s.pickup_tasks,
+                        self.s.pickup_interval_seconds,
+                        block,
+                        self.bundle.log_dir,
+                        self.progress,
+                    )
+                )
 
     def ceiling(self) -> None:
         for block in range(1, self.s.blocks + 1):
@@ -173,8 +248,9 @@ class _Run:
                         self.progress.note(note)
                 for clients in self.s.worker_counts:
                     for script in scripts:
-                        point = ceiling.measure_point(dsn, script, clients, self.s.ceiling_seconds, block,
-                                                      self.progress)
+                        point = ceiling.measure_point(
+                            dsn, script, clients, self.s.ceiling_seconds, block, self.progress
+                        )
                         self.state.points.append(point)
                         self.bundle.ceiling(point)
 
@@ -183,15 +259,29 @@ class _Run:
         try:
             version = peer.ensure_venv(venv, self.progress)
         except (peer.PeerError, OSError) as exc:
-            self.keep(TrialResult(workload="peer", block=0, workers=0, concurrency=1, tasks=0,
-                                  error=f"cannot install the peer: {exc}"))
+            self.keep(
+                TrialResult(
+                    workload="peer", block=0, workers=0, concurrency=1, tasks=0, error=f"cannot install the peer: {exc}"
+                )
+            )
             return
         self.state.notes.append(f"peer: procrastinate {version} (in {venv}), `--concurrency 1` per process")
         for block in range(1, self.s.blocks + 1):
             for workers in self.s.worker_counts:
                 with fresh_database(self.cfg.admin_dsn, migrate=False) as dsn:
-                    self.keep(peer.run_peer_trial(venv, dsn, workers, self.s.e1_tasks, self.s.warmup, block,
-                                                  self.bundle.log_dir, self.progress, self.s.timeout_seconds))
+                    self.keep(
+                        peer.run_peer_trial(
+                            venv,
+                            dsn,
+                            workers,
+                            self.s.e1_tasks,
+                            self.s.warmup,
+                            block,
+                            self.bundle.log_dir,
+                            self.progress,
+                            self.s.timeout_seconds,
+                        )
+                    )
 
 
 def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = None) -> BenchRun:

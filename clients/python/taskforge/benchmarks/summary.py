@@ -32,17 +32,28 @@ def _by_workers(trials: Iterable[TrialResult], workload: str) -> dict[int, list[
     return dict(sorted(grouped.items()))
 
 
-def _scaling(trials: Sequence[TrialResult], workload: str, ideal_task_seconds: float | None = None,
-             original: dict[int, float] | None = None) -> list[dict[str, Any]]:
+def _scaling(
+    trials: Sequence[TrialResult],
+    workload: str,
+    ideal_task_seconds: float | None = None,
+    original: dict[int, float] | None = None,
+) -> list[dict[str, Any]]:
     grouped = _by_workers(trials, workload)
     base = stats.median(t.throughput for t in grouped.get(1, []))
     rows = []
     for workers, group in grouped.items():
         med = stats.median(t.throughput for t in group)
         sp = stats.speedup(med, base)
-        row = {"workers": workers, "trials": len(group), "median": med, "min": min(t.throughput for t in group),
-               "max": max(t.throughput for t in group), "speedup": sp, "efficiency": stats.efficiency(sp, workers),
-               "original": (original or {}).get(workers)}
+        row = {
+            "workers": workers,
+            "trials": len(group),
+            "median": med,
+            "min": min(t.throughput for t in group),
+            "max": max(t.throughput for t in group),
+            "speedup": sp,
+            "efficiency": stats.efficiency(sp, workers),
+            "original": (original or {}).get(workers),
+        }
         if ideal_task_seconds:
             row["ideal"] = workers / ideal_task_seconds
             row["percent_of_ideal"] = 100.0 * med / row["ideal"] if med else None
@@ -68,12 +79,20 @@ def _ceiling(points: Sequence[CeilingPoint], e1: list[dict[str, Any]]) -> list[d
         a = medians.get(("skip_locked", clients))
         b = medians.get(("taskforge", clients))
         c = medians.get(("finalize_and_claim", clients))
-        rows.append({"clients": clients, "skip_locked": a, "taskforge": b, "finalize_and_claim": c,
-                     "taskforge_over_skip_locked": stats.ratio(b, a),
-                     "finalize_and_claim_over_skip_locked": stats.ratio(c, a),
-                     "e1": e1_by_workers.get(clients), "e1_over_taskforge": stats.ratio(e1_by_workers.get(clients), b),
-                     "e1_over_finalize_and_claim": stats.ratio(e1_by_workers.get(clients), c),
-                     "e1_over_skip_locked": stats.ratio(e1_by_workers.get(clients), a)})
+        rows.append(
+            {
+                "clients": clients,
+                "skip_locked": a,
+                "taskforge": b,
+                "finalize_and_claim": c,
+                "taskforge_over_skip_locked": stats.ratio(b, a),
+                "finalize_and_claim_over_skip_locked": stats.ratio(c, a),
+                "e1": e1_by_workers.get(clients),
+                "e1_over_taskforge": stats.ratio(e1_by_workers.get(clients), b),
+                "e1_over_finalize_and_claim": stats.ratio(e1_by_workers.get(clients), c),
+                "e1_over_skip_locked": stats.ratio(e1_by_workers.get(clients), a),
+            }
+        )
     return rows
 
 
@@ -93,17 +112,28 @@ def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> 
         "e1": e1,
         "e1_batched": _scaling(trials, "e1-batched"),
         "e2": _scaling(trials, "e2", ideal_task_seconds=0.05, original=ORIGINAL["e2"]),
-        "e5": {"trials": len(e5), "median": stats.median(t.throughput for t in e5),
-               "workers": e5[0].workers if e5 else None},
-        "e6": {"trials": len(e6), "median": stats.median(t.throughput for t in e6),
-               "workers": e6[0].workers if e6 else None,
-               "abandoned_attempts": sum(t.metrics.get("abandoned_attempts", 0) for t in e6),
-               "recovery_lag_ms": lags,
-               "recovery_lag_p50_ms": stats.percentile(lags, 50), "recovery_lag_p95_ms": stats.percentile(lags, 95),
-               "recovery_lag_max_ms": max(lags) if lags else None,
-               "kill_to_drain_seconds": stats.median(t.metrics.get("kill_to_drain_seconds") for t in e6)},
-        "pickup": {"samples": len(pickup), "p50_ms": stats.percentile(pickup, 50),
-                   "p95_ms": stats.percentile(pickup, 95), "max_ms": max(pickup) if pickup else None},
+        "e5": {
+            "trials": len(e5),
+            "median": stats.median(t.throughput for t in e5),
+            "workers": e5[0].workers if e5 else None,
+        },
+        "e6": {
+            "trials": len(e6),
+            "median": stats.median(t.throughput for t in e6),
+            "workers": e6[0].workers if e6 else None,
+            "abandoned_attempts": sum(t.metrics.get("abandoned_attempts", 0) for t in e6),
+            "recovery_lag_ms": lags,
+            "recovery_lag_p50_ms": stats.percentile(lags, 50),
+            "recovery_lag_p95_ms": stats.percentile(lags, 95),
+            "recovery_lag_max_ms": max(lags) if lags else None,
+            "kill_to_drain_seconds": stats.median(t.metrics.get("kill_to_drain_seconds") for t in e6),
+        },
+        "pickup": {
+            "samples": len(pickup),
+            "p50_ms": stats.percentile(pickup, 50),
+            "p95_ms": stats.percentile(pickup, 95),
+            "max_ms": max(pickup) if pickup else None,
+        },
         "peer": peer,
         "ceiling": _ceiling(points, e1),
         "failed_trials": [t.label for t in trials if not t.ok],

@@ -21,8 +21,16 @@ from typing import Iterable, Sequence
 
 from .results import CheckResult
 
-__all__ = ["TaskRow", "AttemptRow", "TrustFailure", "EXPECTATIONS", "check_history", "check_drained",
-           "check_invariants", "require"]
+__all__ = [
+    "TaskRow",
+    "AttemptRow",
+    "TrustFailure",
+    "EXPECTATIONS",
+    "check_history",
+    "check_drained",
+    "check_invariants",
+    "require",
+]
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 EXPECTATIONS = ("once", "fail_once", "recovered")
@@ -97,8 +105,9 @@ def _replacement_offenders(history: dict[int, list[AttemptRow]]) -> list[str]:
     return bad
 
 
-def check_history(submitted: Sequence[int], tasks: Sequence[TaskRow], attempts: Sequence[AttemptRow],
-                  expectation: str) -> list[CheckResult]:
+def check_history(
+    submitted: Sequence[int], tasks: Sequence[TaskRow], attempts: Sequence[AttemptRow], expectation: str
+) -> list[CheckResult]:
     """Checks over the measured tasks of one trial: counts reconcile, every task is terminal in
     the expected state, attempt identities are unique, attempt counts and histories are what
     ``expectation`` implies (see the module docstring)."""
@@ -106,52 +115,89 @@ def check_history(submitted: Sequence[int], tasks: Sequence[TaskRow], attempts: 
         raise ValueError(f"unknown expectation {expectation!r}")
     wanted = set(submitted)
     found = {t.task_id for t in tasks}
-    results = [CheckResult(
-        "counts", len(submitted) == len(wanted) == len(tasks) and found == wanted,
-        f"submitted {len(submitted)}, found {len(tasks)} in the database"
-        + (f", missing {sorted(wanted - found)[:SHOWN]}" if wanted - found else "")
-        + (f", unexpected {sorted(found - wanted)[:SHOWN]}" if found - wanted else ""))]
-    results.append(_check("terminal", [f"task {t.task_id} {t.state}" for t in tasks if t.state not in TERMINAL],
-                          f"all {len(tasks)} tasks terminal"))
-    results.append(_check("final_states", [f"task {t.task_id} {t.state}" for t in tasks if t.state != "SUCCEEDED"],
-                          f"all {len(tasks)} tasks SUCCEEDED"))
+    results = [
+        CheckResult(
+            "counts",
+            len(submitted) == len(wanted) == len(tasks) and found == wanted,
+            f"submitted {len(submitted)}, found {len(tasks)} in the database"
+            + (f", missing {sorted(wanted - found)[:SHOWN]}" if wanted - found else "")
+            + (f", unexpected {sorted(found - wanted)[:SHOWN]}" if found - wanted else ""),
+        )
+    ]
+    results.append(
+        _check(
+            "terminal",
+            [f"task {t.task_id} {t.state}" for t in tasks if t.state not in TERMINAL],
+            f"all {len(tasks)} tasks terminal",
+        )
+    )
+    results.append(
+        _check(
+            "final_states",
+            [f"task {t.task_id} {t.state}" for t in tasks if t.state != "SUCCEEDED"],
+            f"all {len(tasks)} tasks SUCCEEDED",
+        )
+    )
     identities = collections.Counter((a.task_id, a.attempt_number) for a in attempts)
-    results.append(_check("unique_attempts", [f"task {t} attempt {n} x{c}" for (t, n), c in identities.items() if c > 1],
-                          f"{len(identities)} distinct (task_id, attempt_number)"))
+    results.append(
+        _check(
+            "unique_attempts",
+            [f"task {t} attempt {n} x{c}" for (t, n), c in identities.items() if c > 1],
+            f"{len(identities)} distinct (task_id, attempt_number)",
+        )
+    )
     history = _histories(attempts)
     per_task = {"once": 1, "fail_once": 2}.get(expectation)
-    count_bad = [f"task {t.task_id}: attempt_count {t.attempt_count}, {len(history.get(t.task_id, []))} attempt rows"
-                 for t in tasks if t.attempt_count != len(history.get(t.task_id, []))
-                 or (per_task is not None and t.attempt_count != per_task)]
+    count_bad = [
+        f"task {t.task_id}: attempt_count {t.attempt_count}, {len(history.get(t.task_id, []))} attempt rows"
+        for t in tasks
+        if t.attempt_count != len(history.get(t.task_id, [])) or (per_task is not None and t.attempt_count != per_task)
+    ]
     stray = sorted(set(history) - found)
     count_bad += [f"attempts of unknown task {t}" for t in stray]
     expected_total = f"{per_task * len(tasks)}" if per_task else "1 + abandoned per task"
     results.append(_check("attempt_counts", count_bad, f"{len(attempts)} attempts (expected {expected_total})"))
-    results.append(_check(
-        "histories",
-        [f"task {t}: {' -> '.join(a.state for a in rows)}" for t, rows in history.items()
-         if not _expected_history(expectation, [a.state for a in rows])]
-        + [f"task {t.task_id}: no attempts" for t in tasks if t.task_id not in history],
-        {"once": "every history is SUCCEEDED", "fail_once": "every history is FAILED -> SUCCEEDED",
-         "recovered": "every history is ABANDONED* -> SUCCEEDED"}[expectation]))
+    results.append(
+        _check(
+            "histories",
+            [
+                f"task {t}: {' -> '.join(a.state for a in rows)}"
+                for t, rows in history.items()
+                if not _expected_history(expectation, [a.state for a in rows])
+            ]
+            + [f"task {t.task_id}: no attempts" for t in tasks if t.task_id not in history],
+            {
+                "once": "every history is SUCCEEDED",
+                "fail_once": "every history is FAILED -> SUCCEEDED",
+                "recovered": "every history is ABANDONED* -> SUCCEEDED",
+            }[expectation],
+        )
+    )
     if expectation == "recovered":
         abandoned = sum(1 for a in attempts if a.state == "ABANDONED")
-        results.append(_check("replacements", _replacement_offenders(history),
-                              f"each of {abandoned} ABANDONED attempts has exactly one later SUCCEEDED attempt"))
+        results.append(
+            _check(
+                "replacements",
+                _replacement_offenders(history),
+                f"each of {abandoned} ABANDONED attempts has exactly one later SUCCEEDED attempt",
+            )
+        )
     return results
 
 
 def check_drained(running_tasks: int, leased_tasks: int, running_attempts: int) -> CheckResult:
     """After the drain: no RUNNING task, no owner or lease on any task, no RUNNING attempt."""
     ok = running_tasks == leased_tasks == running_attempts == 0
-    return CheckResult("no_leftovers", ok, f"RUNNING tasks {running_tasks}, tasks with owner or lease "
-                                           f"{leased_tasks}, RUNNING attempts {running_attempts}")
+    return CheckResult(
+        "no_leftovers",
+        ok,
+        f"RUNNING tasks {running_tasks}, tasks with owner or lease {leased_tasks}, RUNNING attempts {running_attempts}",
+    )
 
 
 def check_invariants(violations: Sequence[tuple]) -> CheckResult:
     """``taskforge.tf_invariant_violations`` must be empty (rows: rule, task_id, attempt_number, detail)."""
-    return _check("invariants", [f"{r[0]} (task {r[1]})" for r in violations],
-                  "tf_invariant_violations is empty")
+    return _check("invariants", [f"{r[0]} (task {r[1]})" for r in violations], "tf_invariant_violations is empty")
 
 
 def require(where: str, checks: Sequence[CheckResult]) -> None:

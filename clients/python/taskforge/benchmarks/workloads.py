@@ -31,8 +31,15 @@ from . import stats, trust
 from .progress import Progress
 from .results import CheckResult, TrialResult
 
-__all__ = ["BENCH_QUEUE", "WorkloadSpec", "TrialFailed", "submit_batch", "run_trial", "run_pickup",
-           "register_fixed_backoff"]
+__all__ = [
+    "BENCH_QUEUE",
+    "WorkloadSpec",
+    "TrialFailed",
+    "submit_batch",
+    "run_trial",
+    "run_pickup",
+    "register_fixed_backoff",
+]
 
 BENCH_QUEUE = "bench"
 #: Seconds between polls of the database while waiting (harness monotonic clock).
@@ -96,8 +103,9 @@ def _check_processes(harness: ProcessHarness) -> None:
     dead = harness.exited_unexpectedly()
     if dead:
         p = dead[0]
-        raise TrialFailed(f"{p.name} (pid {p.pid}) exited with code {p.returncode}; last lines of "
-                          f"{p.log_path}:\n{p.tail()}")
+        raise TrialFailed(
+            f"{p.name} (pid {p.pid}) exited with code {p.returncode}; last lines of {p.log_path}:\n{p.tail()}"
+        )
 
 
 def _wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeout: float) -> None:
@@ -109,13 +117,21 @@ def _wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeou
         if live >= set(pids):
             return
         if time.monotonic() > deadline:
-            raise TrialFailed(f"{len(set(pids) - live)} of {len(pids)} workers not alive in tf_workers "
-                              f"after {timeout:g} s (logs in {harness.log_dir})")
+            raise TrialFailed(
+                f"{len(set(pids) - live)} of {len(pids)} workers not alive in tf_workers "
+                f"after {timeout:g} s (logs in {harness.log_dir})"
+            )
         time.sleep(POLL_SECONDS)
 
 
-def _wait_terminal(conn: psycopg.Connection, harness: ProcessHarness, task_ids: Sequence[int], timeout: float,
-                   progress: Progress | None = None, tick: Callable[[int], str] | None = None) -> None:
+def _wait_terminal(
+    conn: psycopg.Connection,
+    harness: ProcessHarness,
+    task_ids: Sequence[int],
+    timeout: float,
+    progress: Progress | None = None,
+    tick: Callable[[int], str] | None = None,
+) -> None:
     """Poll until every task is terminal; ``tick(done)`` runs on every poll and returns a status."""
     deadline = time.monotonic() + timeout
     ids = list(task_ids)
@@ -132,7 +148,9 @@ def _wait_terminal(conn: psycopg.Connection, harness: ProcessHarness, task_ids: 
         time.sleep(POLL_SECONDS)
 
 
-def read_history(conn: psycopg.Connection, task_ids: Sequence[int]) -> tuple[list[trust.TaskRow], list[trust.AttemptRow]]:
+def read_history(
+    conn: psycopg.Connection, task_ids: Sequence[int]
+) -> tuple[list[trust.TaskRow], list[trust.AttemptRow]]:
     """The measured tasks and all their attempts (tables, not views: no de-duplication)."""
     ids = list(task_ids)
     tasks = [trust.TaskRow(*row) for row in conn.execute(sql.BENCH_TASKS, {"task_ids": ids})]
@@ -143,14 +161,19 @@ def read_history(conn: psycopg.Connection, task_ids: Sequence[int]) -> tuple[lis
 def database_checks(conn: psycopg.Connection) -> list[CheckResult]:
     """Whole-database checks after a drain: no leftovers, tf_invariant_violations empty."""
     running, leased, running_attempts = conn.execute(sql.BENCH_LEFTOVERS).fetchone()
-    return [trust.check_drained(running, leased, running_attempts),
-            trust.check_invariants(conn.execute(sql.INVARIANT_VIOLATIONS).fetchall())]
+    return [
+        trust.check_drained(running, leased, running_attempts),
+        trust.check_invariants(conn.execute(sql.INVARIANT_VIOLATIONS).fetchall()),
+    ]
 
 
 def _exit_checks(exit_codes: dict[str, int | None], killed: set[str]) -> CheckResult:
     bad = [f"{name} exited {code}" for name, code in exit_codes.items() if name not in killed and code != 0]
-    return CheckResult("clean_exits", not bad, "; ".join(bad) if bad else
-                       f"{len(exit_codes) - len(killed)} processes stopped by SIGTERM with code 0")
+    return CheckResult(
+        "clean_exits",
+        not bad,
+        "; ".join(bad) if bad else f"{len(exit_codes) - len(killed)} processes stopped by SIGTERM with code 0",
+    )
 
 
 class _Killer:
@@ -186,19 +209,23 @@ def _span_metrics(result: TrialResult, attempts: Sequence[trust.AttemptRow]) -> 
 
 
 def _recovery_metrics(result: TrialResult, attempts: Sequence[trust.AttemptRow], killer: _Killer) -> None:
-    lags = sorted((a.finished_at - a.lease_expires_at).total_seconds() * 1000.0
-                  for a in attempts if a.state == "ABANDONED")
+    lags = sorted(
+        (a.finished_at - a.lease_expires_at).total_seconds() * 1000.0 for a in attempts if a.state == "ABANDONED"
+    )
     finishes = [a.finished_at for a in attempts if a.finished_at is not None]
-    result.metrics.update({
-        "killed": [p.name for p in killer.killed],
-        "abandoned_attempts": len(lags),
-        "recovery_lag_ms": lags,
-        "recovery_lag_p50_ms": stats.percentile(lags, 50),
-        "recovery_lag_p95_ms": stats.percentile(lags, 95),
-        "recovery_lag_max_ms": max(lags) if lags else None,
-        "kill_to_drain_seconds": (max(finishes) - killer.killed_at).total_seconds()
-        if killer.killed_at is not None and finishes else None,
-    })
+    result.metrics.update(
+        {
+            "killed": [p.name for p in killer.killed],
+            "abandoned_attempts": len(lags),
+            "recovery_lag_ms": lags,
+            "recovery_lag_p50_ms": stats.percentile(lags, 50),
+            "recovery_lag_p95_ms": stats.percentile(lags, 95),
+            "recovery_lag_max_ms": max(lags) if lags else None,
+            "kill_to_drain_seconds": (max(finishes) - killer.killed_at).total_seconds()
+            if killer.killed_at is not None and finishes
+            else None,
+        }
+    )
     if killer.spec.kills and len(killer.killed) != killer.spec.kills:
         result.checks.append(CheckResult("kills", False, f"killed {len(killer.killed)} of {killer.spec.kills} workers"))
 
@@ -206,8 +233,14 @@ def _recovery_metrics(result: TrialResult, attempts: Sequence[trust.AttemptRow],
 def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress: Progress) -> TrialResult:
     """Run one trial (module docstring). Never raises for a failed trial: the result carries
     ``error`` and the failed checks, and ``ok`` is False."""
-    result = TrialResult(workload=spec.workload, block=block, workers=spec.workers, concurrency=spec.concurrency,
-                         tasks=spec.tasks, options=asdict(spec))
+    result = TrialResult(
+        workload=spec.workload,
+        block=block,
+        workers=spec.workers,
+        concurrency=spec.concurrency,
+        tasks=spec.tasks,
+        options=asdict(spec),
+    )
     harness = ProcessHarness(dsn, log_dir / result.label)
     killer: _Killer | None = None
     progress.trial(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)
@@ -216,8 +249,14 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
             for _ in range(spec.schedulers):
                 harness.scheduler("--max-interval-seconds", f"{spec.scheduler_interval_seconds:g}")
             for _ in range(spec.workers):
-                harness.worker("--queue", BENCH_QUEUE, "--concurrency", str(spec.concurrency),
-                               "--lease-seconds", f"{spec.lease_seconds:g}")
+                harness.worker(
+                    "--queue",
+                    BENCH_QUEUE,
+                    "--concurrency",
+                    str(spec.concurrency),
+                    "--lease-seconds",
+                    f"{spec.lease_seconds:g}",
+                )
             _wait_workers_live(conn, harness, spec.start_timeout_seconds)
             if spec.warmup:
                 warm = submit_batch(dsn, "noop", {}, spec.warmup)
@@ -252,13 +291,27 @@ def _summary(result: TrialResult) -> str:
     return f"{rate} over {result.span_seconds:.2f} s; trust checks passed"
 
 
-def run_pickup(dsn: str, count: int, interval_seconds: float, block: int, log_dir: Path, progress: Progress,
-               warmup: int = 10, timeout_seconds: float = 120.0) -> TrialResult:
+def run_pickup(
+    dsn: str,
+    count: int,
+    interval_seconds: float,
+    block: int,
+    log_dir: Path,
+    progress: Progress,
+    warmup: int = 10,
+    timeout_seconds: float = 120.0,
+) -> TrialResult:
     """One idle worker; ``count`` noop tasks submitted one at a time, each in its own transaction,
     ``interval_seconds`` apart (harness clock); metrics: pickup latency = first attempt start -
     task creation (ms, database clock), median / p95 / max."""
-    result = TrialResult(workload="pickup", block=block, workers=1, concurrency=1, tasks=count,
-                         options={"interval_seconds": interval_seconds, "warmup": warmup})
+    result = TrialResult(
+        workload="pickup",
+        block=block,
+        workers=1,
+        concurrency=1,
+        tasks=count,
+        options={"interval_seconds": interval_seconds, "warmup": warmup},
+    )
     harness = ProcessHarness(dsn, log_dir / result.label)
     task_ids: list[int] = []
     progress.trial(f"{result.label} (noop x{count}, one at a time)", count)
@@ -281,13 +334,18 @@ def run_pickup(dsn: str, count: int, interval_seconds: float, block: int, log_di
         result.checks = trust.check_history(task_ids, tasks, attempts, "once") + database_checks(conn)
         result.checks.append(_exit_checks(result.exit_codes, set()))
     created = {t.task_id: t.created_at for t in tasks}
-    latencies = sorted((a.started_at - created[a.task_id]).total_seconds() * 1000.0
-                       for a in attempts if a.attempt_number == 1 and a.task_id in created)
-    result.metrics = {"pickup_ms": latencies, "pickup_p50_ms": stats.percentile(latencies, 50),
-                      "pickup_p95_ms": stats.percentile(latencies, 95),
-                      "pickup_max_ms": max(latencies) if latencies else None}
+    latencies = sorted(
+        (a.started_at - created[a.task_id]).total_seconds() * 1000.0
+        for a in attempts
+        if a.attempt_number == 1 and a.task_id in created
+    )
+    result.metrics = {
+        "pickup_ms": latencies,
+        "pickup_p50_ms": stats.percentile(latencies, 50),
+        "pickup_p95_ms": stats.percentile(latencies, 95),
+        "pickup_max_ms": max(latencies) if latencies else None,
+    }
     result.ok = result.error is None and not result.failed_checks()
     p50 = result.metrics["pickup_p50_ms"]
     progress.done(f"pickup median {p50:.1f} ms" if p50 is not None and result.ok else _summary(result))
     return result
-

@@ -23,7 +23,20 @@ from .lifecycle import EXIT_ERROR, EXIT_FORCED, EXIT_OK, Worker
 from .startup import SchemaVersionError, WorkerConfigError, WorkerStartupError, check_schema, configure_logging
 
 __all__ = [
-    "WorkerConfig", "Worker", "WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "DbConnection",
-    "Backoff", "check_schema", "configure_logging", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
-    "one_line", "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR",
+    "WorkerConfig",
+    "Worker",
+    "WorkerStartupError",
+    "WorkerConfigError",
+    "SchemaVersionError",
+    "DbConnection",
+    "Backoff",
+    "check_schema",
+    "configure_logging",
+    "is_lock_timeout",
+    "is_transient_error",
+    "lock_timeout_option",
+    "one_line",
+    "EXIT_OK",
+    "EXIT_FORCED",
+    "EXIT_ERROR",
 ]

@@ -8,9 +8,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["WorkerConfig", "QUEUE_PATTERN", "APPLICATION_NAME", "STATEMENT_TIMEOUT_CAP_SECONDS",
-           "HOUSEKEEPING_SECONDS", "STOP_JOIN_SECONDS", "DEREGISTER_SECONDS", "BUSY_RETRY_SECONDS",
-           "MAX_CLAIM"]
+__all__ = [
+    "WorkerConfig",
+    "QUEUE_PATTERN",
+    "APPLICATION_NAME",
+    "STATEMENT_TIMEOUT_CAP_SECONDS",
+    "HOUSEKEEPING_SECONDS",
+    "STOP_JOIN_SECONDS",
+    "DEREGISTER_SECONDS",
+    "BUSY_RETRY_SECONDS",
+    "MAX_CLAIM",
+]
 
 QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
 APPLICATION_NAME = "taskforge-worker"

@@ -19,8 +19,17 @@ from typing import Any, Callable
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-__all__ = ["Backoff", "DbConnection", "is_connection_loss", "is_lock_timeout", "is_transient_error", "lock_timeout_option",
-           "milliseconds", "one_line", "KEEPALIVES"]
+__all__ = [
+    "Backoff",
+    "DbConnection",
+    "is_connection_loss",
+    "is_lock_timeout",
+    "is_transient_error",
+    "lock_timeout_option",
+    "milliseconds",
+    "one_line",
+    "KEEPALIVES",
+]
 
 log = logging.getLogger("taskforge.worker")
 
@@ -33,6 +42,7 @@ CLOSE_WAIT_SECONDS = 1.0
 #: access rule violation, data exception, integrity constraint violation (the API's own
 #: refusals, SQLSTATE TFxxx, are not retried either).
 PERMANENT_SQLSTATE_CLASSES = frozenset({"42", "22", "23"})
+
 
 def is_transient_error(exc: BaseException) -> bool:
     """True for errors after which the same call may succeed later (on a new connection).
@@ -109,7 +119,6 @@ def lock_timeout_option(dsn: str, seconds: float | None, statement_timeout: floa
     return " ".join(p.strip() for p in parts if p.strip())
 
 
-
 class DbConnection:
     """One autocommit connection that reopens itself after a failure.
 
@@ -124,9 +133,18 @@ class DbConnection:
     statement at a time); :meth:`close` never waits for a running statement for long.
     """
 
-    def __init__(self, dsn: str, application_name: str, *, interrupt: threading.Event | None = None,
-                 connect_timeout: float = 5, backoff_cap: float = 5.0, logger: logging.Logger = log,
-                 lock_timeout: float | None = None, statement_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        application_name: str,
+        *,
+        interrupt: threading.Event | None = None,
+        connect_timeout: float = 5,
+        backoff_cap: float = 5.0,
+        logger: logging.Logger = log,
+        lock_timeout: float | None = None,
+        statement_timeout: float | None = None,
+    ) -> None:
         self.dsn = dsn
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
@@ -145,8 +163,8 @@ class DbConnection:
         self.statement_timeout = statement_timeout
         options = lock_timeout_option(dsn, lock_timeout, statement_timeout)
         self._options = {"options": options} if options else {}
-        self._busy_since: float | None = None   # monotonic start of the running statement
-        self._aborted: float | None = None      # _busy_since of the statement abort_stuck closed
+        self._busy_since: float | None = None  # monotonic start of the running statement
+        self._aborted: float | None = None  # _busy_since of the statement abort_stuck closed
 
     @property
     def connect_kwargs(self) -> dict[str, Any]:
@@ -161,8 +179,9 @@ class DbConnection:
             if self._shut:
                 raise psycopg.InterfaceError(f"the {self.application_name} connection is closed for good")
             if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
-                                             **self._extra, **self._options)
+                self._conn = psycopg.connect(
+                    self.dsn, autocommit=True, application_name=self.application_name, **self._extra, **self._options
+                )
                 if self._lost:
                     self.log.info("reconnected to the database (%s)", self.application_name)
                     self._lost = False
@@ -189,8 +208,9 @@ class DbConnection:
         conn = self._conn  # a statement is running on it now
         if conn is not None:
             # In a thread of its own: without libpq 17 a cancel request cannot be given a timeout.
-            canceller = threading.Thread(target=_cancel_quietly, args=(conn, wait), daemon=True,
-                                         name=f"cancel {self.application_name}")
+            canceller = threading.Thread(
+                target=_cancel_quietly, args=(conn, wait), daemon=True, name=f"cancel {self.application_name}"
+            )
             canceller.start()
             canceller.join(wait)
         if self._lock.acquire(timeout=wait):
@@ -204,8 +224,14 @@ class DbConnection:
         if conn is not None:
             _shutdown_socket(conn)
 
-    def execute(self, query: str, params: dict | None = None, *,
-                retry: Callable[[BaseException], bool] | None = None, what: str = "statement") -> list[tuple]:
+    def execute(
+        self,
+        query: str,
+        params: dict | None = None,
+        *,
+        retry: Callable[[BaseException], bool] | None = None,
+        what: str = "statement",
+    ) -> list[tuple]:
         """Run one statement and return its rows (see the class docstring for retries).
 
         ``retry(exc)`` is asked, with the transient error, whether to send the statement again."""
@@ -227,8 +253,13 @@ class DbConnection:
             if self._shut or retry is None or not retry(failure):
                 raise failure
             delay = self.backoff.next_delay()
-            self.log.warning("%s failed: connection lost or refused, or transient error (%s): %s; retrying in %.2f s",
-                             what, self.application_name, one_line(failure), delay)
+            self.log.warning(
+                "%s failed: connection lost or refused, or transient error (%s): %s; retrying in %.2f s",
+                what,
+                self.application_name,
+                one_line(failure),
+                delay,
+            )
             if self.interrupt.wait(delay):
                 raise failure  # interrupted (the process is exiting): give up
 
@@ -241,9 +272,12 @@ class DbConnection:
         if started is None or time.monotonic() - started < seconds or self._aborted == started:
             return False
         self._aborted = started
-        self.log.warning("%s: a statement has been running for %.2f s or more (its statement_timeout did "
-                         "not end it: the server does not answer); closing its connection",
-                         self.application_name, seconds)
+        self.log.warning(
+            "%s: a statement has been running for %.2f s or more (its statement_timeout did "
+            "not end it: the server does not answer); closing its connection",
+            self.application_name,
+            seconds,
+        )
         self.close(wait=0.2)
         return True
 
@@ -278,8 +312,6 @@ def _shutdown_socket(conn: psycopg.Connection) -> None:
         sock.close()
 
 
-
 def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
-

@@ -42,16 +42,25 @@ class Dispatcher:
     nothing new, finalize what is left, then return. ``force``: return at once.
     """
 
-    def __init__(self, *, config: WorkerConfig, db: DbConnection, attempts: AttemptTable,
-                 start_attempt: Callable[[RunningAttempt], None], on_fatal: Callable[[str], None],
-                 stopping: threading.Event, force: threading.Event, logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        *,
+        config: WorkerConfig,
+        db: DbConnection,
+        attempts: AttemptTable,
+        start_attempt: Callable[[RunningAttempt], None],
+        on_fatal: Callable[[str], None],
+        stopping: threading.Event,
+        force: threading.Event,
+        logger: logging.Logger,
+    ) -> None:
         self.config = config
         self.db = db
         self.attempts = attempts
         self.worker_id: str | None = None
         self.task_types: list[str] | None = None
-        self.wake = threading.Event()       # something to do: an attempt finished, a NOTIFY, a stop
-        self.notified = threading.Event()   # a claim may find work now (NOTIFY, reconnect, stop of a wait)
+        self.wake = threading.Event()  # something to do: an attempt finished, a NOTIFY, a stop
+        self.notified = threading.Event()  # a claim may find work now (NOTIFY, reconnect, stop of a wait)
         self._start_attempt = start_attempt
         self._on_fatal = on_fatal
         self._stopping = stopping
@@ -60,7 +69,7 @@ class Dispatcher:
         self._done: queue.SimpleQueue[RunningAttempt] = queue.SimpleQueue()
         self._pending: list[RunningAttempt] = []
         self._backoff = Backoff(cap=config.reconnect_max_seconds)
-        self._lock_waits = 0   # lock timeouts in a row (see _failed)
+        self._lock_waits = 0  # lock timeouts in a row (see _failed)
 
     # --- called from other threads ---------------------------------------------------------------
 
@@ -116,9 +125,14 @@ class Dispatcher:
 
     def _params(self, items: list[RunningAttempt], claim: int) -> dict[str, Any]:
         cfg = self.config
-        return {"worker_id": self.worker_id, **finalize_params(items),
-                "queues": list(cfg.queues) if cfg.queues else None, "lease_seconds": cfg.lease_seconds,
-                "max_tasks": claim, "task_types": self.task_types}
+        return {
+            "worker_id": self.worker_id,
+            **finalize_params(items),
+            "queues": list(cfg.queues) if cfg.queues else None,
+            "lease_seconds": cfg.lease_seconds,
+            "max_tasks": claim,
+            "task_types": self.task_types,
+        }
 
     def _turn(self, items: list[RunningAttempt], claim: int) -> int | None:
         """One call: finalize ``items``, claim up to ``claim``. Returns how many were claimed
@@ -133,8 +147,12 @@ class Dispatcher:
             return not self._force.is_set()
 
         try:
-            rows = self.db.execute(sql.FINALIZE_AND_CLAIM, self._params(items, claim), retry=retry,
-                                   what="finalize and claim" if items else "claim")
+            rows = self.db.execute(
+                sql.FINALIZE_AND_CLAIM,
+                self._params(items, claim),
+                retry=retry,
+                what="finalize and claim" if items else "claim",
+            )
         except psycopg.Error as exc:
             self._failed(items, claim, exc)
             return None
@@ -157,11 +175,22 @@ class Dispatcher:
             self.attempts.remove(item)
             if accepted:
                 if item.finalize_tries:
-                    self._log.info("finalized task %s attempt %s after %d busy or failed send(s): %s -> task %s",
-                                   task_id, attempt_number, item.finalize_tries, item.outcome.outcome, task_state)
+                    self._log.info(
+                        "finalized task %s attempt %s after %d busy or failed send(s): %s -> task %s",
+                        task_id,
+                        attempt_number,
+                        item.finalize_tries,
+                        item.outcome.outcome,
+                        task_state,
+                    )
                 elif self._log.isEnabledFor(logging.DEBUG):
-                    self._log.debug("finalized task %s attempt %s: %s -> task %s", task_id, attempt_number,
-                                    item.outcome.outcome, task_state)
+                    self._log.debug(
+                        "finalized task %s attempt %s: %s -> task %s",
+                        task_id,
+                        attempt_number,
+                        item.outcome.outcome,
+                        task_state,
+                    )
             else:
                 report_refused(self._log, item, reason, task_state)
 
@@ -171,23 +200,35 @@ class Dispatcher:
         item.send_after = now + delay
         if item.finalize_tries == 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
             item.logged_at = now
-            self._log.warning("finalize of task %s attempt %s found the task's row locked by another "
-                              "transaction (busy, %d time(s) so far; nothing was written or waited for); "
-                              "sending it again in %.2f s", item.ctx.task_id, item.ctx.attempt_number,
-                              item.finalize_tries, delay)
+            self._log.warning(
+                "finalize of task %s attempt %s found the task's row locked by another "
+                "transaction (busy, %d time(s) so far; nothing was written or waited for); "
+                "sending it again in %.2f s",
+                item.ctx.task_id,
+                item.ctx.attempt_number,
+                item.finalize_tries,
+                delay,
+            )
 
     def _started(self, rows: list[tuple], sent_at: float) -> int:
         renew_at = sent_at + self.config.renew_seconds
         debug = self._log.isEnabledFor(logging.DEBUG)
         for _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts in rows:
-            ctx = TaskContext(task_id=task_id, attempt_number=attempt_number, task_type=task_type,
-                              queue=queue_name, priority=priority, max_attempts=max_attempts,
-                              worker_id=self.worker_id)
+            ctx = TaskContext(
+                task_id=task_id,
+                attempt_number=attempt_number,
+                task_type=task_type,
+                queue=queue_name,
+                priority=priority,
+                max_attempts=max_attempts,
+                worker_id=self.worker_id,
+            )
             item = RunningAttempt(ctx=ctx, payload=payload, next_renew=renew_at)
             self.attempts.add(item)
             if debug:
-                self._log.debug("claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number,
-                                task_type, queue_name)
+                self._log.debug(
+                    "claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue_name
+                )
             self._start_attempt(item)
         return len(rows)
 
@@ -201,14 +242,21 @@ class Dispatcher:
             # A lock timeout (another transaction holds this worker's own row) is tried again
             # soon; anything else after the reconnect backoff.
             self._lock_waits = self._lock_waits + 1 if is_lock_timeout(exc) else 0
-            delay = (busy_delay(self._lock_waits, self.config.busy_retry_cap_seconds) if is_lock_timeout(exc)
-                     else self._backoff.next_delay())
+            delay = (
+                busy_delay(self._lock_waits, self.config.busy_retry_cap_seconds)
+                if is_lock_timeout(exc)
+                else self._backoff.next_delay()
+            )
             for item in items:
                 item.finalize_tries += 1
                 item.send_after = now + delay
             if not self._force.is_set():
-                self._log.warning("%s failed: %s; trying again in %.2f s",
-                                  "finalize and claim" if items else "claim", one_line(exc), delay)
+                self._log.warning(
+                    "%s failed: %s; trying again in %.2f s",
+                    "finalize and claim" if items else "claim",
+                    one_line(exc),
+                    delay,
+                )
                 self._force.wait(delay)
             return
         if not items:
@@ -216,30 +264,43 @@ class Dispatcher:
             self._on_fatal(f"tf_claim refused: {one_line(exc)}")
             return
         # A permanent error: find the element(s) the database will not take, one by one.
-        self._log.warning("tf_finalize_and_claim refused a batch of %d: %s; finalizing them one by one",
-                          len(items), one_line(exc))
+        self._log.warning(
+            "tf_finalize_and_claim refused a batch of %d: %s; finalizing them one by one", len(items), one_line(exc)
+        )
         for item in items:
             self._alone(item)
 
     def _alone(self, item: RunningAttempt) -> None:
         for replaced in (False, True):
             try:
-                rows = self.db.execute(sql.FINALIZE_AND_CLAIM, self._params([item], 0),
-                                       retry=lambda _exc: not self._force.is_set(), what="finalize")
+                rows = self.db.execute(
+                    sql.FINALIZE_AND_CLAIM,
+                    self._params([item], 0),
+                    retry=lambda _exc: not self._force.is_set(),
+                    what="finalize",
+                )
             except psycopg.Error as exc:
                 if is_lock_timeout(exc) or is_transient_error(exc):
                     item.finalize_tries += 1
                     item.send_after = time.monotonic() + self._backoff.next_delay()
                     return
                 if not replaced:
-                    self._log.warning("tf_finalize refused the %s outcome of task %s attempt %s: %s; "
-                                      "finalizing it as failed", item.outcome.outcome if item.outcome else "?",
-                                      item.ctx.task_id, item.ctx.attempt_number, one_line(exc))
+                    self._log.warning(
+                        "tf_finalize refused the %s outcome of task %s attempt %s: %s; finalizing it as failed",
+                        item.outcome.outcome if item.outcome else "?",
+                        item.ctx.task_id,
+                        item.ctx.attempt_number,
+                        one_line(exc),
+                    )
                     item.outcome = refusal_outcome(item, exc)
                     continue
-                self._log.error("could not finalize task %s attempt %s: %s; its lease will expire and "
-                                "tf_recover will requeue it (or fail it if no attempts remain)",
-                                item.ctx.task_id, item.ctx.attempt_number, one_line(exc))
+                self._log.error(
+                    "could not finalize task %s attempt %s: %s; its lease will expire and "
+                    "tf_recover will requeue it (or fail it if no attempts remain)",
+                    item.ctx.task_id,
+                    item.ctx.attempt_number,
+                    one_line(exc),
+                )
                 self._pending.remove(item)
                 self.attempts.remove(item)
                 return

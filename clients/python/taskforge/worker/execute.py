@@ -27,8 +27,9 @@ class Slots:
     queue is empty (a running handler is never interrupted: Python threads cannot be).
     """
 
-    def __init__(self, count: int, registry: HandlerRegistry, on_done: Callable[[RunningAttempt], None],
-                 logger: logging.Logger) -> None:
+    def __init__(
+        self, count: int, registry: HandlerRegistry, on_done: Callable[[RunningAttempt], None], logger: logging.Logger
+    ) -> None:
         self._registry = registry
         self._on_done = on_done
         self._log = logger
@@ -60,14 +61,23 @@ class Slots:
         fn = self._registry.get(ctx.task_type)
         started = time.monotonic()
         if fn is None:
-            outcome = Outcome("failed", error=error_json(
-                type_name="taskforge.NoHandler", message=f"no handler registered for task type {ctx.task_type!r}"))
+            outcome = Outcome(
+                "failed",
+                error=error_json(
+                    type_name="taskforge.NoHandler", message=f"no handler registered for task type {ctx.task_type!r}"
+                ),
+            )
         else:
             try:
                 outcome = run_handler(fn, item.payload, ctx)
             except BaseException as exc:  # noqa: BLE001 - SystemExit etc. from a handler costs the attempt only
                 outcome = Outcome("failed", error=error_json(exc))
         if self._log.isEnabledFor(logging.DEBUG):
-            self._log.debug("task %s attempt %s handler ended: %s after %.3f s", ctx.task_id, ctx.attempt_number,
-                            outcome.outcome, time.monotonic() - started)
+            self._log.debug(
+                "task %s attempt %s handler ended: %s after %.3f s",
+                ctx.task_id,
+                ctx.attempt_number,
+                outcome.outcome,
+                time.monotonic() - started,
+            )
         return outcome

@@ -60,19 +60,34 @@ def busy_delay(tries: int, cap: float) -> float:
 def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:
     """The ``failed`` outcome that replaces one the database refused to store (``exc``)."""
     sent = item.outcome.outcome if item.outcome else "unknown"
-    return Outcome("failed", error=error_json(
-        type_name="taskforge.FinalizeRefused",
-        message=f"the database refused the {sent} outcome: {one_line(exc)}"))
+    return Outcome(
+        "failed",
+        error=error_json(
+            type_name="taskforge.FinalizeRefused", message=f"the database refused the {sent} outcome: {one_line(exc)}"
+        ),
+    )
 
 
 def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_state: str | None) -> None:
     """Log why the guard refused an attempt's outcome, saying only what is known."""
     ctx, sent = item.ctx, item.outcome.outcome if item.outcome else "unknown"
     if item.resent_after_loss and reason == "not_running":
-        log.info("finalize of task %s attempt %s was sent again after its connection broke mid-call and is "
-                 "refused (%s, task now %s): the lost call may have been applied, or the attempt may have "
-                 "been recovered after its lease expired; tf_attempts shows which",
-                 ctx.task_id, ctx.attempt_number, reason, task_state)
+        log.info(
+            "finalize of task %s attempt %s was sent again after its connection broke mid-call and is "
+            "refused (%s, task now %s): the lost call may have been applied, or the attempt may have "
+            "been recovered after its lease expired; tf_attempts shows which",
+            ctx.task_id,
+            ctx.attempt_number,
+            reason,
+            task_state,
+        )
     else:
-        log.warning("tf_finalize did not accept the %s outcome of task %s attempt %s: %s (task is %s); "
-                    "another attempt owns or ended it", sent, ctx.task_id, ctx.attempt_number, reason, task_state)
+        log.warning(
+            "tf_finalize did not accept the %s outcome of task %s attempt %s: %s (task is %s); "
+            "another attempt owns or ended it",
+            sent,
+            ctx.task_id,
+            ctx.attempt_number,
+            reason,
+            task_state,
+        )

@@ -32,8 +32,16 @@ __all__ = ["Heartbeat", "Listener"]
 class Heartbeat:
     """tf_heartbeat every interval; ``on_fatal`` is called if the database refuses it."""
 
-    def __init__(self, *, config: WorkerConfig, db: DbConnection, watched: Sequence[DbConnection],
-                 halt: threading.Event, on_fatal: Callable[[str], None], logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        *,
+        config: WorkerConfig,
+        db: DbConnection,
+        watched: Sequence[DbConnection],
+        halt: threading.Event,
+        on_fatal: Callable[[str], None],
+        logger: logging.Logger,
+    ) -> None:
         self.config = config
         self.db = db
         self.worker_id: str | None = None
@@ -76,8 +84,16 @@ class Heartbeat:
 class Listener:
     """LISTEN taskforge; ``wake()`` for each notification naming one of ``queues`` (None = any)."""
 
-    def __init__(self, *, dsn: str, config: WorkerConfig, connect_kwargs: dict, wake: Callable[[], None],
-                 halt: threading.Event, logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        *,
+        dsn: str,
+        config: WorkerConfig,
+        connect_kwargs: dict,
+        wake: Callable[[], None],
+        halt: threading.Event,
+        logger: logging.Logger,
+    ) -> None:
         self.dsn = dsn
         self.config = config
         self._connect_kwargs = connect_kwargs
@@ -92,8 +108,9 @@ class Listener:
         while not self._halt.is_set():
             conn = None
             try:
-                conn = psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/listen",
-                                       **self._connect_kwargs)
+                conn = psycopg.connect(
+                    self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/listen", **self._connect_kwargs
+                )
                 conn.execute(sql.LISTEN)
                 backoff.reset()
                 if lost:
@@ -111,8 +128,12 @@ class Listener:
                     break
                 lost = True
                 delay = backoff.next_delay()
-                self._log.warning("listener connection lost: %s; re-subscribing in %.2f s (poll every %gs meanwhile)",
-                                  one_line(exc), delay, self.config.poll_seconds)
+                self._log.warning(
+                    "listener connection lost: %s; re-subscribing in %.2f s (poll every %gs meanwhile)",
+                    one_line(exc),
+                    delay,
+                    self.config.poll_seconds,
+                )
                 self._halt.wait(delay)
             finally:
                 if conn is not None:

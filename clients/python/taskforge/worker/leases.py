@@ -45,8 +45,15 @@ IDLE_LOOK_SECONDS = 0.25
 class Renewer:
     """Renews the leases of the attempts in ``attempts`` until ``halt`` is set."""
 
-    def __init__(self, *, config: WorkerConfig, db: DbConnection, attempts: AttemptTable,
-                 halt: threading.Event, logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        *,
+        config: WorkerConfig,
+        db: DbConnection,
+        attempts: AttemptTable,
+        halt: threading.Event,
+        logger: logging.Logger,
+    ) -> None:
         self.config = config
         self.db = db
         self.attempts = attempts
@@ -76,21 +83,33 @@ class Renewer:
         cfg = self.config
         sent_at = time.monotonic()
         try:
-            rows = self.db.execute(sql.RENEW_MANY, {
-                "worker_id": self.worker_id, "task_ids": [item.ctx.task_id for item in batch],
-                "attempt_numbers": [item.ctx.attempt_number for item in batch],
-                "lease_seconds": cfg.lease_seconds}, what="renew")
+            rows = self.db.execute(
+                sql.RENEW_MANY,
+                {
+                    "worker_id": self.worker_id,
+                    "task_ids": [item.ctx.task_id for item in batch],
+                    "attempt_numbers": [item.ctx.attempt_number for item in batch],
+                    "lease_seconds": cfg.lease_seconds,
+                },
+                what="renew",
+            )
         except psycopg.Error as exc:
             if self._halt.is_set():
                 return  # stopping: the renewal was interrupted on purpose
             self._failures += 1
             delay = min(cfg.renew_seconds, 0.25 * 2 ** (self._failures - 1)) * random.uniform(0.75, 1.0)
             if is_transient_error(exc):
-                self._log.warning("renewal %d of %d lease(s) failed (transient): %s; retrying in %.2f s",
-                                  self._failures, len(batch), one_line(exc), delay)
+                self._log.warning(
+                    "renewal %d of %d lease(s) failed (transient): %s; retrying in %.2f s",
+                    self._failures,
+                    len(batch),
+                    one_line(exc),
+                    delay,
+                )
             else:
-                self._log.error("tf_renew_many refused %d lease(s): %s; retrying in %.2f s",
-                                len(batch), one_line(exc), delay)
+                self._log.error(
+                    "tf_renew_many refused %d lease(s): %s; retrying in %.2f s", len(batch), one_line(exc), delay
+                )
             for item in batch:
                 item.next_renew = time.monotonic() + delay
             return
@@ -101,13 +120,18 @@ class Renewer:
             item = by_key[(task_id, attempt_number)]
             ctx = item.ctx
             if cancel_requested and not ctx.cancel_requested:
-                self._log.info("task %s attempt %s: cancel requested (ctx.cancel_requested is now True)",
-                               task_id, attempt_number)
+                self._log.info(
+                    "task %s attempt %s: cancel requested (ctx.cancel_requested is now True)", task_id, attempt_number
+                )
                 ctx.mark_cancel_requested()
             if renewed:
                 if item.busy_renewals:
-                    self._log.info("renewed task %s attempt %s after %d busy renewal(s)", task_id, attempt_number,
-                                   item.busy_renewals)
+                    self._log.info(
+                        "renewed task %s attempt %s after %d busy renewal(s)",
+                        task_id,
+                        attempt_number,
+                        item.busy_renewals,
+                    )
                     item.busy_renewals = 0
                 item.next_renew = sent_at + cfg.renew_seconds
             elif reason == BUSY:
@@ -116,14 +140,25 @@ class Renewer:
                 item.next_renew = now + delay
                 if item.busy_renewals == 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
                     item.logged_at = now
-                    self._log.warning("renewal of task %s attempt %s found the task's row locked by another "
-                                      "transaction (busy, %d time(s) in a row); the lease is not lost; "
-                                      "retrying in %.2f s", task_id, attempt_number, item.busy_renewals, delay)
+                    self._log.warning(
+                        "renewal of task %s attempt %s found the task's row locked by another "
+                        "transaction (busy, %d time(s) in a row); the lease is not lost; "
+                        "retrying in %.2f s",
+                        task_id,
+                        attempt_number,
+                        item.busy_renewals,
+                        delay,
+                    )
             else:
                 item.lease_lost = True
                 if item.outcome is not None:
                     continue  # finished and being finalized: tf_finalize reports how that ended
                 ctx.mark_lease_lost()
-                self._log.warning("lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; "
-                                  "the handler keeps running and its result will still be offered to "
-                                  "tf_finalize, which decides", task_id, attempt_number, reason)
+                self._log.warning(
+                    "lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; "
+                    "the handler keeps running and its result will still be offered to "
+                    "tf_finalize, which decides",
+                    task_id,
+                    attempt_number,
+                    reason,
+                )

@@ -55,8 +55,13 @@ EXIT_OK, EXIT_FORCED, EXIT_ERROR = 0, 1, 1
 class Worker:
     """One worker process (see the module docstring). Use :meth:`run` from the main thread."""
 
-    def __init__(self, dsn: str | None = None, config: WorkerConfig | None = None,
-                 registry: HandlerRegistry | None = None, logger: logging.Logger | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str | None = None,
+        config: WorkerConfig | None = None,
+        registry: HandlerRegistry | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
         self.dsn = resolve_dsn(dsn)
         self.config = cfg = config or WorkerConfig()
         self.registry = registry if registry is not None else _handlers.registry
@@ -65,9 +70,9 @@ class Worker:
         self.task_types: list[str] = []
         self.name = cfg.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
 
-        self._stopping = threading.Event()   # claim nothing new
-        self._force = threading.Event()      # exit now
-        self._halt = threading.Event()       # stops renewer, heartbeat and listener
+        self._stopping = threading.Event()  # claim nothing new
+        self._force = threading.Event()  # exit now
+        self._halt = threading.Event()  # stops renewer, heartbeat and listener
         self._exit_code = EXIT_OK
         self._grace_deadline: float | None = None
         self._signals = 0
@@ -75,29 +80,64 @@ class Worker:
         self.attempts = AttemptTable()
 
         cap = cfg.reconnect_max_seconds
-        self.work_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/work", interrupt=self._force, backoff_cap=cap,
-                                    logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
-                                    statement_timeout=cfg.statement_timeout_seconds)
-        self.renew_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/renew", interrupt=self._halt, backoff_cap=cap,
-                                     logger=self.log, lock_timeout=cfg.lock_timeout_seconds,
-                                     statement_timeout=cfg.statement_timeout_seconds)
-        self.heartbeat_db = DbConnection(self.dsn, f"{APPLICATION_NAME}/heartbeat", interrupt=self._halt,
-                                         backoff_cap=cap, logger=self.log,
-                                         lock_timeout=cfg.heartbeat_lock_timeout_seconds,
-                                         statement_timeout=cfg.heartbeat_statement_timeout_seconds)
+        self.work_db = DbConnection(
+            self.dsn,
+            f"{APPLICATION_NAME}/work",
+            interrupt=self._force,
+            backoff_cap=cap,
+            logger=self.log,
+            lock_timeout=cfg.lock_timeout_seconds,
+            statement_timeout=cfg.statement_timeout_seconds,
+        )
+        self.renew_db = DbConnection(
+            self.dsn,
+            f"{APPLICATION_NAME}/renew",
+            interrupt=self._halt,
+            backoff_cap=cap,
+            logger=self.log,
+            lock_timeout=cfg.lock_timeout_seconds,
+            statement_timeout=cfg.statement_timeout_seconds,
+        )
+        self.heartbeat_db = DbConnection(
+            self.dsn,
+            f"{APPLICATION_NAME}/heartbeat",
+            interrupt=self._halt,
+            backoff_cap=cap,
+            logger=self.log,
+            lock_timeout=cfg.heartbeat_lock_timeout_seconds,
+            statement_timeout=cfg.heartbeat_statement_timeout_seconds,
+        )
         # With one slot the dispatcher runs the handler itself: it would only wait for that slot
         # anyway, and this saves two thread hand-offs per task.
         self.inline = cfg.concurrency == 1
-        self.dispatcher = Dispatcher(config=cfg, db=self.work_db, attempts=self.attempts,
-                                     start_attempt=self._run_inline if self.inline else self._submit,
-                                     on_fatal=self._fatal, stopping=self._stopping, force=self._force,
-                                     logger=self.log)
+        self.dispatcher = Dispatcher(
+            config=cfg,
+            db=self.work_db,
+            attempts=self.attempts,
+            start_attempt=self._run_inline if self.inline else self._submit,
+            on_fatal=self._fatal,
+            stopping=self._stopping,
+            force=self._force,
+            logger=self.log,
+        )
         self.slots = Slots(0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
         self.renewer = Renewer(config=cfg, db=self.renew_db, attempts=self.attempts, halt=self._halt, logger=self.log)
-        self.heartbeat = Heartbeat(config=cfg, db=self.heartbeat_db, watched=(self.work_db, self.renew_db),
-                                   halt=self._halt, on_fatal=self._fatal, logger=self.log)
-        self.listener = Listener(dsn=self.dsn, config=cfg, connect_kwargs=self.heartbeat_db.connect_kwargs,
-                                 wake=self.dispatcher.claim_soon, halt=self._halt, logger=self.log)
+        self.heartbeat = Heartbeat(
+            config=cfg,
+            db=self.heartbeat_db,
+            watched=(self.work_db, self.renew_db),
+            halt=self._halt,
+            on_fatal=self._fatal,
+            logger=self.log,
+        )
+        self.listener = Listener(
+            dsn=self.dsn,
+            config=cfg,
+            connect_kwargs=self.heartbeat_db.connect_kwargs,
+            wake=self.dispatcher.claim_soon,
+            halt=self._halt,
+            logger=self.log,
+        )
         self._dispatcher_done = threading.Event()
 
     # --- public control ------------------------------------------------------------------------
@@ -137,28 +177,46 @@ class Worker:
             if unknown:
                 raise WorkerConfigError(
                     f"task type {', '.join(unknown)}: no handler registered on this worker "
-                    f"(registered: {', '.join(allowed) or 'none'}; load yours with --import)")
+                    f"(registered: {', '.join(allowed) or 'none'}; load yours with --import)"
+                )
             self.task_types = sorted(self.config.task_types)
         else:
             self.task_types = allowed
         if not self.task_types:
             raise WorkerConfigError("no task handlers are registered")
         queues = list(self.config.queues) if self.config.queues else None
-        row = conn.execute(sql.REGISTER_WORKER, {
-            "name": self.name, "hostname": socket.gethostname()[:255], "pid": os.getpid(),
-            "queues": queues, "task_types": self.task_types,
-            "heartbeat_seconds": self.config.heartbeat_seconds}).fetchone()
+        row = conn.execute(
+            sql.REGISTER_WORKER,
+            {
+                "name": self.name,
+                "hostname": socket.gethostname()[:255],
+                "pid": os.getpid(),
+                "queues": queues,
+                "task_types": self.task_types,
+                "heartbeat_seconds": self.config.heartbeat_seconds,
+            },
+        ).fetchone()
         self.worker_id = str(row[0]) if row else None
         for part in (self.dispatcher, self.renewer, self.heartbeat):
             part.worker_id = self.worker_id
         self.dispatcher.task_types = self.task_types
         cfg = self.config
-        self.log.info("worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
-                      "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
-                      self.worker_id, self.name, ",".join(queues) if queues else "(all)",
-                      ",".join(self.task_types), cfg.concurrency, cfg.lease_seconds, cfg.renew_seconds,
-                      milliseconds(cfg.lock_timeout_seconds), milliseconds(cfg.statement_timeout_seconds),
-                      cfg.heartbeat_seconds, cfg.poll_seconds, cfg.grace_seconds)
+        self.log.info(
+            "worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
+            "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
+            self.worker_id,
+            self.name,
+            ",".join(queues) if queues else "(all)",
+            ",".join(self.task_types),
+            cfg.concurrency,
+            cfg.lease_seconds,
+            cfg.renew_seconds,
+            milliseconds(cfg.lock_timeout_seconds),
+            milliseconds(cfg.statement_timeout_seconds),
+            cfg.heartbeat_seconds,
+            cfg.poll_seconds,
+            cfg.grace_seconds,
+        )
 
     def _spawn(self, target: Callable[[], None], name: str) -> None:
         thread = threading.Thread(target=self._guarded(target, name), name=name, daemon=True)
@@ -175,6 +233,7 @@ class Worker:
             finally:
                 if name == "dispatcher":
                     self._dispatcher_done.set()
+
         return run
 
     def _submit(self, item: RunningAttempt) -> None:
@@ -225,8 +284,13 @@ class Worker:
         self._signals += 1
         name = signal.Signals(signum).name
         if self._signals == 1:
-            self.log.info("%s received: claiming nothing new; waiting up to %gs for %d running task(s) "
-                          "(send it again to exit at once)", name, self.config.grace_seconds, self.busy)
+            self.log.info(
+                "%s received: claiming nothing new; waiting up to %gs for %d running task(s) "
+                "(send it again to exit at once)",
+                name,
+                self.config.grace_seconds,
+                self.busy,
+            )
             self.request_stop()
         else:
             self.log.warning("%s received again: exiting now", name)
@@ -239,8 +303,12 @@ class Worker:
                 return True
             if self._stopping.is_set() and self._dispatcher_done.is_set():
                 return False
-            if self._stopping.is_set() and self._grace_deadline is not None and self.busy > 0 \
-                    and time.monotonic() >= self._grace_deadline:
+            if (
+                self._stopping.is_set()
+                and self._grace_deadline is not None
+                and self.busy > 0
+                and time.monotonic() >= self._grace_deadline
+            ):
                 self.log.warning("grace period of %gs is over", self.config.grace_seconds)
                 self._force.set()
                 return True
@@ -270,9 +338,12 @@ class Worker:
         until = time.monotonic() + DEREGISTER_SECONDS
         while True:
             try:
-                self.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id},
-                                     retry=lambda _exc: time.monotonic() < until and not self._force.is_set(),
-                                     what="deregister")
+                self.work_db.execute(
+                    sql.DEREGISTER_WORKER,
+                    {"worker_id": self.worker_id},
+                    retry=lambda _exc: time.monotonic() < until and not self._force.is_set(),
+                    what="deregister",
+                )
                 self.log.info("worker %s deregistered; exiting", self.worker_id)
                 break
             except psycopg.Error as exc:
@@ -283,17 +354,22 @@ class Worker:
                     if self._force.wait(0.2):
                         return self._forced_exit(False)
                     continue
-                self.log.warning("could not deregister worker %s: %s (tf_workers will show it stale)",
-                                 self.worker_id, one_line(exc))
+                self.log.warning(
+                    "could not deregister worker %s: %s (tf_workers will show it stale)", self.worker_id, one_line(exc)
+                )
                 break
         self.work_db.close(final=True)
         return self._exit_code
 
     def _forced_exit(self, exit_process: bool) -> int:
         unfinished = sorted(f"{r.ctx.task_id}/{r.ctx.attempt_number}" for r in self.attempts.snapshot())
-        self.log.warning("exiting with %d unfinished attempt(s) [%s] (task/attempt); they are not finalized: "
-                         "their leases expire within %gs and tf_recover requeues them",
-                         len(unfinished), ", ".join(unfinished), self.config.lease_seconds)
+        self.log.warning(
+            "exiting with %d unfinished attempt(s) [%s] (task/attempt); they are not finalized: "
+            "their leases expire within %gs and tf_recover requeues them",
+            len(unfinished),
+            ", ".join(unfinished),
+            self.config.lease_seconds,
+        )
         self._force.set()
         self._stop_threads()
         # Stop every statement still running (a finalize, a renewal, a heartbeat) and open no
@@ -302,9 +378,13 @@ class Worker:
             db.close(final=True)
         # Best effort, on a fresh short-lived connection: the work connection may be busy.
         try:
-            with psycopg.connect(self.dsn, autocommit=True, application_name=f"{APPLICATION_NAME}/exit",
-                                 connect_timeout=2,
-                                 options=lock_timeout_option(self.dsn, 1.0, 2.0)) as conn:
+            with psycopg.connect(
+                self.dsn,
+                autocommit=True,
+                application_name=f"{APPLICATION_NAME}/exit",
+                connect_timeout=2,
+                options=lock_timeout_option(self.dsn, 1.0, 2.0),
+            ) as conn:
                 conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
             self.log.info("worker %s deregistered", self.worker_id)
         except Exception as exc:  # noqa: BLE001 - best effort; tf_workers shows it stale otherwise

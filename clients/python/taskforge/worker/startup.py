@@ -38,7 +38,8 @@ def check_schema(conn: psycopg.Connection) -> int:
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"the database has TaskForge SQL API version {version}, newer than version {SCHEMA_VERSION} "
-            f"that this taskforge package understands; upgrade the package (refusing to start)")
+            f"that this taskforge package understands; upgrade the package (refusing to start)"
+        )
     return version
 
 
@@ -48,8 +49,9 @@ def configure_logging(level: str | int = "INFO", process: str = "taskforge") -> 
     Timestamps are the local wall clock in UTC (for people; no decision uses them).
     """
     handler = logging.StreamHandler()
-    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s[%(process)d]: %(message)s",
-                                  datefmt="%Y-%m-%dT%H:%M:%S")
+    formatter = logging.Formatter(
+        "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s[%(process)d]: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S"
+    )
     formatter.converter = time.gmtime
     handler.setFormatter(formatter)
     root = logging.getLogger("taskforge")
