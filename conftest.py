@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import os
 import secrets
-import sys
 from pathlib import Path
 
 import psycopg
 import pytest
 
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "clients" / "python"))
-sys.path.insert(0, str(ROOT / "tests"))
+from taskforge import db as tfdb
 
-from taskforge import db as tfdb  # noqa: E402
+ROOT = Path(__file__).resolve().parent
 
 DEFAULT_ADMIN_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 

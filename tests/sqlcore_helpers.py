@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 import secrets
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -17,20 +18,20 @@ from psycopg.types.json import Jsonb
 from taskforge import sql
 
 __all__ = [
-    "unique_name",
+    "backend_waits_on_lock",
+    "catalog_snapshot",
+    "claim",
+    "compare_snapshots",
+    "execute_script",
+    "finalize",
+    "invariant_violations",
+    "promote",
+    "recover",
     "register_worker",
     "submit",
     "submit_many",
-    "claim",
-    "finalize",
-    "recover",
-    "promote",
+    "unique_name",
     "wait_until",
-    "backend_waits_on_lock",
-    "catalog_snapshot",
-    "compare_snapshots",
-    "invariant_violations",
-    "execute_script",
 ]
 
 
@@ -275,14 +276,15 @@ SNAPSHOT_QUERIES: dict[str, str] = {
 
 def catalog_snapshot(dsn: str) -> dict[str, list[tuple]]:
     """Describe the taskforge schema of one database: section name -> sorted rows, each row a
-    tuple of (column, value) pairs (no OIDs, no timestamps). Sections: see SNAPSHOT_QUERIES (functions, comments, views, tables, columns,
-    defaults, constraints, indexes, grants, sequences, triggers, types, policies, task_types)."""
+    tuple of (column, value) pairs (no OIDs, no timestamps). Sections: see SNAPSHOT_QUERIES
+    (functions, comments, views, tables, columns, defaults, constraints, indexes, grants,
+    sequences, triggers, types, policies, task_types)."""
     snapshot: dict[str, list[tuple]] = {}
     with psycopg.connect(dsn, autocommit=True) as c:
         for section, query in SNAPSHOT_QUERIES.items():
             cur = c.execute(query)
             names = [col.name for col in cur.description]
-            snapshot[section] = [tuple(zip(names, row)) for row in cur.fetchall()]
+            snapshot[section] = [tuple(zip(names, row, strict=True)) for row in cur.fetchall()]
     return snapshot
 
 

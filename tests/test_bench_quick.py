@@ -17,11 +17,11 @@ import pytest
 
 from taskforge.benchmarks import stats, trust
 from taskforge.benchmarks.ceiling import parse_pgbench
-from taskforge.benchmarks.summary import summarize
 from taskforge.benchmarks.results import TrialResult
+from taskforge.benchmarks.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def at(seconds: float) -> dt.datetime:
@@ -95,7 +95,7 @@ def test_trust_checks_pass_on_a_good_history():
 
 def test_trust_check_fails_on_a_duplicated_attempt():
     ids, tasks, attempts = _good()
-    broken = attempts + [attempts[1]]
+    broken = [*attempts, attempts[1]]
     results = trust.check_history(ids, tasks, broken, "once")
     assert {"unique_attempts", "attempt_counts"} <= _failed(results)
     with pytest.raises(trust.TrustFailure, match="unique_attempts: 1 offending: task 2 attempt 1 x2"):

@@ -129,7 +129,7 @@ def test_submit_at_with_offset_and_delay_use_the_given_instant_and_database_time
     queue = unique_name("cli")
     at = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T05:06:07+02:00")
     task = client.get_task(conn, at["task_id"])
-    assert task["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.timezone.utc)
+    assert task["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
     zulu = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T03:06:07Z")
     assert client.get_task(conn, zulu["task_id"])["scheduled_at"] == task["scheduled_at"]
 

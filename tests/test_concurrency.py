@@ -8,6 +8,7 @@ assertions look only at this test's tasks and queues.
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -214,16 +215,16 @@ def test_recover_racing_finalize_gives_each_attempt_one_final_state(db_dsn, conn
             assert row[0] == task_id and row[1] == 1
             barrier = threading.Barrier(2)
 
-            def do_finalize():
+            def do_finalize(barrier: threading.Barrier, task_id: int, i: int):
                 barrier.wait(timeout=BARRIER_TIMEOUT)
                 return finalize(fin_conn, task_id, worker_id, 1, "succeeded", result={"round": i})
 
-            def do_recover():
+            def do_recover(barrier: threading.Barrier):
                 barrier.wait(timeout=BARRIER_TIMEOUT)
                 return recover(rec_conn)
 
             (lease,) = conn.execute(SET_LEASE, {"offset": offsets[i % len(offsets)], "task_id": task_id}).fetchone()
-            f_fin, f_rec = pool.submit(do_finalize), pool.submit(do_recover)
+            f_fin, f_rec = pool.submit(do_finalize, barrier, task_id, i), pool.submit(do_recover, barrier)
             accepted, fin_state, reason = f_fin.result(timeout=60)
             f_rec.result(timeout=60)
 
@@ -231,7 +232,7 @@ def test_recover_racing_finalize_gives_each_attempt_one_final_state(db_dsn, conn
             if state == "RUNNING":
                 # The lease ran out between the two calls: recover saw it valid, finalize expired.
                 assert not accepted and reason == "lease_expired"
-                wait_until(lambda: _lease_has_expired(conn, lease), message="the lease to expire")
+                wait_until(functools.partial(_lease_has_expired, conn, lease), message="the lease to expire")
                 recover(conn)
                 outcomes["both missed, recovered later"] += 1
 

@@ -18,8 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskforge import client, demo
-from taskforge import db as tfdb
+from taskforge import client, db as tfdb, demo
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = ROOT / "examples" / "demo_workload.jsonl"
@@ -232,14 +231,14 @@ def test_demo_once_against_a_dsn(fresh_database, tmp_path):
 @pytest.mark.integration
 def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
     dsn = fresh_database("taskforge_demo_run")
-    stderr_file = open(tmp_path / "stderr.txt", "w+")
-    proc = subprocess.Popen(
-        demo_command("--dsn", dsn, "--data-dir", str(tmp_path)),
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        text=True,
-        env=clean_env(),
-    )
+    with open(tmp_path / "stderr.txt", "w") as stderr_file:  # the child keeps its own copy
+        proc = subprocess.Popen(
+            demo_command("--dsn", dsn, "--data-dir", str(tmp_path)),
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            text=True,
+            env=clean_env(),
+        )
     lines: list[str] = []
     ready = threading.Event()
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from taskforge import db as tfdb
-from taskforge import dbsource
+from taskforge import db as tfdb, dbsource
 
 from sqlcore_helpers import catalog_snapshot, compare_snapshots, execute_script
 

@@ -127,7 +127,8 @@ SCENARIOS = {
 TIMED = {
     "tf_claim(max_tasks => 1)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)",
     "tf_claim(max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, max_tasks => 10)",
-    "tf_claim(queues => {q3}, max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, queues => ARRAY['q3'], max_tasks => 10)",
+    "tf_claim(queues => {q3}, max_tasks => 10)": "SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s, "
+    "queues => ARRAY['q3'], max_tasks => 10)",
     "tf_promote() [200 due]": "SELECT * FROM taskforge.tf_promote()",
     "tf_recover() [1000 expired]": "SELECT * FROM taskforge.tf_recover()",
     "tf_prune(7 days, max_tasks => 1000)": "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 1000)",

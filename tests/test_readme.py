@@ -68,7 +68,8 @@ def test_readme_worker_session(fresh_database):
     dsn = fresh_database("taskforge_readme_sh")
     tfdb.migrate(dsn)
     params = conninfo_to_dict(dsn)
-    uri = f"postgresql://{params.get('user', 'postgres')}@{params.get('host', '127.0.0.1')}:{params.get('port', 5432)}/{params['dbname']}"
+    user, host, port = params.get("user", "postgres"), params.get("host", "127.0.0.1"), params.get("port", 5432)
+    uri = f"postgresql://{user}@{host}:{port}/{params['dbname']}"
     blocks = re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
     block = next(b for b in blocks if "taskforge worker" in b)
     assert "postgresql://postgres@127.0.0.1/taskforge_dev" in block

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
 from click.testing import CliRunner
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from taskforge import db as tfdb
 from taskforge.cli import main as cli_main
@@ -59,7 +58,8 @@ CALLS = {
     "tf_retry": "SELECT * FROM taskforge.tf_retry(task_id => -1)",
     "tf_register_worker": "SELECT taskforge.tf_register_worker(name => 'perm-check')",
     "tf_heartbeat": "SELECT taskforge.tf_heartbeat(worker_id => '00000000-0000-0000-0000-000000000000')",
-    "tf_deregister_worker": "SELECT taskforge.tf_deregister_worker(worker_id => '00000000-0000-0000-0000-000000000000')",
+    "tf_deregister_worker": "SELECT taskforge.tf_deregister_worker("
+    "worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_claim": "SELECT * FROM taskforge.tf_claim(worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_renew": "SELECT * FROM taskforge.tf_renew(task_id => -1, worker_id => "
     "'00000000-0000-0000-0000-000000000000', attempt_number => 1)",
@@ -91,7 +91,8 @@ CALLS = {
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
     "_tf_task_state_after": "SELECT taskforge._tf_task_state_after('failed', false, 1, 3)",
     "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
-    "_tf_claim_tasks": "SELECT * FROM taskforge._tf_claim_tasks('00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL)",
+    "_tf_claim_tasks": "SELECT * FROM taskforge._tf_claim_tasks("
+    "'00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL)",
     "_tf_finalize_attempts": "SELECT * FROM taskforge._tf_finalize_attempts("
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL)",
 }
@@ -213,7 +214,7 @@ def test_worker_works_and_sees_payloads_only_through_claim(db_dsn, conn, login_r
         for statement in (
             "SELECT * FROM taskforge.tf_recover()",
             "SELECT * FROM taskforge.tf_promote()",
-            "SELECT * FROM taskforge.tf_cancel(task_id => %s)" % task_id,
+            f"SELECT * FROM taskforge.tf_cancel(task_id => {task_id})",
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 w.execute(statement)

@@ -8,6 +8,7 @@ the logs of all processes are printed so a failing test shows them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,10 +27,10 @@ class Proc:
     def __init__(self, kind: str, name: str, args: list[str], env: dict, log_path: Path, prefix: list[str]):
         self.kind, self.name, self.log_path = kind, name, log_path
         self.args = [*prefix, sys.executable, "-m", "taskforge.cli", kind, *args]
-        self._log = open(log_path, "wb")
-        self.popen = subprocess.Popen(
-            self.args, env=env, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
+            self.popen = subprocess.Popen(
+                self.args, env=env, cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     @property
     def pid(self) -> int:
@@ -52,9 +53,6 @@ class Proc:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
-
-    def close(self) -> None:
-        self._log.close()
 
 
 class Spawner:
@@ -98,12 +96,9 @@ class Spawner:
 
     def shutdown(self) -> None:
         for proc in self.procs:
-            try:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # keep killing the others
                 proc.kill()
-            except Exception:  # noqa: BLE001 - keep killing the others
-                pass
         for proc in self.procs:
-            proc.close()
             tail = "\n".join(proc.log().splitlines()[-80:])
             print(f"----- {proc.kind} {proc.name} (exit {proc.popen.returncode}) {proc.log_path}\n{tail}")
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 
@@ -63,7 +64,7 @@ def submit(
 def task(conn: psycopg.Connection, task_id: int) -> dict:
     cur = conn.execute("SELECT * FROM taskforge.tf_tasks WHERE task_id = %s", (task_id,))
     row = cur.fetchone()
-    return dict(zip([c.name for c in cur.description], row))
+    return dict(zip([c.name for c in cur.description], row, strict=True))
 
 
 def states(conn: psycopg.Connection, task_ids: list[int]) -> dict[int, str]:
@@ -74,7 +75,7 @@ def states(conn: psycopg.Connection, task_ids: list[int]) -> dict[int, str]:
 def attempts(conn: psycopg.Connection, task_id: int) -> list[dict]:
     cur = conn.execute("SELECT * FROM taskforge.tf_attempts WHERE task_id = %s ORDER BY attempt_number", (task_id,))
     names = [c.name for c in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def history(conn: psycopg.Connection, task_id: int) -> list[str]:
@@ -89,7 +90,7 @@ def all_in(conn: psycopg.Connection, task_ids: list[int], wanted: set[str]) -> b
 def worker_row(conn: psycopg.Connection, name: str) -> dict | None:
     cur = conn.execute("SELECT * FROM taskforge.tf_workers WHERE name = %s ORDER BY started_at DESC LIMIT 1", (name,))
     row = cur.fetchone()
-    return None if row is None else dict(zip([c.name for c in cur.description], row))
+    return None if row is None else dict(zip([c.name for c in cur.description], row, strict=True))
 
 
 def wait_registered(conn: psycopg.Connection, proc, timeout: float = LONG) -> str:

@@ -126,7 +126,7 @@ def test_worker_with_a_wrong_local_clock_behaves_the_same(spawn, conn, queue, of
     # The worker really lives 3 hours off: its log timestamps come from its wall clock.
     first = LOG_TIME.search(worker.log())
     assert first, worker.log()
-    local = dt.datetime.fromisoformat(first.group(1)).replace(tzinfo=dt.timezone.utc)
+    local = dt.datetime.fromisoformat(first.group(1)).replace(tzinfo=dt.UTC)
     skew_hours = (local - db_now).total_seconds() / 3600
     assert abs(skew_hours - offset_hours) < 0.1, f"worker clock is {skew_hours:.3f} h off, expected {offset_hours}"
 

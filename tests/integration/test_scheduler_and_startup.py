@@ -9,6 +9,8 @@ import sys
 import psycopg
 import pytest
 
+from taskforge import db as tfdb
+
 from itest_support import (
     LONG,
     ROOT,
@@ -22,7 +24,6 @@ from itest_support import (
     wait_registered,
     wait_running,
 )
-from taskforge import db as tfdb
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

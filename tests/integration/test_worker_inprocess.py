@@ -8,9 +8,10 @@ import threading
 import psycopg
 import pytest
 
-from itest_support import attempts, submit, task, wait_for
 from taskforge import sql
 from taskforge.worker import Worker, WorkerConfig
+
+from itest_support import attempts, submit, task, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from itest_support import LONG, attempts, history, submit, task, wait_for, wait_log, wait_registered, wait_running
+from itest_support import attempts, history, submit, task, wait_for, wait_log, wait_registered, wait_running
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -115,7 +115,7 @@ def test_a_row_lock_released_before_the_lease_ends_costs_nothing(spawn, conn, db
     task_ids = [submit(conn, "sleep", {"ms": 8000}, queue=queue) for _ in range(3)]
     for task_id in task_ids:
         wait_running(conn, task_id, 1, procs=[worker])
-    blocked, others = task_ids[0], task_ids[1:]
+    blocked = task_ids[0]
 
     blocker = hold_row_lock(db_dsn, blocked, "for_update")
     try:

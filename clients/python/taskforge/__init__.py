@@ -13,12 +13,7 @@ Handler API (see docs/worker.md)::
         ...
 """
 
-__version__ = "0.1.0"
-
-#: The newest tf_schema_version() this client understands.
-SCHEMA_VERSION = 1
-
-from .handlers import (  # noqa: E402  (handlers needs nothing from above but keeps SCHEMA_VERSION first)
+from .handlers import (
     HandlerRegistry,
     RetryableError,
     TaskCancelled,
@@ -26,5 +21,10 @@ from .handlers import (  # noqa: E402  (handlers needs nothing from above but ke
     handler,
     registry,
 )
+
+__version__ = "0.1.0"
+
+#: The newest tf_schema_version() this client understands.
+SCHEMA_VERSION = 1
 
 __all__ = ["SCHEMA_VERSION", "HandlerRegistry", "RetryableError", "TaskCancelled", "TaskContext", "handler", "registry"]

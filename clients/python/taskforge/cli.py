@@ -241,8 +241,7 @@ def db_status(dsn: str | None, as_json: bool) -> None:
 
 
 # Command modules register themselves on `main` (imported last to avoid a cycle).
-from . import cli_run, cli_tasks, cli_demo, cli_bench  # noqa: E402,F401
-
+from . import cli_bench, cli_demo, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m taskforge.cli`: this file runs as __main__, but the command modules registered

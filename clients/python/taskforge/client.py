@@ -28,8 +28,9 @@ import json
 import math
 import numbers
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -38,30 +39,30 @@ from psycopg.types.json import Jsonb
 from . import sql
 
 __all__ = [
-    "STATES",
     "INT4_RANGE",
     "INT8_RANGE",
     "MAX_DELAY_SECONDS",
     "MAX_PAYLOAD_DEPTH",
-    "InvalidArgument",
-    "TaskNotFound",
-    "Submitted",
+    "STATES",
     "Cancelled",
+    "InvalidArgument",
     "Retried",
-    "check_payload",
-    "check_delay",
-    "text_problem",
-    "submit",
-    "cancel",
-    "retry",
-    "get_task",
-    "list_tasks",
-    "tasks_by_id",
-    "attempts_for",
-    "workers",
-    "stats",
-    "invariant_violations",
+    "Submitted",
+    "TaskNotFound",
     "as_dict",
+    "attempts_for",
+    "cancel",
+    "check_delay",
+    "check_payload",
+    "get_task",
+    "invariant_violations",
+    "list_tasks",
+    "retry",
+    "stats",
+    "submit",
+    "tasks_by_id",
+    "text_problem",
+    "workers",
 ]
 
 #: Task states in lifecycle order (DESIGN.md §2).

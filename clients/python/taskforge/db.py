@@ -11,7 +11,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from . import sql
 from .dbsource import db_dir
 
-__all__ = ["DsnMissing", "resolve_dsn", "connect", "migrate", "status", "MigrationStatus"]
+__all__ = ["DsnMissing", "MigrationStatus", "connect", "migrate", "resolve_dsn", "status"]
 
 APPLICATION_NAME = "taskforge"
 

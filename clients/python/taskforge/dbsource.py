@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 from pathlib import Path
 
-__all__ = ["db_dir", "source_files", "build_sql", "freeze"]
+__all__ = ["build_sql", "db_dir", "freeze", "source_files"]
 
 
 def db_dir() -> Path:
@@ -69,7 +70,7 @@ from pathlib import Path
 
 from yoyo import step
 
-__depends__ = {depends!r}
+__depends__ = {depends}
 
 _FROZEN = Path(__file__).resolve().parent / "frozen" / "{name}.sql"
 
@@ -80,7 +81,7 @@ def apply(conn):
 
 
 def rollback(conn):
-    conn.cursor().execute({rollback_sql!r})
+    conn.cursor().execute({rollback_sql})
 
 
 steps = [step(apply, rollback)]
@@ -108,8 +109,9 @@ def freeze(
         _MIGRATION_TEMPLATE.format(
             description=description,
             name=name,
-            depends=set(existing[-1:]) if existing else set(),
-            rollback_sql=rollback_sql,
+            # Python literals as ruff format writes them (double quotes), so a fresh freeze passes `make lint`.
+            depends="{" + json.dumps(existing[-1]) + "}" if existing else "set()",
+            rollback_sql=json.dumps(rollback_sql),
         ),
         encoding="utf-8",
     )

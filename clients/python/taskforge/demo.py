@@ -35,9 +35,10 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 import psycopg
@@ -46,14 +47,14 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from . import client, db, sql
 
 __all__ = [
+    "EXPECTATIONS",
     "DemoConfig",
     "DemoError",
     "WorkloadItem",
-    "load_workload",
-    "default_workload_path",
-    "run",
-    "EXPECTATIONS",
     "check_expectations",
+    "default_workload_path",
+    "load_workload",
+    "run",
 ]
 
 #: Task types the demo knows the expected outcome of.
@@ -393,11 +394,11 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             server = pgserver.get_server(pgdata, cleanup_mode="stop")
-    except Exception as exc:  # noqa: BLE001 - initdb/pg_ctl/useradd failures: one clear message
+    except Exception as exc:  # initdb/pg_ctl/useradd failures: one clear message, the cause kept
         raise DemoError(
             f"cannot start the embedded PostgreSQL in {pgdata}: {type(exc).__name__}: {exc} "
             f"(server log: {pgdata / 'log'}); or pass --dsn"
-        ) from None
+        ) from exc
     admin = _clean_dsn(server.get_uri(), "postgres")
     out(f"embedded PostgreSQL ready in {time.monotonic() - t0:.1f} s (socket in {conninfo_to_dict(admin).get('host')})")
     return Embedded(server=server, admin_dsn=admin)
@@ -453,7 +454,7 @@ def _ms(seconds: float | None) -> str:
 
 
 def _t(value: _dt.datetime | None) -> str:
-    return "-" if value is None else value.astimezone(_dt.timezone.utc).strftime("%H:%M:%S.%f")[:-3] + "Z"
+    return "-" if value is None else value.astimezone(_dt.UTC).strftime("%H:%M:%S.%f")[:-3] + "Z"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +523,7 @@ def _submit_plain_sql(run: Run, conn: psycopg.Connection, out) -> None:
     out("submitting 3 tasks through plain SQL (what psql, Go or Java would send):")
     out("  " + sql.DEMO_PLAIN_SQL_SUBMIT.strip().replace("%(queue)s", repr(queue)).replace("\n", "\n  "))
     for statement in (sql.DEMO_PLAIN_SQL_SUBMIT, sql.DEMO_PLAIN_SQL_SUBMIT_SLEEP, sql.DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE):
-        task_id, state, created = conn.execute(statement, {"queue": queue}).fetchone()
+        task_id, _state, _created = conn.execute(statement, {"queue": queue}).fetchone()
         run.sql_ids.append(task_id)
         run.task_ids.append(task_id)
     out(f"  -> tasks {', '.join(map(str, run.sql_ids))} (QUEUED)")

@@ -36,25 +36,26 @@ import re
 import threading
 import time
 import traceback as _traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 __all__ = [
+    "BUILTIN_TASK_TYPES",
+    "ERROR_MAX_BYTES",
+    "RESULT_MAX_BYTES",
+    "HandlerRegistry",
+    "Outcome",
+    "ResultError",
     "RetryableError",
     "TaskCancelled",
     "TaskContext",
-    "HandlerRegistry",
-    "Outcome",
-    "registry",
-    "handler",
-    "run_handler",
-    "error_json",
-    "sanitize_text",
     "encode_result",
-    "ResultError",
-    "ERROR_MAX_BYTES",
-    "RESULT_MAX_BYTES",
-    "BUILTIN_TASK_TYPES",
+    "error_json",
+    "handler",
+    "registry",
+    "run_handler",
+    "sanitize_text",
 ]
 
 #: Same rule as taskforge.task_types (tf_register_task_type).

@@ -6,9 +6,10 @@ import datetime as _dt
 import decimal
 import json
 import uuid
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["to_json", "format_value", "table", "key_values"]
+__all__ = ["format_value", "key_values", "table", "to_json"]
 
 
 def _json_default(value: Any) -> Any:
@@ -74,7 +75,7 @@ def table(
     widths = [max(len(header), *(len(c[i]) for c in cells)) for i, (_, header) in enumerate(cols)]
 
     def line(values: list[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)]
         return "  ".join(parts).rstrip()
 
     out = [line([header.upper() for _, header in cols]), line(["-" * w for w in widths])]

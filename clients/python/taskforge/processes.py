@@ -21,11 +21,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
-__all__ = ["ManagedProcess", "ProcessHarness", "taskforge_command", "package_root"]
+__all__ = ["ManagedProcess", "ProcessHarness", "package_root", "taskforge_command"]
 
 #: How long a graceful stop waits after SIGTERM before it sends SIGKILL (seconds).
 DEFAULT_STOP_TIMEOUT_SECONDS = 30.0
@@ -205,7 +205,7 @@ class ProcessHarness:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.kill()
 
-    def __enter__(self) -> "ProcessHarness":
+    def __enter__(self) -> ProcessHarness:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

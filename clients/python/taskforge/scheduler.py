@@ -32,7 +32,7 @@ from . import sql
 from .db import resolve_dsn
 from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line
 
-__all__ = ["SchedulerConfig", "Scheduler", "TickResult"]
+__all__ = ["Scheduler", "SchedulerConfig", "TickResult"]
 
 log = logging.getLogger("taskforge.scheduler")
 

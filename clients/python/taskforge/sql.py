@@ -18,7 +18,10 @@ SELECT task_id, state, created
                            scheduled_at => %(scheduled_at)s, idempotency_key => %(idempotency_key)s)
 """
 CANCEL = "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %(task_id)s, reason => %(reason)s)"
-RETRY = "SELECT task_state, max_attempts FROM taskforge.tf_retry(task_id => %(task_id)s, extra_attempts => %(extra_attempts)s)"
+RETRY = (
+    "SELECT task_state, max_attempts"
+    " FROM taskforge.tf_retry(task_id => %(task_id)s, extra_attempts => %(extra_attempts)s)"
+)
 # tf_submit with scheduled_at = database time + delay_seconds (the caller's clock is never used).
 SUBMIT_DELAYED = """
 SELECT task_id, state, created

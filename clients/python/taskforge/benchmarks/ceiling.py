@@ -18,8 +18,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -29,7 +29,7 @@ from .database import bench_dir
 from .progress import Progress
 from .results import CeilingPoint
 
-__all__ = ["SCRIPTS", "pgbench_binary", "parse_pgbench", "measure_point", "available_scripts"]
+__all__ = ["SCRIPTS", "available_scripts", "measure_point", "parse_pgbench", "pgbench_binary"]
 
 #: script name -> (setup file, cycle file) in bench/pgbench/.
 SCRIPTS: dict[str, tuple[str, str]] = {

@@ -88,7 +88,7 @@ def collect(admin_dsn: str) -> dict[str, Any]:
         version, version_num = conn.execute(sql.BENCH_SERVER_VERSION).fetchone()
         settings = dict(conn.execute(sql.BENCH_SETTINGS, {"names": list(SETTINGS)}).fetchall())
     return {
-        "collected_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "collected_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu": cpu_info(),
         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None,
         "platform": platform.platform(),

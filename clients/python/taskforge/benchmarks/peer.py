@@ -19,8 +19,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import psycopg
 
@@ -31,7 +31,7 @@ from .database import bench_dir
 from .progress import Progress
 from .results import CheckResult, TrialResult
 
-__all__ = ["PEER_REQUIREMENT", "ensure_venv", "run_peer_trial", "PeerError"]
+__all__ = ["PEER_REQUIREMENT", "PeerError", "ensure_venv", "run_peer_trial"]
 
 #: What the harness installs into the peer's virtualenv.
 PEER_REQUIREMENT = "procrastinate>=3.0,<4"

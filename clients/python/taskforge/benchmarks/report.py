@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .results import CeilingPoint, TrialResult
 from .stats import ratio

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CheckResult", "TrialResult", "CeilingPoint", "to_json"]
+__all__ = ["CeilingPoint", "CheckResult", "TrialResult", "to_json"]
 
 
 @dataclass(frozen=True)

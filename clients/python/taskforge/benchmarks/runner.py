@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from . import ceiling, charts, environment, peer, summary, workloads
 from .database import fresh_database
@@ -21,7 +21,7 @@ from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
 from .workloads import WorkloadSpec
 
-__all__ = ["WORKLOADS", "Sizes", "FULL", "QUICK", "BenchConfig", "BenchRun", "run", "default_out_dir"]
+__all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
 WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer")
 
@@ -122,7 +122,7 @@ class BenchRun:
 
 def default_out_dir() -> Path:
     """``bench-results/<UTC timestamp>``."""
-    return Path("bench-results") / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path("bench-results") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def sizes_with(sizes: Sizes, trials: int | None, worker_counts: Sequence[int] | None) -> Sizes:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import statistics
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["median", "percentile", "throughput", "speedup", "efficiency", "ratio", "span_seconds"]
+__all__ = ["efficiency", "median", "percentile", "ratio", "span_seconds", "speedup", "throughput"]
 
 
 def median(values: Iterable[float]) -> float | None:

@@ -7,7 +7,8 @@ listed, never averaged in. Units: tasks (or jobs, cycles) per second, millisecon
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from . import stats
 from .results import CeilingPoint, TrialResult

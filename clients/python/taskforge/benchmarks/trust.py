@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from .results import CheckResult
 
 __all__ = [
-    "TaskRow",
-    "AttemptRow",
-    "TrustFailure",
     "EXPECTATIONS",
-    "check_history",
+    "AttemptRow",
+    "TaskRow",
+    "TrustFailure",
     "check_drained",
+    "check_history",
     "check_invariants",
     "require",
 ]

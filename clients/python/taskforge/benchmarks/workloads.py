@@ -18,9 +18,9 @@ submitted one at a time to one idle worker, latency = first attempt start - task
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -33,12 +33,12 @@ from .results import CheckResult, TrialResult
 
 __all__ = [
     "BENCH_QUEUE",
-    "WorkloadSpec",
     "TrialFailed",
-    "submit_batch",
-    "run_trial",
-    "run_pickup",
+    "WorkloadSpec",
     "register_fixed_backoff",
+    "run_pickup",
+    "run_trial",
+    "submit_batch",
 ]
 
 BENCH_QUEUE = "bench"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..handlers import Outcome, TaskContext
 
-__all__ = ["RunningAttempt", "AttemptTable"]
+__all__ = ["AttemptTable", "RunningAttempt"]
 
 
 @dataclass(eq=False)

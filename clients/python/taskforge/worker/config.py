@@ -9,15 +9,15 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "WorkerConfig",
-    "QUEUE_PATTERN",
     "APPLICATION_NAME",
-    "STATEMENT_TIMEOUT_CAP_SECONDS",
-    "HOUSEKEEPING_SECONDS",
-    "STOP_JOIN_SECONDS",
-    "DEREGISTER_SECONDS",
     "BUSY_RETRY_SECONDS",
+    "DEREGISTER_SECONDS",
+    "HOUSEKEEPING_SECONDS",
     "MAX_CLAIM",
+    "QUEUE_PATTERN",
+    "STATEMENT_TIMEOUT_CAP_SECONDS",
+    "STOP_JOIN_SECONDS",
+    "WorkerConfig",
 ]
 
 QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")

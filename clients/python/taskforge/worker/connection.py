@@ -8,18 +8,21 @@ for a statement the server no longer answers. Times are seconds on the monotonic
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
 import socket
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 __all__ = [
+    "KEEPALIVES",
     "Backoff",
     "DbConnection",
     "is_connection_loss",
@@ -28,7 +31,6 @@ __all__ = [
     "lock_timeout_option",
     "milliseconds",
     "one_line",
-    "KEEPALIVES",
 ]
 
 log = logging.getLogger("taskforge.worker")
@@ -203,7 +205,7 @@ class DbConnection:
                 conn, self._conn = self._conn, None
             finally:
                 self._lock.release()
-            _close_quietly(conn)
+            close_quietly(conn)
             return
         conn = self._conn  # a statement is running on it now
         if conn is not None:
@@ -218,7 +220,7 @@ class DbConnection:
                 conn, self._conn = self._conn, None
             finally:
                 self._lock.release()
-            _close_quietly(conn)
+            close_quietly(conn)
             return
         conn = self._conn
         if conn is not None:
@@ -282,19 +284,20 @@ class DbConnection:
         return True
 
 
-def _close_quietly(conn: psycopg.Connection | None) -> None:
+# What libpq and the socket layer raise for a connection that is broken or closed already.
+CONNECTION_GONE: tuple[type[Exception], ...] = (psycopg.Error, OSError)
+
+
+def close_quietly(conn: psycopg.Connection[Any] | None) -> None:
+    """Close ``conn`` (None is fine); closing a broken connection may fail again, which is ignored."""
     if conn is not None:
-        try:
+        with contextlib.suppress(*CONNECTION_GONE):
             conn.close()
-        except Exception:  # noqa: BLE001 - closing a broken connection may fail again
-            pass
 
 
-def _cancel_quietly(conn: psycopg.Connection, timeout: float) -> None:
-    try:
+def _cancel_quietly(conn: psycopg.Connection[Any], timeout: float) -> None:
+    with contextlib.suppress(*CONNECTION_GONE):  # the connection may be broken already
         conn.cancel_safe(timeout=timeout)
-    except Exception:  # noqa: BLE001 - the connection may be broken already
-        pass
 
 
 def _shutdown_socket(conn: psycopg.Connection) -> None:
@@ -302,7 +305,7 @@ def _shutdown_socket(conn: psycopg.Connection) -> None:
     owns): a statement blocked on it in another thread fails at once with a connection error."""
     try:
         sock = socket.socket(fileno=os.dup(conn.fileno()))
-    except Exception:  # noqa: BLE001 - already closed
+    except CONNECTION_GONE:  # already closed
         return
     try:
         sock.shutdown(socket.SHUT_RDWR)

@@ -11,7 +11,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..handlers import HandlerRegistry, Outcome, error_json, run_handler
 from .attempts import RunningAttempt

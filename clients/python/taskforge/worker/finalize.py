@@ -27,7 +27,7 @@ from .attempts import RunningAttempt
 from .config import BUSY_RETRY_SECONDS
 from .connection import one_line
 
-__all__ = ["finalize_params", "busy_delay", "refusal_outcome", "report_refused", "BUSY"]
+__all__ = ["BUSY", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
 
 BUSY = "busy"
 #: While one attempt's finalize or renewal keeps coming back busy, log it at most this often (s).

@@ -18,13 +18,13 @@ import logging
 import random
 import threading
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import psycopg
 
 from .. import sql
 from .config import APPLICATION_NAME, HOUSEKEEPING_SECONDS, WorkerConfig
-from .connection import Backoff, DbConnection, is_transient_error, one_line
+from .connection import CONNECTION_GONE, Backoff, DbConnection, close_quietly, is_transient_error, one_line
 
 __all__ = ["Heartbeat", "Listener"]
 
@@ -123,7 +123,7 @@ class Listener:
                             self._wake()
                         if self._halt.is_set():
                             break
-            except Exception as exc:  # noqa: BLE001 - any failure: resubscribe on a new connection
+            except CONNECTION_GONE as exc:  # resubscribe on a new connection (a bug stops the worker: _guarded)
                 if self._halt.is_set():
                     break
                 lost = True
@@ -136,8 +136,4 @@ class Listener:
                 )
                 self._halt.wait(delay)
             finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:  # noqa: BLE001 - closing a broken connection may fail again
-                        pass
+                close_quietly(conn)

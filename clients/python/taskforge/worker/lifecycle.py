@@ -1,9 +1,10 @@
 """The worker process as a whole: start, run its threads, stop on signals, exit.
 
 Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), ``concurrency`` handler slots
-(:mod:`.execute`; with ``concurrency`` 1 the dispatcher runs the handler itself), the renewer (:mod:`.leases`), the heartbeat and the listener
-(:mod:`.heartbeat`). Each database-facing thread has its own connection, so a slow handler,
-busy slots or a reconnect elsewhere never delay a lease renewal or a heartbeat.
+(:mod:`.execute`; with ``concurrency`` 1 the dispatcher runs the handler itself), the renewer
+(:mod:`.leases`), the heartbeat and the listener (:mod:`.heartbeat`). Each database-facing thread
+has its own connection, so a slow handler, busy slots or a reconnect elsewhere never delay a lease
+renewal or a heartbeat.
 
 Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_seconds`` to
 finish while renewals continue; their attempts are finalized; the worker deregisters and exits
@@ -26,12 +27,12 @@ import signal
 import socket
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
-from .. import handlers as _handlers
-from .. import sql
+from .. import handlers as _handlers, sql
 from ..db import resolve_dsn
 from ..handlers import HandlerRegistry
 from .attempts import AttemptTable, RunningAttempt
@@ -43,7 +44,7 @@ from .heartbeat import Heartbeat, Listener
 from .leases import Renewer
 from .startup import WorkerConfigError, check_schema
 
-__all__ = ["Worker", "EXIT_OK", "EXIT_FORCED", "EXIT_ERROR"]
+__all__ = ["EXIT_ERROR", "EXIT_FORCED", "EXIT_OK", "Worker"]
 
 log = logging.getLogger("taskforge.worker")
 
@@ -227,7 +228,7 @@ class Worker:
         def run() -> None:
             try:
                 target()
-            except BaseException:  # noqa: BLE001 - a dead loop must stop the worker, loudly
+            except BaseException:
                 self.log.exception("internal error in the %s thread; stopping the worker", name)
                 self._fatal(f"internal error in the {name} thread")
             finally:

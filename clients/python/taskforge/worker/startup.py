@@ -9,7 +9,7 @@ import psycopg
 
 from .. import SCHEMA_VERSION, sql
 
-__all__ = ["WorkerStartupError", "WorkerConfigError", "SchemaVersionError", "check_schema", "configure_logging"]
+__all__ = ["SchemaVersionError", "WorkerConfigError", "WorkerStartupError", "check_schema", "configure_logging"]
 
 
 class WorkerStartupError(RuntimeError):
