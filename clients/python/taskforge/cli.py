@@ -13,6 +13,7 @@ import json
 import math
 import re
 import sys
+from typing import IO, Any, NoReturn
 
 import click
 import psycopg
@@ -35,7 +36,7 @@ class OptionError(click.ClickException):
     def __init__(self, option: str, problem: str):
         super().__init__(f"{option}: {problem}")
 
-    def show(self, file=None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"taskforge: {self.format_message()}", err=True)
 
 
@@ -49,7 +50,7 @@ def param_label(param: click.Parameter | None) -> str:
     return "value"
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     text = str(value)
     return repr(text if len(text) <= 40 else text[:40] + "...")
 
@@ -58,7 +59,7 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-class SqlInt(click.ParamType):
+class SqlInt(click.ParamType[int]):
     """An integer within ``min``..``max``, by default the whole range of the SQL parameter type
     it is passed to (``"int"`` or ``"bigint"``).
 
@@ -75,12 +76,12 @@ class SqlInt(click.ParamType):
         self.bounds = click.IntRange(lo if min is None else min, hi if max is None else max)
         self.whole_type = min is None and max is None
 
-    def _out_of_range(self, param, got: str) -> OptionError:
+    def _out_of_range(self, param: click.Parameter | None, got: str) -> OptionError:
         lo, hi = self.bounds.min, self.bounds.max
         where = f" (the range of SQL {self.sql_type})" if self.whole_type else ""
         return OptionError(param_label(param), f"must be between {lo} and {hi}{where}, got {got}")
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
         else:
@@ -97,7 +98,7 @@ class SqlInt(click.ParamType):
             raise self._out_of_range(param, str(number)) from None
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float]):
     """A finite number of seconds within ``min``..``max`` (NaN and Infinity are rejected)."""
 
     name = "seconds"
@@ -105,7 +106,7 @@ class Seconds(click.ParamType):
     def __init__(self, min: float, max: float, max_note: str = ""):
         self.min, self.max, self.max_note = min, max, max_note
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
@@ -121,13 +122,13 @@ class Seconds(click.ParamType):
         return number
 
 
-class Text(click.ParamType):
+class Text(click.ParamType[Any]):  # str from the command line; other values pass through
     """A string PostgreSQL can receive: no NUL character and valid UTF-8 (bytes that are not
     UTF-8 reach Python as lone surrogates, which no database text can hold)."""
 
     name = "text"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
         problem = client.text_problem(value)
@@ -147,10 +148,10 @@ class Text(click.ParamType):
         return value
 
 
-class Choice(click.Choice):
+class Choice(click.Choice[str]):
     """``click.Choice`` whose bad value is one line naming the option."""
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:
@@ -171,7 +172,7 @@ dsn_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print one line to stderr and exit with code."""
     click.echo(f"taskforge: {message}", err=True)
     sys.exit(code)
@@ -180,7 +181,7 @@ def fail(message: str, code: int = 1) -> None:
 class TaskforgeGroup(click.Group):
     """Turns expected failures into one line and an exit code."""
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except db.DsnMissing as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 import psycopg
@@ -31,7 +32,7 @@ def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None
     return tuple(sorted(set(counts)))
 
 
-def _interrupt(signum, frame):  # pragma: no cover - exercised through signals
+def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - exercised through signals
     raise KeyboardInterrupt
 
 
@@ -82,7 +83,16 @@ def _interrupt(signum, frame):  # pragma: no cover - exercised through signals
     default=None,
     help="Virtualenv for the peer. Default: OUT/peer-venv (created and reused).",
 )
-def bench_command(workload, quick, trials, out_dir, admin_dsn, worker_counts, with_peer, peer_venv):
+def bench_command(
+    workload: str,
+    quick: bool,
+    trials: int | None,
+    out_dir: Path | None,
+    admin_dsn: str | None,
+    worker_counts: tuple[int, ...] | None,
+    with_peer: bool | None,
+    peer_venv: Path | None,
+) -> None:
     """Run WORKLOAD (e1, e2, e5, e6, pickup, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
     from .benchmarks import runner

@@ -96,18 +96,18 @@ log_level_option = click.option(
 )
 @log_level_option
 def worker_command(
-    dsn,
-    queues,
-    concurrency,
-    lease_seconds,
-    imports,
-    task_types,
-    name,
-    poll_seconds,
-    heartbeat_seconds,
-    grace_seconds,
-    log_level,
-):
+    dsn: str | None,
+    queues: tuple[str, ...],
+    concurrency: int,
+    lease_seconds: float,
+    imports: tuple[str, ...],
+    task_types: tuple[str, ...],
+    name: str | None,
+    poll_seconds: float,
+    heartbeat_seconds: float,
+    grace_seconds: float,
+    log_level: str,
+) -> None:
     """Run a worker: claim tasks, run their handlers, finalize the attempts.
 
     Stops gracefully on SIGTERM/SIGINT (no new claims; running handlers get --grace-seconds;
@@ -182,7 +182,14 @@ def worker_command(
     help="Time between prune rounds (with --retain-days).",
 )
 @log_level_option
-def scheduler_command(dsn, max_interval_seconds, batch_size, retain_days, prune_interval_seconds, log_level):
+def scheduler_command(
+    dsn: str | None,
+    max_interval_seconds: float,
+    batch_size: int,
+    retain_days: float | None,
+    prune_interval_seconds: float,
+    log_level: str,
+) -> None:
     """Run a scheduler: recover expired leases, promote retries, prune old history.
 
     Several schedulers may run at once. SIGTERM/SIGINT stop it (exit code 0).

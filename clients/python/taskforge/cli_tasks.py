@@ -15,6 +15,7 @@ import datetime as _dt
 import json
 import math
 import sys
+from typing import Any, NoReturn
 
 import click
 
@@ -35,12 +36,12 @@ from .cli import (
 from .output import format_value, key_values, table, to_json
 
 
-def _usage(option: str, problem: str) -> None:
+def _usage(option: str, problem: str) -> NoReturn:
     """One-line usage error (exit code 2)."""
     fail(f"{option}: {problem}", EXIT_USAGE)
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON (PostgreSQL jsonb has no NaN or Infinity)")
 
 
@@ -64,7 +65,7 @@ def _parse_int(text: str) -> int:
         ) from None
 
 
-def parse_payload(text: str | None) -> dict | None:
+def parse_payload(text: str | None) -> Any:
     """``--payload`` JSON text to a Python value (the database checks that it is an object).
 
     Besides JSON syntax (NaN and Infinity are not JSON), the value must pass
@@ -92,7 +93,7 @@ class Payload(Text):
 
     name = "json"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
         return parse_payload(super().convert(value, param, ctx))
@@ -117,7 +118,7 @@ def parse_at(text: str | None) -> _dt.datetime | None:
     return value
 
 
-def _error_summary(error) -> str | None:
+def _error_summary(error: Any) -> str | None:
     if error is None:
         return None
     if isinstance(error, dict):
@@ -165,7 +166,18 @@ def _error_summary(error) -> str | None:
 )
 @dsn_option
 @json_option
-def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, idempotency_key, dsn, as_json):
+def submit_cmd(
+    task_type: str,
+    payload: Any,
+    queue: str,
+    priority: int,
+    max_attempts: int,
+    at: str | None,
+    delay: float | None,
+    idempotency_key: str | None,
+    dsn: str | None,
+    as_json: bool,
+) -> None:
     """Submit a task of TASK_TYPE (e.g. noop, sleep, echo).
 
     \b
@@ -202,7 +214,7 @@ def submit_cmd(task_type, payload, queue, priority, max_attempts, at, delay, ide
 @click.argument("task_id", type=SqlInt("bigint"))
 @dsn_option
 @json_option
-def show_cmd(task_id, dsn, as_json):
+def show_cmd(task_id: int, dsn: str | None, as_json: bool) -> None:
     """Show task TASK_ID and its attempt history."""
     with db.connect(dsn) as conn:
         try:
@@ -272,7 +284,9 @@ def show_cmd(task_id, dsn, as_json):
 )
 @dsn_option
 @json_option
-def list_cmd(state, queue, task_type, limit, dsn, as_json):
+def list_cmd(
+    state: str | None, queue: str | None, task_type: str | None, limit: int, dsn: str | None, as_json: bool
+) -> None:
     """List tasks, newest first."""
     with db.connect(dsn) as conn:
         rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit)
@@ -305,7 +319,7 @@ def list_cmd(state, queue, task_type, limit, dsn, as_json):
 @click.option("--reason", type=Text(), default=None, help="Free text kept with the task (1,000 characters).")
 @dsn_option
 @json_option
-def cancel_cmd(task_id, reason, dsn, as_json):
+def cancel_cmd(task_id: int, reason: str | None, dsn: str | None, as_json: bool) -> None:
     """Cancel TASK_ID: waiting tasks end CANCELLED now; a running task is asked to stop.
 
     A running handler is never interrupted: its worker learns of the request at its next lease
@@ -332,7 +346,7 @@ def cancel_cmd(task_id, reason, dsn, as_json):
 )
 @dsn_option
 @json_option
-def retry_cmd(task_id, extra_attempts, dsn, as_json):
+def retry_cmd(task_id: int, extra_attempts: int, dsn: str | None, as_json: bool) -> None:
     """Replay a FAILED or CANCELLED task (history is kept)."""
     with db.connect(dsn) as conn:
         res = client.retry(conn, task_id, extra_attempts)
@@ -346,7 +360,7 @@ def retry_cmd(task_id, extra_attempts, dsn, as_json):
 @click.option("--all", "include_stopped", is_flag=True, help="Include stopped (deregistered) workers.")
 @dsn_option
 @json_option
-def workers_cmd(include_stopped, dsn, as_json):
+def workers_cmd(include_stopped: bool, dsn: str | None, as_json: bool) -> None:
     """List worker processes with liveness from database time (alive | stale | stopped)."""
     with db.connect(dsn) as conn:
         rows = client.workers(conn, include_stopped=include_stopped)
@@ -377,7 +391,7 @@ def workers_cmd(include_stopped, dsn, as_json):
 @main.command("stats")
 @dsn_option
 @json_option
-def stats_cmd(dsn, as_json):
+def stats_cmd(dsn: str | None, as_json: bool) -> None:
     """Task counts per queue and state, and throughput over the last 1, 5 and 15 minutes."""
     with db.connect(dsn) as conn:
         st = client.stats(conn)

@@ -136,7 +136,7 @@ class Retried:
     max_attempts: int
 
 
-def as_dict(value: Any) -> dict:
+def as_dict(value: Any) -> dict[str, Any]:
     """A result dataclass as a plain ``dict``."""
     return asdict(value)
 
@@ -232,7 +232,7 @@ def check_payload(payload: Any) -> None:
 def submit(
     conn: psycopg.Connection,
     task_type: str,
-    payload: dict | None = None,
+    payload: dict[str, Any] | None = None,
     *,
     queue: str = "default",
     priority: int = 0,
@@ -270,10 +270,10 @@ def submit(
     }
     if delay_seconds is not None:
         params["delay_seconds"] = check_delay(delay_seconds)
-        row = conn.execute(sql.SUBMIT_DELAYED, params).fetchone()
+        row = sql.one_row(conn, sql.SUBMIT_DELAYED, params)
     else:
         params["scheduled_at"] = scheduled_at
-        row = conn.execute(sql.SUBMIT, params).fetchone()
+        row = sql.one_row(conn, sql.SUBMIT, params)
     return Submitted(task_id=row[0], state=row[1], created=row[2])
 
 
@@ -285,7 +285,7 @@ def check_delay(delay_seconds: Any) -> float:
     try:
         value = float(delay_seconds)
     except OverflowError:
-        value = math.inf if delay_seconds > 0 else -math.inf
+        value = -math.inf if delay_seconds < 0 else math.inf
     if not math.isfinite(value):
         raise InvalidArgument("delay_seconds", f"must be a finite number of seconds, got {value!r}")
     if not 0 <= value <= MAX_DELAY_SECONDS:
@@ -303,7 +303,7 @@ def cancel(conn: psycopg.Connection, task_id: int, reason: str | None = None) ->
     :class:`InvalidArgument` for an id outside :data:`INT8_RANGE` or an unstorable reason.
     """
     params = {"task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"), "reason": _text_arg("reason", reason)}
-    row = conn.execute(sql.CANCEL, params).fetchone()
+    row = sql.one_row(conn, sql.CANCEL, params)
     return Cancelled(task_id=task_id, task_state=row[0], cancel_requested=row[1])
 
 
@@ -319,17 +319,17 @@ def retry(conn: psycopg.Connection, task_id: int, extra_attempts: int = 1) -> Re
         "task_id": _int_arg("task_id", task_id, INT8_RANGE, "bigint"),
         "extra_attempts": _int_arg("extra_attempts", extra_attempts, INT4_RANGE, "int"),
     }
-    row = conn.execute(sql.RETRY, params).fetchone()
+    row = sql.one_row(conn, sql.RETRY, params)
     return Retried(task_id=task_id, task_state=row[0], max_attempts=row[1])
 
 
-def _dict_rows(conn: psycopg.Connection, query: str, params: dict | None = None) -> list[dict]:
+def _dict_rows(conn: psycopg.Connection, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(query, params)
         return cur.fetchall()
 
 
-def get_task(conn: psycopg.Connection, task_id: int) -> dict:
+def get_task(conn: psycopg.Connection, task_id: int) -> dict[str, Any]:
     """One task from ``tf_tasks`` with its attempt history under ``"attempts"`` (a list of
     ``tf_attempts`` rows, attempt 1 first). Raises :class:`TaskNotFound`, or
     :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
@@ -348,7 +348,7 @@ def list_tasks(
     queue: str | None = None,
     task_type: str | None = None,
     limit: int = 50,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Tasks from ``tf_tasks``, newest first (by task id), filtered by exact state, queue and
     task type (``None`` matches all), at most ``limit`` rows (1..10000). Raises
     :class:`InvalidArgument` (a ``ValueError``) for a bad limit, state or filter string."""
@@ -363,14 +363,14 @@ def list_tasks(
     return _dict_rows(conn, sql.TASKS_LIST, {"state": state, "queue": queue, "task_type": task_type, "limit": limit})
 
 
-def tasks_by_id(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict]:
+def tasks_by_id(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict[str, Any]]:
     """The ``tf_tasks`` rows of these ids (unknown ids are skipped), ordered by id.
     Raises :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
     ids = [_int_arg("task_ids", t, INT8_RANGE, "bigint") for t in task_ids]
     return _dict_rows(conn, sql.TASKS_BY_ID, {"task_ids": ids})
 
 
-def attempts_for(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict]:
+def attempts_for(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict[str, Any]]:
     """The ``tf_attempts`` rows of these tasks, ordered by task id and attempt number.
     ``duration_seconds`` and ``recovery_lag_seconds`` (ABANDONED only) are float seconds of
     database time. Raises :class:`InvalidArgument` for an id outside :data:`INT8_RANGE`."""
@@ -378,14 +378,14 @@ def attempts_for(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict
     return _dict_rows(conn, sql.ATTEMPTS_FOR_TASKS, {"task_ids": ids})
 
 
-def workers(conn: psycopg.Connection, *, include_stopped: bool = False) -> list[dict]:
+def workers(conn: psycopg.Connection, *, include_stopped: bool = False) -> list[dict[str, Any]]:
     """Worker processes from ``tf_workers``, newest start first. ``liveness`` is ``alive``,
     ``stale`` (three missed heartbeats, database time) or ``stopped`` (deregistered; left out
     unless ``include_stopped``)."""
     return _dict_rows(conn, sql.WORKERS_LIST, {"include_stopped": include_stopped})
 
 
-def stats(conn: psycopg.Connection) -> dict:
+def stats(conn: psycopg.Connection) -> dict[str, Any]:
     """Counts and recent throughput.
 
     Returns ``{"queues": [...], "throughput": [...]}``: ``queues`` holds one row per queue with
@@ -393,7 +393,7 @@ def stats(conn: psycopg.Connection) -> dict:
     holds the ``tf_throughput`` rows (per 60/300/900 s window of database time and queue:
     finished attempts, successes per second, run and queue-wait p50/p95 in seconds).
     """
-    per_queue: dict[str, dict] = {}
+    per_queue: dict[str, dict[str, Any]] = {}
     for row in _dict_rows(conn, sql.QUEUE_STATS):
         entry = per_queue.setdefault(row["queue"], {"queue": row["queue"], **{s: 0 for s in STATES}, "total": 0})
         entry[row["state"]] = int(row["tasks"])
@@ -401,7 +401,7 @@ def stats(conn: psycopg.Connection) -> dict:
     return {"queues": list(per_queue.values()), "throughput": _dict_rows(conn, sql.THROUGHPUT)}
 
 
-def invariant_violations(conn: psycopg.Connection) -> list[dict]:
+def invariant_violations(conn: psycopg.Connection) -> list[dict[str, Any]]:
     """Rows of ``tf_invariant_violations`` (rule, task_id, attempt_number, detail); always
     empty unless a state-machine rule is broken."""
     return _dict_rows(conn, sql.INVARIANT_VIOLATIONS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -32,7 +33,7 @@ def resolve_dsn(dsn: str | None = None) -> str:
 
 
 def connect(
-    dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME, **kwargs
+    dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME, **kwargs: Any
 ) -> psycopg.Connection:
     """Open a psycopg connection (autocommit by default: every tf_* call is its own transaction)."""
     return psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **kwargs)
@@ -41,11 +42,11 @@ def connect(
 def _yoyo_uri(dsn: str) -> str:
     """Turn any libpq DSN into the postgresql+psycopg:// URI yoyo wants."""
     params = conninfo_to_dict(dsn)
-    user = params.pop("user", None)
-    password = params.pop("password", None)
-    host = params.pop("host", None)
+    user = str(params.pop("user", None) or "")
+    password = str(params.pop("password", None) or "")
+    host = str(params.pop("host", None) or "")
     port = params.pop("port", None)
-    dbname = params.pop("dbname", None)
+    dbname = str(params.pop("dbname", None) or "")
     from urllib.parse import quote, urlencode
 
     auth = ""
@@ -68,7 +69,7 @@ def _yoyo_uri(dsn: str) -> str:
     return f"postgresql+psycopg://{auth}{netloc}/{quote(dbname or '', safe='')}{query}"
 
 
-def _backend_and_migrations(dsn: str):
+def _backend_and_migrations(dsn: str | None) -> tuple[Any, Any]:  # yoyo has no type hints
     from yoyo import get_backend, read_migrations
 
     backend = get_backend(_yoyo_uri(resolve_dsn(dsn)))
@@ -101,8 +102,8 @@ def status(dsn: str | None = None) -> MigrationStatus:
     applied = [m.id for m in migrations if m.id not in pending]
     version = None
     with connect(dsn) as conn:
-        if conn.execute(sql.SCHEMA_EXISTS).fetchone()[0]:
-            version = conn.execute(sql.SCHEMA_VERSION).fetchone()[0]
+        if sql.one_value(conn, sql.SCHEMA_EXISTS):
+            version = sql.one_value(conn, sql.SCHEMA_VERSION)
     return MigrationStatus(applied=applied, pending=pending, schema_version=version)
 
 
@@ -110,4 +111,4 @@ def with_dbname(dsn: str, dbname: str) -> str:
     """Return dsn pointing at another database of the same server (used by tests and the demo)."""
     params = conninfo_to_dict(dsn)
     params["dbname"] = dbname
-    return make_conninfo(**params)
+    return make_conninfo("", **params)

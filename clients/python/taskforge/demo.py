@@ -35,10 +35,10 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TextIO
 
 import click
 import psycopg
@@ -100,7 +100,7 @@ class WorkloadItem:
 
     line: int
     task_type: str
-    payload: dict
+    payload: dict[str, Any]
     queue: str = "default"
     priority: int = 0
     max_attempts: int = 3
@@ -116,7 +116,7 @@ class WorkloadItem:
 # the demo causes on purpose, and recovery must then finish the task.
 
 
-def _succeeded(task: dict, states: list[str]) -> bool:
+def _succeeded(task: dict[str, Any], states: list[str]) -> bool:
     return (
         task["state"] == "SUCCEEDED"
         and bool(states)
@@ -125,23 +125,23 @@ def _succeeded(task: dict, states: list[str]) -> bool:
     )
 
 
-def _echo(task: dict, states: list[str]) -> bool:
+def _echo(task: dict[str, Any], states: list[str]) -> bool:
     return _succeeded(task, states) and task["result"] == task["payload"]
 
 
-def _fail_once(task: dict, states: list[str]) -> bool:
+def _fail_once(task: dict[str, Any], states: list[str]) -> bool:
     return task["state"] == "SUCCEEDED" and states == ["FAILED", "SUCCEEDED"]
 
 
-def _fail(task: dict, states: list[str]) -> bool:
+def _fail(task: dict[str, Any], states: list[str]) -> bool:
     return task["state"] == "FAILED" and states == ["FAILED"]
 
 
-def _retryable_fail(task: dict, states: list[str]) -> bool:
+def _retryable_fail(task: dict[str, Any], states: list[str]) -> bool:
     return task["state"] == "FAILED" and len(states) == task["max_attempts"] and all(s == "FAILED" for s in states)
 
 
-EXPECTATIONS: dict[str, tuple[str, Callable[[dict, list[str]], bool]]] = {
+EXPECTATIONS: dict[str, tuple[str, Callable[[dict[str, Any], list[str]], bool]]] = {
     "noop": ("SUCCEEDED", _succeeded),
     "sleep": ("SUCCEEDED (a crashed attempt is ABANDONED and replaced)", _succeeded),
     "echo": ("SUCCEEDED with the payload as result", _echo),
@@ -151,12 +151,14 @@ EXPECTATIONS: dict[str, tuple[str, Callable[[dict, list[str]], bool]]] = {
 }
 
 
-def check_expectations(tasks: list[dict], attempts: list[dict]) -> list[tuple[bool, str, list[str]]]:
+def check_expectations(
+    tasks: list[dict[str, Any]], attempts: list[dict[str, Any]]
+) -> list[tuple[bool, str, list[str]]]:
     """Per task type: ``(ok, line, problems)``; problems name offending tasks and histories."""
     history: dict[int, list[str]] = collections.defaultdict(list)
     for a in attempts:
         history[a["task_id"]].append(a["state"])
-    by_type: dict[str, list[dict]] = collections.defaultdict(list)
+    by_type: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for t in tasks:
         by_type[t["task_type"]].append(t)
     results = []
@@ -260,7 +262,7 @@ def child_command(kind: str, args: list[str]) -> list[str]:
 class Child:
     name: str
     kind: str
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     log: Path
     killed: bool = False
     reported: bool = False
@@ -289,7 +291,7 @@ class Run:
     task_ids: list[int] = field(default_factory=list)
     replays: list[tuple[str, int, int, bool]] = field(default_factory=list)  # key, first id, replay id, created
     sql_ids: list[int] = field(default_factory=list)
-    kill: dict | None = None
+    kill: dict[str, Any] | None = None
     next_worker: int = 1
 
     def queue(self, name: str) -> str:
@@ -324,7 +326,7 @@ class Run:
             args += ["--queue", q]
         return self.start_child("worker", args)
 
-    def worker_labels(self, conn: psycopg.Connection) -> dict:
+    def worker_labels(self, conn: psycopg.Connection) -> dict[str, Any]:
         """worker_id -> the demo's name for that process (worker-N), from tf_workers.pid."""
         by_pid = {c.pid: c.name for c in self.children}
         return {w["worker_id"]: by_pid.get(w["pid"], w["name"]) for w in client.workers(conn, include_stopped=True)}
@@ -370,7 +372,7 @@ class Embedded:
 def _clean_dsn(uri: str, dbname: str) -> str:
     params = {k: v for k, v in conninfo_to_dict(uri).items() if v not in ("", None)}
     params["dbname"] = dbname
-    return make_conninfo(**params)
+    return make_conninfo("", **params)
 
 
 def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
@@ -411,14 +413,14 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
 class Progress:
     """A one-line progress bar on stderr when it is a terminal; otherwise a plain line every 5 s."""
 
-    def __init__(self, total: int, stream=None):
+    def __init__(self, total: int, stream: TextIO | None = None):
         self.total = total
         self.stream = stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.line = ""
         self.last_plain = 0.0
 
-    def update(self, done: int, counts: collections.Counter, elapsed: float) -> None:
+    def update(self, done: int, counts: collections.Counter[str], elapsed: float) -> None:
         width = 30
         filled = int(width * done / self.total) if self.total else width
         live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
@@ -461,7 +463,9 @@ def _t(value: _dt.datetime | None) -> str:
 # The run
 
 
-def _wait_for_workers(run: Run, conn: psycopg.Connection, expected: list[Child], out, timeout: float = 90.0) -> None:
+def _wait_for_workers(
+    run: Run, conn: psycopg.Connection, expected: list[Child], out: Callable[[str], None], timeout: float = 90.0
+) -> None:
     """Wait until every expected worker process has registered (tf_workers, liveness alive)."""
     deadline = time.monotonic() + timeout
     pids = {c.pid for c in expected}
@@ -481,7 +485,9 @@ def _wait_for_workers(run: Run, conn: psycopg.Connection, expected: list[Child],
         time.sleep(0.2)
 
 
-def _submit_workload(run: Run, conn: psycopg.Connection, items: list[WorkloadItem], path: Path, out) -> None:
+def _submit_workload(
+    run: Run, conn: psycopg.Connection, items: list[WorkloadItem], path: Path, out: Callable[[str], None]
+) -> None:
     first_by_key: dict[str, int] = {}
     lines = 0
     for item in items:
@@ -518,19 +524,23 @@ def _submit_workload(run: Run, conn: psycopg.Connection, items: list[WorkloadIte
         )
 
 
-def _submit_plain_sql(run: Run, conn: psycopg.Connection, out) -> None:
+def _submit_plain_sql(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> None:
     queue = run.queue("default")
     out("submitting 3 tasks through plain SQL (what psql, Go or Java would send):")
     out("  " + sql.DEMO_PLAIN_SQL_SUBMIT.strip().replace("%(queue)s", repr(queue)).replace("\n", "\n  "))
     for statement in (sql.DEMO_PLAIN_SQL_SUBMIT, sql.DEMO_PLAIN_SQL_SUBMIT_SLEEP, sql.DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE):
-        task_id, _state, _created = conn.execute(statement, {"queue": queue}).fetchone()
+        task_id, _state, _created = sql.one_row(conn, statement, {"queue": queue})
         run.sql_ids.append(task_id)
         run.task_ids.append(task_id)
     out(f"  -> tasks {', '.join(map(str, run.sql_ids))} (QUEUED)")
 
 
 def _maybe_kill(
-    run: Run, conn: psycopg.Connection, tasks: list[dict], seen_running: dict[int, float], progress: Progress
+    run: Run,
+    conn: psycopg.Connection,
+    tasks: list[dict[str, Any]],
+    seen_running: dict[tuple[int, int], float],
+    progress: Progress,
 ) -> None:
     """SIGKILL the worker of a long sleep task once it has run for a moment."""
     now = time.monotonic()
@@ -552,7 +562,7 @@ def _maybe_kill(
         if owner is None or owner["pid"] not in live:
             continue
         victim = live[owner["pid"]]
-        killed_at = conn.execute(sql.DB_NOW).fetchone()[0]
+        killed_at = sql.one_value(conn, sql.DB_NOW)
         os.killpg(victim.pid, signal.SIGKILL)
         victim.killed = True
         victim.proc.wait()
@@ -603,10 +613,10 @@ def _worker_queues(run: Run) -> list[str]:
     return [run.queue(q) for q in run.queues]
 
 
-def _drain(run: Run, conn: psycopg.Connection, out) -> bool:
+def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bool:
     total = len(run.task_ids)
     progress = Progress(total)
-    seen_running: dict = {}
+    seen_running: dict[tuple[int, int], float] = {}  # (task, attempt) -> first seen RUNNING
     start = time.monotonic()
     done = 0
     try:
@@ -634,7 +644,7 @@ def _drain(run: Run, conn: psycopg.Connection, out) -> bool:
         out(f"drained in {time.monotonic() - start:.1f} s ({done}/{total} tasks finished)")
 
 
-def _summary(run: Run, conn: psycopg.Connection, drained: bool, out) -> bool:
+def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[str], None]) -> bool:
     tasks = client.tasks_by_id(conn, run.task_ids)
     attempts = client.attempts_for(conn, run.task_ids)
     violations = client.invariant_violations(conn)
@@ -710,7 +720,7 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out) -> bool:
     out("")
     out("expectations:")
 
-    def expect(ok: bool, text: str, problems: list[str] = ()) -> None:
+    def expect(ok: bool, text: str, problems: Sequence[str] = ()) -> None:
         nonlocal ok_all
         ok_all = ok_all and ok
         out(f"  {'ok  ' if ok else 'FAIL'} {text}")
@@ -733,11 +743,11 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out) -> bool:
     if run.kill is None:
         expect(False, "a worker was killed with SIGKILL mid-task (no long sleep task was seen running)")
     else:
-        hist = [a["state"] for a in attempts if a["task_id"] == run.kill["task_id"]]
+        states = [a["state"] for a in attempts if a["task_id"] == run.kill["task_id"]]
         expect(
-            hist[run.kill["attempt_number"] - 1 :] == ["ABANDONED", "SUCCEEDED"],
+            states[run.kill["attempt_number"] - 1 :] == ["ABANDONED", "SUCCEEDED"],
             f"the killed worker's task {run.kill['task_id']} was recovered after its lease and "
-            f"succeeded on the next attempt ({' -> '.join(hist)})",
+            f"succeeded on the next attempt ({' -> '.join(states)})",
         )
     expect(not violations, "tf_invariant_violations is empty")
     out("")
@@ -761,7 +771,7 @@ class _Stop(Exception):
     pass
 
 
-def _raise_stop(signum, frame):  # pragma: no cover - exercised through signals
+def _raise_stop(signum: int, frame: object) -> NoReturn:  # pragma: no cover - exercised through signals
     raise _Stop()
 
 

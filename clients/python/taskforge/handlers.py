@@ -38,6 +38,7 @@ import time
 import traceback as _traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 __all__ = [
@@ -71,7 +72,7 @@ RESULT_MAX_BYTES = 1024 * 1024
 #: The synthetic task types every worker knows (registered in the database by the schema).
 BUILTIN_TASK_TYPES = ("noop", "sleep", "fail_once", "fail", "retryable_fail", "echo")
 
-Handler = Callable[[dict, "TaskContext"], Any]
+Handler = Callable[[dict[str, Any], "TaskContext"], Any]
 
 
 class RetryableError(Exception):
@@ -238,7 +239,7 @@ class Outcome:
 
     outcome: str
     result: str | None = None
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 _LONE_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
@@ -280,7 +281,7 @@ def error_json(
     message: str | None = None,
     tb: str | None = None,
     max_bytes: int = ERROR_MAX_BYTES,
-) -> dict:
+) -> dict[str, Any]:
     """Describe a failure as ``{"type", "message", "traceback"}`` ready for tf_finalize.
 
     Give an exception (its class, text and traceback are used) and/or explicit parts. An
@@ -370,7 +371,7 @@ def encode_result(value: Any) -> str | None:
     return text
 
 
-def run_handler(fn: Handler, payload: dict, ctx: TaskContext) -> Outcome:
+def run_handler(fn: Handler, payload: dict[str, Any], ctx: TaskContext) -> Outcome:
     """Call ``fn(payload, ctx)`` and turn what happens into an :class:`Outcome` (never raises
     for handler errors; KeyboardInterrupt and SystemExit propagate)."""
     try:
@@ -391,11 +392,11 @@ def run_handler(fn: Handler, payload: dict, ctx: TaskContext) -> Outcome:
 # --- built-in synthetic handlers -----------------------------------------------------------------
 
 
-def _builtin_noop(payload: dict, ctx: TaskContext) -> None:
+def _builtin_noop(payload: dict[str, Any], ctx: TaskContext) -> None:
     return None
 
 
-def _builtin_sleep(payload: dict, ctx: TaskContext) -> dict:
+def _builtin_sleep(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     ms = payload.get("ms", 0) if isinstance(payload, dict) else None
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
         raise ValueError(f'sleep: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
@@ -405,7 +406,7 @@ def _builtin_sleep(payload: dict, ctx: TaskContext) -> dict:
     return {"slept_ms": ms}
 
 
-def _builtin_fail_once(payload: dict, ctx: TaskContext) -> dict:
+def _builtin_fail_once(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     if ctx.attempt_number == 1:
         raise RetryableError("fail_once: planned retryable failure on attempt 1")
     return {"attempt_number": ctx.attempt_number}
@@ -415,15 +416,15 @@ class SyntheticFailure(Exception):
     """The ordinary error raised by the built-in ``fail`` task type."""
 
 
-def _builtin_fail(payload: dict, ctx: TaskContext) -> None:
+def _builtin_fail(payload: dict[str, Any], ctx: TaskContext) -> None:
     raise SyntheticFailure("fail: planned ordinary failure")
 
 
-def _builtin_retryable_fail(payload: dict, ctx: TaskContext) -> None:
+def _builtin_retryable_fail(payload: dict[str, Any], ctx: TaskContext) -> None:
     raise RetryableError(f"retryable_fail: planned retryable failure on attempt {ctx.attempt_number}")
 
 
-def _builtin_echo(payload: dict, ctx: TaskContext) -> Any:
+def _builtin_echo(payload: dict[str, Any], ctx: TaskContext) -> Any:
     return payload
 
 
@@ -446,7 +447,7 @@ def register_builtins(target: HandlerRegistry, types: Iterable[str] = BUILTIN_TA
 register_builtins(registry)
 
 
-def import_handler_module(spec: str):
+def import_handler_module(spec: str) -> ModuleType:
     """Load a module that registers handlers (``taskforge worker --import SPEC``).
 
     ``spec`` is a dotted module name importable from the current directory or sys.path

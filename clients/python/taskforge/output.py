@@ -55,7 +55,11 @@ def format_value(value: Any, *, width: int | None = 60) -> str:
 
 
 def table(
-    rows: Iterable[dict], columns: Sequence[str | tuple[str, str]], *, width: int | None = 60, empty: str = "(no rows)"
+    rows: Iterable[dict[str, Any]],
+    columns: Sequence[str | tuple[str, str]],
+    *,
+    width: int | None = 60,
+    empty: str = "(no rows)",
 ) -> str:
     """An aligned text table. ``columns`` are keys or ``(key, header)`` pairs; numbers are
     right-aligned. Returns ``empty`` when there are no rows."""

@@ -49,7 +49,7 @@ class ManagedProcess:
     name: str
     argv: list[str]
     log_path: Path
-    popen: subprocess.Popen
+    popen: subprocess.Popen[bytes]
     killed: bool = False
 
     @property

@@ -134,7 +134,7 @@ class Scheduler:
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Loop until stopped; returns the exit code (0). Raises at start when the database is
         unreachable, lacks the schema, or has a newer SQL API version (SchemaVersionError)."""
-        previous: dict[int, Any] = {}
+        previous: dict[signal.Signals, Any] = {}
         if install_signal_handlers:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, self._on_signal)

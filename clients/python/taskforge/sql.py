@@ -5,6 +5,32 @@ the ``taskforge.tf_*`` views. Placeholders are psycopg's ``%(name)s``. Keep stat
 a DBA can audit what the clients send by reading one file.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+#: Placeholder values for a statement: by name (``%(name)s``) or by position (``%s``).
+Params = Mapping[str, Any] | Sequence[Any] | None
+
+
+def one_row(conn: psycopg.Connection[Any], query: str, params: Params = None) -> tuple[Any, ...]:
+    """The row of a statement that always returns exactly one (an aggregate, a function call)."""
+    row: tuple[Any, ...] | None = conn.execute(query, params).fetchone()
+    if row is None:
+        raise LookupError(f"no row returned by: {' '.join(query.split())[:200]}")
+    return row
+
+
+def one_value(conn: psycopg.Connection[Any], query: str, params: Params = None) -> Any:
+    """The first column of :func:`one_row`."""
+    return one_row(conn, query, params)[0]
+
+
 # --- database / migrations ------------------------------------------------------------------
 SCHEMA_VERSION = "SELECT taskforge.tf_schema_version()"
 SCHEMA_EXISTS = "SELECT to_regnamespace('taskforge') IS NOT NULL"

@@ -87,7 +87,7 @@ def available_scripts(dsn: str, wanted: Sequence[str]) -> tuple[list[str], dict[
     with psycopg.connect(dsn, autocommit=True) as conn:
         for name in wanted:
             needed = REQUIRES.get(name)
-            if needed and not conn.execute(sql.BENCH_FUNCTION_EXISTS, {"name": needed}).fetchone()[0]:
+            if needed and not sql.one_value(conn, sql.BENCH_FUNCTION_EXISTS, {"name": needed}):
                 skipped[name] = f"{needed} is not in the migrated database"
             else:
                 ok.append(name)
@@ -107,7 +107,7 @@ def _prepare(conn: psycopg.Connection, script: str, clients: int, rows: int) -> 
 
 def _rows_left(conn: psycopg.Connection, script: str) -> int:
     statement = sql.BENCH_CEILING_QUEUE_LEFT if script == "skip_locked" else sql.BENCH_CEILING_TASKFORGE_LEFT
-    return conn.execute(statement).fetchone()[0]
+    return int(sql.one_value(conn, statement))
 
 
 def measure_point(

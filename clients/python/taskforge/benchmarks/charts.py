@@ -8,7 +8,7 @@ from typing import Any
 __all__ = ["draw_all"]
 
 
-def _pyplot():
+def _pyplot() -> Any:  # matplotlib.pyplot, imported only when charts are drawn
     import matplotlib
 
     matplotlib.use("Agg")
@@ -22,7 +22,7 @@ def _series(rows: list[dict[str, Any]], key: str) -> tuple[list[int], list[float
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def _worker_axis(ax, rows: list[dict[str, Any]]) -> None:
+def _worker_axis(ax: Any, rows: list[dict[str, Any]]) -> None:
     """Log2 x axis labelled with the worker counts themselves; y from 0."""
     counts = sorted({r["workers"] for r in rows})
     ax.set_xscale("log", base=2)

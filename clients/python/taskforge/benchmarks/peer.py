@@ -98,7 +98,8 @@ def defer(venv: Path, dsn: str, count: int) -> list[int]:
     )
     if done.returncode != 0:
         raise PeerError(f"deferring peer jobs failed:\n{done.stderr}"[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    job_ids: list[int] = json.loads(done.stdout.strip().splitlines()[-1])
+    return job_ids
 
 
 def _wait(
@@ -106,7 +107,7 @@ def _wait(
 ) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        done = conn.execute(sql.BENCH_PEER_DONE, {"job_ids": list(job_ids)}).fetchone()[0]
+        done = sql.one_value(conn, sql.BENCH_PEER_DONE, {"job_ids": list(job_ids)})
         if progress is not None:
             progress.update(done)
         if done == len(job_ids):
@@ -153,7 +154,7 @@ def run_peer_trial(
                         name=f"peer-worker-{i + 1}",
                     )
                 deadline = time.monotonic() + 60
-                while conn.execute(sql.BENCH_PEER_WORKERS).fetchone()[0] < workers:
+                while sql.one_value(conn, sql.BENCH_PEER_WORKERS) < workers:
                     if harness.exited_unexpectedly() or time.monotonic() > deadline:
                         raise PeerError(f"peer workers did not start; logs in {harness.log_dir}")
                     time.sleep(POLL_SECONDS)
@@ -163,8 +164,8 @@ def run_peer_trial(
                 _wait(conn, harness, job_ids, timeout_seconds, progress)
             finally:
                 result.exit_codes = harness.stop_all()
-            statuses = dict(conn.execute(sql.BENCH_PEER_STATUS, {"job_ids": job_ids}).fetchall())
-            first, last, started, succeeded = conn.execute(sql.BENCH_PEER_SPAN, {"job_ids": job_ids}).fetchone()
+            statuses: dict[str, int] = dict(conn.execute(sql.BENCH_PEER_STATUS, {"job_ids": job_ids}).fetchall())
+            first, last, started, succeeded = sql.one_row(conn, sql.BENCH_PEER_SPAN, {"job_ids": job_ids})
     except PeerError as exc:
         result.error = str(exc)
         progress.done(f"FAILED: {result.error.splitlines()[0]}")

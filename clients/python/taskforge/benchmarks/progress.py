@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # rich is imported only on a terminal
+    from rich.progress import Progress as RichProgress, TaskID
 
 __all__ = ["Progress"]
 
@@ -20,8 +23,8 @@ class Progress:
     def __init__(self, stream: TextIO | None = None, force_plain: bool = False):
         self.stream = stream or sys.stderr
         self.tty = not force_plain and hasattr(self.stream, "isatty") and self.stream.isatty()
-        self._rich = None
-        self._task = None
+        self._rich: RichProgress | None = None
+        self._task: TaskID | None = None
         self._label = ""
         self._total = 0
         self._started = 0.0

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import ceiling, charts, environment, peer, summary, workloads
 from .database import fresh_database
@@ -127,7 +128,7 @@ def default_out_dir() -> Path:
 
 def sizes_with(sizes: Sizes, trials: int | None, worker_counts: Sequence[int] | None) -> Sizes:
     """``sizes`` with the number of blocks and the worker counts overridden where given."""
-    changes: dict = {}
+    changes: dict[str, Any] = {}
     if trials is not None:
         changes["blocks"] = trials
     if worker_counts:
@@ -145,7 +146,7 @@ class _Run:
         self.bundle.trial(result)
         return result.ok
 
-    def spec(self, workload: str, task_type: str, tasks: int, workers: int, **extra) -> WorkloadSpec:
+    def spec(self, workload: str, task_type: str, tasks: int, workers: int, **extra: Any) -> WorkloadSpec:
         return WorkloadSpec(
             workload=workload,
             task_type=task_type,

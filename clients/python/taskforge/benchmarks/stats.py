@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 __all__ = ["efficiency", "median", "percentile", "ratio", "span_seconds", "speedup", "throughput"]
 
 
-def median(values: Iterable[float]) -> float | None:
+def median(values: Iterable[float | None]) -> float | None:
     """Median of the values (None when there are none)."""
     data = [v for v in values if v is not None]
     return statistics.median(data) if data else None

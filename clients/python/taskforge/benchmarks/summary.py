@@ -43,21 +43,22 @@ def _scaling(
     base = stats.median(t.throughput for t in grouped.get(1, []))
     rows = []
     for workers, group in grouped.items():
-        med = stats.median(t.throughput for t in group)
+        measured = [t.throughput for t in group if t.throughput is not None]
+        med = stats.median(measured)
         sp = stats.speedup(med, base)
         row = {
             "workers": workers,
             "trials": len(group),
             "median": med,
-            "min": min(t.throughput for t in group),
-            "max": max(t.throughput for t in group),
+            "min": min(measured, default=None),
+            "max": max(measured, default=None),
             "speedup": sp,
             "efficiency": stats.efficiency(sp, workers),
             "original": (original or {}).get(workers),
         }
         if ideal_task_seconds:
-            row["ideal"] = workers / ideal_task_seconds
-            row["percent_of_ideal"] = 100.0 * med / row["ideal"] if med else None
+            row["ideal"] = ideal = workers / ideal_task_seconds
+            row["percent_of_ideal"] = 100.0 * med / ideal if med else None
         rows.append(row)
     return rows
 

@@ -18,6 +18,7 @@ import collections
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .results import CheckResult
 
@@ -195,7 +196,7 @@ def check_drained(running_tasks: int, leased_tasks: int, running_attempts: int) 
     )
 
 
-def check_invariants(violations: Sequence[tuple]) -> CheckResult:
+def check_invariants(violations: Sequence[tuple[Any, ...]]) -> CheckResult:
     """``taskforge.tf_invariant_violations`` must be empty (rows: rule, task_id, attempt_number, detail)."""
     return _check("invariants", [f"{r[0]} (task {r[1]})" for r in violations], "tf_invariant_violations is empty")
 

@@ -17,10 +17,12 @@ submitted one at a time to one idle worker, latency = first attempt start - task
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -63,7 +65,7 @@ class WorkloadSpec:
     task_type: str
     tasks: int
     workers: int
-    payload: dict = field(default_factory=dict)
+    payload: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1
     schedulers: int = 0
     lease_seconds: float = 30.0
@@ -83,7 +85,7 @@ def register_fixed_backoff(dsn: str, task_type: str, seconds: float) -> None:
         conn.execute(sql.BENCH_REGISTER_FIXED_BACKOFF, {"task_type": task_type, "seconds": seconds})
 
 
-def submit_batch(dsn: str, task_type: str, payload: dict, count: int, queue: str = BENCH_QUEUE) -> list[int]:
+def submit_batch(dsn: str, task_type: str, payload: dict[str, Any], count: int, queue: str = BENCH_QUEUE) -> list[int]:
     """Submit ``count`` tasks through ``tf_submit`` in ONE transaction (a pipelined executemany);
     they become visible, and the NOTIFY goes out, at commit. Returns their task ids."""
     params = [{"task_type": task_type, "payload": Jsonb(payload), "queue": queue}] * count
@@ -136,7 +138,7 @@ def _wait_terminal(
     deadline = time.monotonic() + timeout
     ids = list(task_ids)
     while True:
-        done = conn.execute(sql.BENCH_TERMINAL_COUNT, {"task_ids": ids}).fetchone()[0]
+        done = sql.one_value(conn, sql.BENCH_TERMINAL_COUNT, {"task_ids": ids})
         status = tick(done) if tick is not None else ""
         if progress is not None:
             progress.update(done, status)
@@ -160,7 +162,7 @@ def read_history(
 
 def database_checks(conn: psycopg.Connection) -> list[CheckResult]:
     """Whole-database checks after a drain: no leftovers, tf_invariant_violations empty."""
-    running, leased, running_attempts = conn.execute(sql.BENCH_LEFTOVERS).fetchone()
+    running, leased, running_attempts = sql.one_row(conn, sql.BENCH_LEFTOVERS)
     return [
         trust.check_drained(running, leased, running_attempts),
         trust.check_invariants(conn.execute(sql.INVARIANT_VIOLATIONS).fetchall()),
@@ -183,7 +185,7 @@ class _Killer:
     def __init__(self, spec: WorkloadSpec, conn: psycopg.Connection, harness: ProcessHarness, task_ids: list[int]):
         self.spec, self.conn, self.harness, self.task_ids = spec, conn, harness, task_ids
         self.killed: list[ManagedProcess] = []
-        self.killed_at = None
+        self.killed_at: dt.datetime | None = None
 
     def __call__(self, done: int) -> str:
         if not self.spec.kills:
@@ -195,7 +197,7 @@ class _Killer:
                 for proc in victims:
                     proc.kill()
                 self.killed = victims
-                self.killed_at = self.conn.execute(sql.DB_NOW).fetchone()[0]
+                self.killed_at = sql.one_value(self.conn, sql.DB_NOW)
         return f"(killed {len(self.killed)})" if self.killed else ""
 
 
@@ -210,7 +212,9 @@ def _span_metrics(result: TrialResult, attempts: Sequence[trust.AttemptRow]) -> 
 
 def _recovery_metrics(result: TrialResult, attempts: Sequence[trust.AttemptRow], killer: _Killer) -> None:
     lags = sorted(
-        (a.finished_at - a.lease_expires_at).total_seconds() * 1000.0 for a in attempts if a.state == "ABANDONED"
+        (a.finished_at - a.lease_expires_at).total_seconds() * 1000.0
+        for a in attempts
+        if a.state == "ABANDONED" and a.finished_at is not None and a.lease_expires_at is not None
     )
     finishes = [a.finished_at for a in attempts if a.finished_at is not None]
     result.metrics.update(
@@ -333,11 +337,11 @@ def run_pickup(
         tasks, attempts = read_history(conn, task_ids)
         result.checks = trust.check_history(task_ids, tasks, attempts, "once") + database_checks(conn)
         result.checks.append(_exit_checks(result.exit_codes, set()))
-    created = {t.task_id: t.created_at for t in tasks}
+    created = {t.task_id: t.created_at for t in tasks if t.created_at is not None}
     latencies = sorted(
         (a.started_at - created[a.task_id]).total_seconds() * 1000.0
         for a in attempts
-        if a.attempt_number == 1 and a.task_id in created
+        if a.attempt_number == 1 and a.task_id in created and a.started_at is not None
     )
     result.metrics = {
         "pickup_ms": latencies,

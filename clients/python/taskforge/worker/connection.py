@@ -95,7 +95,7 @@ class Backoff:
         self.base, self.cap, self.failures = base, cap, 0
 
     def next_delay(self) -> float:
-        delay = min(self.cap, self.base * (2 ** min(self.failures, 30)))
+        delay = min(self.cap, self.base * (2.0 ** min(self.failures, 30)))
         self.failures += 1
         return delay * random.uniform(0.5, 1.0)
 
@@ -113,7 +113,7 @@ def lock_timeout_option(dsn: str, seconds: float | None, statement_timeout: floa
     not set). Passing ``options`` makes libpq ignore ``$PGOPTIONS``, so the value keeps, in this
     order, ``$PGOPTIONS``, the options of the DSN and then ours: a later ``-c`` wins, so ours
     override a ``lock_timeout``/``statement_timeout`` given there, and everything else is kept."""
-    parts = [os.environ.get("PGOPTIONS") or "", conninfo_to_dict(dsn).get("options") or ""]
+    parts = [os.environ.get("PGOPTIONS") or "", str(conninfo_to_dict(dsn).get("options") or "")]
     if seconds is not None:
         parts.append(f"-c lock_timeout={milliseconds(seconds)}")
     if statement_timeout is not None:
@@ -153,18 +153,18 @@ class DbConnection:
         self.connect_timeout = connect_timeout
         self.backoff = Backoff(cap=backoff_cap)
         self.log = logger
-        self._conn: psycopg.Connection | None = None
+        self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.RLock()
         self._lost = False
         self._shut = False
         params = conninfo_to_dict(dsn)
-        self._extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
+        self._extra: dict[str, Any] = {k: v for k, v in KEEPALIVES.items() if k not in params}
         if "connect_timeout" not in params:
             self._extra["connect_timeout"] = max(1, int(connect_timeout))
         self.lock_timeout = lock_timeout
         self.statement_timeout = statement_timeout
         options = lock_timeout_option(dsn, lock_timeout, statement_timeout)
-        self._options = {"options": options} if options else {}
+        self._options: dict[str, Any] = {"options": options} if options else {}
         self._busy_since: float | None = None  # monotonic start of the running statement
         self._aborted: float | None = None  # _busy_since of the statement abort_stuck closed
 
@@ -174,7 +174,7 @@ class DbConnection:
         for another connection of the same process that should behave alike (the listener)."""
         return dict(self._extra)
 
-    def connection(self) -> psycopg.Connection:
+    def connection(self) -> psycopg.Connection[Any]:
         """The open connection, opening one if needed (raises psycopg.OperationalError, or
         psycopg.InterfaceError after :meth:`close` with ``final=True``)."""
         with self._lock:
@@ -229,11 +229,11 @@ class DbConnection:
     def execute(
         self,
         query: str,
-        params: dict | None = None,
+        params: dict[str, Any] | None = None,
         *,
         retry: Callable[[BaseException], bool] | None = None,
         what: str = "statement",
-    ) -> list[tuple]:
+    ) -> list[tuple[Any, ...]]:
         """Run one statement and return its rows (see the class docstring for retries).
 
         ``retry(exc)`` is asked, with the transient error, whether to send the statement again."""

@@ -162,7 +162,7 @@ class Dispatcher:
         self._answer(items, rows)
         return self._started([row for row in rows if row[0] == "claimed"], sent_at)
 
-    def _answer(self, items: list[RunningAttempt], rows: list[tuple]) -> None:
+    def _answer(self, items: list[RunningAttempt], rows: list[tuple[Any, ...]]) -> None:
         by_key = {item.key: item for item in items}
         now = time.monotonic()
         for kind, task_id, attempt_number, accepted, task_state, reason, *_ in rows:
@@ -181,7 +181,7 @@ class Dispatcher:
                         task_id,
                         attempt_number,
                         item.finalize_tries,
-                        item.outcome.outcome,
+                        _outcome_name(item),
                         task_state,
                     )
                 elif self._log.isEnabledFor(logging.DEBUG):
@@ -189,7 +189,7 @@ class Dispatcher:
                         "finalized task %s attempt %s: %s -> task %s",
                         task_id,
                         attempt_number,
-                        item.outcome.outcome,
+                        _outcome_name(item),
                         task_state,
                     )
             else:
@@ -211,7 +211,7 @@ class Dispatcher:
                 delay,
             )
 
-    def _started(self, rows: list[tuple], sent_at: float) -> int:
+    def _started(self, rows: list[tuple[Any, ...]], sent_at: float) -> int:
         renew_at = sent_at + self.config.renew_seconds
         debug = self._log.isEnabledFor(logging.DEBUG)
         for _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts in rows:
@@ -307,3 +307,8 @@ class Dispatcher:
                 return
             self._answer([item], rows)
             return
+
+
+def _outcome_name(item: RunningAttempt) -> str | None:
+    """The outcome of a finished attempt, for a log line."""
+    return None if item.outcome is None else item.outcome.outcome

@@ -54,7 +54,7 @@ def _outcome(item: RunningAttempt) -> Outcome:
 
 def busy_delay(tries: int, cap: float) -> float:
     """Seconds to wait before the ``tries``-th resend of a busy element: 50 ms doubling, at most ``cap``."""
-    return min(cap, BUSY_RETRY_SECONDS * 2 ** min(max(tries - 1, 0), 20))
+    return min(cap, BUSY_RETRY_SECONDS * 2.0 ** min(max(tries - 1, 0), 20))
 
 
 def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:

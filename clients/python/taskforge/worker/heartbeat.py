@@ -19,6 +19,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import psycopg
 
@@ -89,7 +90,7 @@ class Listener:
         *,
         dsn: str,
         config: WorkerConfig,
-        connect_kwargs: dict,
+        connect_kwargs: dict[str, Any],
         wake: Callable[[], None],
         halt: threading.Event,
         logger: logging.Logger,

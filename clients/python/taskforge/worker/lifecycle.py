@@ -258,7 +258,7 @@ class Worker:
         threads cannot be interrupted); otherwise run() returns and leaves them running.
         Must be called from the main thread when install_signal_handlers is True.
         """
-        previous: dict[int, Any] = {}
+        previous: dict[signal.Signals, Any] = {}
         if install_signal_handlers:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, self._on_signal)
