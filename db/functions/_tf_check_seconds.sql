@@ -34,4 +34,6 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) IS
     'Private: validates a duration in seconds (finite, within bounds) or raises TF400 naming the argument.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
+    text, double precision, double precision, double precision, boolean
+) FROM PUBLIC;

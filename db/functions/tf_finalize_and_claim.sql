@@ -97,5 +97,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+) TO taskforge_worker;

@@ -49,4 +49,6 @@ $fn$;
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
     'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) TO taskforge_worker;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[]
+) TO taskforge_worker;

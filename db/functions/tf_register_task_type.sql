@@ -57,4 +57,6 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
     'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
+    text, double precision, double precision, double precision, text
+) FROM PUBLIC;

@@ -57,4 +57,6 @@ $fn$;
 COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) IS
     'Record a worker process start; returns a fresh worker_id (uuid). heartbeat_seconds drives the stale rule of tf_workers. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) TO taskforge_worker;
+GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
+    text, text, int, text[], text[], double precision
+) TO taskforge_worker;

@@ -53,7 +53,8 @@ CREATE TABLE taskforge.tasks (
     max_attempts       int NOT NULL
         CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
     state              text NOT NULL DEFAULT 'QUEUED'
-        CONSTRAINT tasks_state_known CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+        CONSTRAINT tasks_state_known
+            CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
     -- Number of attempts created so far, which is also the number of the latest attempt.
     attempt_count      int NOT NULL DEFAULT 0,
     -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
@@ -100,7 +101,8 @@ CREATE TABLE taskforge.attempts (
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
     -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
     outcome            text
-        CONSTRAINT attempts_outcome_known CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+        CONSTRAINT attempts_outcome_known
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.

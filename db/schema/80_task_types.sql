@@ -8,7 +8,9 @@
 -- Users add their own types with taskforge.tf_register_task_type.
 SELECT taskforge.tf_register_task_type('noop', description => 'Does nothing; measures coordination cost.');
 SELECT taskforge.tf_register_task_type('sleep', description => 'Waits payload.ms milliseconds.');
-SELECT taskforge.tf_register_task_type('fail_once', description => 'Retryable failure on attempt 1, success afterwards.');
+SELECT taskforge.tf_register_task_type(
+    'fail_once', description => 'Retryable failure on attempt 1, success afterwards.'
+);
 SELECT taskforge.tf_register_task_type('fail', description => 'Always fails with an ordinary (terminal) error.');
 SELECT taskforge.tf_register_task_type('retryable_fail', description => 'Always fails with a retryable error.');
 SELECT taskforge.tf_register_task_type('echo', description => 'Returns its payload as the result.');

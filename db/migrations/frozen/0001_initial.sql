@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 254b1b34e66b52ba). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 fd8c5fa439a6c066). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -131,7 +131,8 @@ CREATE TABLE taskforge.tasks (
     max_attempts       int NOT NULL
         CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
     state              text NOT NULL DEFAULT 'QUEUED'
-        CONSTRAINT tasks_state_known CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+        CONSTRAINT tasks_state_known
+            CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
     -- Number of attempts created so far, which is also the number of the latest attempt.
     attempt_count      int NOT NULL DEFAULT 0,
     -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
@@ -178,7 +179,8 @@ CREATE TABLE taskforge.attempts (
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
     -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
     outcome            text
-        CONSTRAINT attempts_outcome_known CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+        CONSTRAINT attempts_outcome_known
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
@@ -461,7 +463,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) IS
     'Private: validates a duration in seconds (finite, within bounds) or raises TF400 naming the argument.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
+    text, double precision, double precision, double precision, boolean
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_claim_tasks.sql
 -- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
@@ -1354,7 +1358,9 @@ BEGIN
         PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
     END IF;
-    v_error := taskforge._tf_cap_error(tf_finalize.error);
+    IF tf_finalize.error IS NOT NULL THEN
+        v_error := taskforge._tf_cap_error(tf_finalize.error);
+    END IF;
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
@@ -1513,8 +1519,12 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_many.sql
 -- taskforge.tf_finalize_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
@@ -1568,7 +1578,9 @@ $fn$;
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
     'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) TO taskforge_worker;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[]
+) TO taskforge_worker;
 
 -- >>> db/functions/tf_heartbeat.sql
 -- taskforge.tf_heartbeat(worker_id uuid) -> timestamptz
@@ -1894,7 +1906,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
     'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
+    text, double precision, double precision, double precision, text
+) FROM PUBLIC;
 
 -- >>> db/functions/tf_register_worker.sql
 -- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid int DEFAULT NULL,
@@ -1956,7 +1970,9 @@ $fn$;
 COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) IS
     'Record a worker process start; returns a fresh worker_id (uuid). heartbeat_seconds drives the stale rule of tf_workers. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) TO taskforge_worker;
+GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
+    text, text, int, text[], text[], double precision
+) TO taskforge_worker;
 
 -- >>> db/functions/tf_renew.sql
 -- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
@@ -2563,7 +2579,9 @@ GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers,
 -- Users add their own types with taskforge.tf_register_task_type.
 SELECT taskforge.tf_register_task_type('noop', description => 'Does nothing; measures coordination cost.');
 SELECT taskforge.tf_register_task_type('sleep', description => 'Waits payload.ms milliseconds.');
-SELECT taskforge.tf_register_task_type('fail_once', description => 'Retryable failure on attempt 1, success afterwards.');
+SELECT taskforge.tf_register_task_type(
+    'fail_once', description => 'Retryable failure on attempt 1, success afterwards.'
+);
 SELECT taskforge.tf_register_task_type('fail', description => 'Always fails with an ordinary (terminal) error.');
 SELECT taskforge.tf_register_task_type('retryable_fail', description => 'Always fails with a retryable error.');
 SELECT taskforge.tf_register_task_type('echo', description => 'Returns its payload as the result.');

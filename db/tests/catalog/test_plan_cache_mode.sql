@@ -1,19 +1,19 @@
 -- Catalog contract: the scheduler's functions, whose LIMIT and time filters come from parameters, always plan with the actual values (plan_cache_mode = force_custom_plan); the claim and the batch functions keep one cached generic plan per statement (force_generic_plan: statements shaped so that plan is good; test_plans.py checks it at scale).
 BEGIN;
 SELECT plan(8);
-SELECT ok('plan_cache_mode=force_generic_plan' = ANY (proconfig), '_tf_claim_tasks carries plan_cache_mode=force_generic_plan')
+SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_claim_tasks carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[])'::regprocedure;
-SELECT ok('plan_cache_mode=force_generic_plan' = ANY (proconfig), '_tf_finalize_attempts carries plan_cache_mode=force_generic_plan')
+SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_finalize_attempts carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[])'::regprocedure;
-SELECT ok('plan_cache_mode=force_generic_plan' = ANY (proconfig), 'tf_renew_many carries plan_cache_mode=force_generic_plan')
+SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), 'tf_renew_many carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_renew_many(uuid, bigint[], int[], double precision)'::regprocedure;
-SELECT ok(proconfig IS NULL OR NOT ('plan_cache_mode=force_custom_plan' = ANY (proconfig)), 'tf_claim is no longer re-planned on every call')
+SELECT ok(proconfig IS NULL OR NOT ('plan_cache_mode=force_custom_plan' = ANY(proconfig)), 'tf_claim is no longer re-planned on every call')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_claim(uuid, text[], double precision, int, text[])'::regprocedure;
-SELECT ok('plan_cache_mode=force_custom_plan' = ANY (proconfig), 'tf_promote carries plan_cache_mode=force_custom_plan')
+SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_promote carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_promote(int)'::regprocedure;
-SELECT ok('plan_cache_mode=force_custom_plan' = ANY (proconfig), 'tf_recover carries plan_cache_mode=force_custom_plan')
+SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_recover carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_recover(int)'::regprocedure;
-SELECT ok('plan_cache_mode=force_custom_plan' = ANY (proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
+SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, int)'::regprocedure;
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

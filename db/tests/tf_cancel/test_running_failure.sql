@@ -23,7 +23,7 @@ SELECT results_eq($$SELECT s.outcome, a.state, a.outcome FROM sub s JOIN taskfor
                   $$VALUES ('cancelled'::text, 'CANCELLED'::text, 'cancelled'::text), ('failed', 'FAILED', 'failed'), ('retryable', 'FAILED', 'retryable')$$,
                   'the attempts record what the worker reported');
 SELECT ok((SELECT bool_and(t.finished_at IS NOT NULL AND t.owner_worker_id IS NULL AND t.lease_expires_at IS NULL)
-             FROM sub s JOIN taskforge.tasks t USING (task_id)), 'all are finished with owner and lease cleared');
+             FROM sub JOIN taskforge.tasks t USING (task_id)), 'all are finished with owner and lease cleared');
 SELECT is((SELECT t.last_error ->> 'type' FROM sub s JOIN taskforge.tasks t USING (task_id) WHERE s.outcome = 'retryable'),
           'boom', 'the error is kept on the cancelled task');
 -- Nothing comes back: no promotion, no claim.

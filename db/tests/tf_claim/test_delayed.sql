@@ -16,7 +16,7 @@ SELECT ok((SELECT max(scheduled_at) > clock_timestamp() FROM taskforge.tasks WHE
 
 -- No filter at all: the top of the whole claim order. Priorities 32767/32766 put this test's tasks first.
 CREATE TEMP TABLE c_none AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), max_tasks => 2);
-SELECT is((SELECT array_agg(k.label ORDER BY c.priority DESC, c.task_id) FROM c_none c JOIN k USING (task_id)), ARRAY['none_due1', 'queue_due1'],
+SELECT is((SELECT array_agg(k.label ORDER BY c.priority DESC, c.task_id ASC) FROM c_none c JOIN k USING (task_id)), ARRAY['none_due1', 'queue_due1'],
     'no filter: the two due tasks first in claim order, none of the future ones ranked above them');
 -- Queue filter.
 CREATE TEMP TABLE c_queue AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_delayed_queue'], max_tasks => 10);
@@ -42,7 +42,7 @@ SELECT is((SELECT count(*)::int FROM taskforge.tf_claim((SELECT id FROM w), task
 
 -- Time passes for one future task: it is claimed; the others still wait.
 UPDATE taskforge.tasks t SET scheduled_at = clock_timestamp() - interval '1 millisecond' FROM k WHERE k.label = 'both_future' AND t.task_id = k.task_id;
-SELECT is((SELECT array_agg(k.label) FROM taskforge.tf_claim((SELECT id FROM w), task_types => ARRAY['claimdelay.t'], max_tasks => 10) c JOIN k USING (task_id)),
+SELECT is((SELECT array_agg(k.label) FROM taskforge.tf_claim((SELECT id FROM w), task_types => ARRAY['claimdelay.t'], max_tasks => 10) JOIN k USING (task_id)),
     ARRAY['both_future'], 'a task whose time has come is claimed, the still-future ones are not');
 -- Once no delayed task is left, the usual statement claims the rest.
 UPDATE taskforge.tasks t SET scheduled_at = clock_timestamp() - interval '1 millisecond' FROM k WHERE k.label LIKE '%_future' AND t.task_id = k.task_id AND t.state = 'QUEUED';

@@ -13,7 +13,7 @@ SELECT throws_like(format($$SELECT * FROM taskforge.tf_claim(worker_id => %L, ta
 SELECT throws_ok(format($$SELECT * FROM taskforge.tf_claim(worker_id => %L, queues => ARRAY[['a'],['b']])$$, (SELECT id FROM w)),
                  'TF400', 'queues: must be a one-dimensional array', 'a two-dimensional array is refused');
 SELECT is((SELECT state FROM taskforge.tasks WHERE queue = 'q_claim_arrays'), 'QUEUED', 'nothing was claimed by the refused calls');
-SELECT is((SELECT count(*)::int FROM taskforge.attempts a JOIN taskforge.tasks t USING (task_id) WHERE t.queue = 'q_claim_arrays'), 0,
+SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN taskforge.tasks t USING (task_id) WHERE t.queue = 'q_claim_arrays'), 0,
           'no attempt was written');
 SELECT is((SELECT count(*)::int FROM taskforge.tf_claim(worker_id => (SELECT id FROM w), queues => ARRAY['q_claim_arrays'],
                                                          task_types => ARRAY['noop'])), 1, 'well-formed arrays claim as before');

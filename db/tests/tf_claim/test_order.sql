@@ -19,17 +19,17 @@ UPDATE taskforge.tasks t SET created_at = '2020-01-01 00:00:01+00' FROM o WHERE 
 UPDATE taskforge.tasks t SET created_at = '2020-01-01 00:00:00+00' FROM o WHERE o.task_id = t.task_id AND o.label = 'mid_early';
 UPDATE taskforge.tasks t SET created_at = '2019-01-01 00:00:00+00' FROM o WHERE o.task_id = t.task_id AND o.label = 'low';
 
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'hi_early', '1st claim: highest priority, earliest created');
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'hi_late', '2nd claim: highest priority, later created');
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'mid_early', '3rd claim: priority 0, earliest created (older than the high-priority tasks is not enough)');
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'tie_first', '4th claim: equal priority and created_at, lower task_id first');
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'tie_second', '5th claim: the higher task_id of the tie');
-SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) c JOIN o USING (task_id)),
+SELECT is((SELECT o.label FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order']) JOIN o USING (task_id)),
     'low', '6th claim: the negative priority comes last although it is the oldest');
 SELECT is((SELECT count(*)::int FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_order'])), 0,
     '7th claim: nothing left');

@@ -29,9 +29,9 @@ SELECT is((SELECT array_agg(o.label || '=' || a.state || '/' || a.outcome ORDER 
     ARRAY['cancelled=CANCELLED/cancelled', 'failed=FAILED/failed', 'retryable=FAILED/retryable', 'succeeded=SUCCEEDED/succeeded'],
     'each attempt records what the worker reported');
 SELECT is((SELECT count(*)::int FROM o JOIN taskforge.tasks t USING (task_id) WHERE t.finished_at IS NULL), 0, 'all four tasks are finished');
-SELECT is((SELECT result FROM o JOIN taskforge.tasks t USING (task_id) WHERE o.label = 'succeeded'), '{"ok": 1}'::jsonb,
+SELECT is((SELECT result FROM o JOIN taskforge.tasks USING (task_id) WHERE o.label = 'succeeded'), '{"ok": 1}'::jsonb,
     'the succeeded task keeps its result');
-SELECT is((SELECT last_error FROM o JOIN taskforge.tasks t USING (task_id) WHERE o.label = 'retryable'), '{"message": "failed"}'::jsonb,
+SELECT is((SELECT last_error FROM o JOIN taskforge.tasks USING (task_id) WHERE o.label = 'retryable'), '{"message": "failed"}'::jsonb,
     'the cancelled task keeps the error');
 SELECT is((SELECT count(*)::int FROM o JOIN taskforge.tasks t USING (task_id) WHERE t.cancel_reason = 'stop it'), 4,
     'the cancel reason is kept on every task');

@@ -39,7 +39,7 @@ SELECT is((SELECT count(*)::int FROM stored WHERE attempt_error IS DISTINCT FROM
 SELECT is((SELECT length(attempt_error ->> 'message') FROM stored WHERE label = 'long'), 4000, 'a 100,000-character message is cut to 4,000 characters');
 SELECT is((SELECT attempt_error -> 'truncated' FROM stored WHERE label = 'long'), 'true'::jsonb, 'the capped error is marked truncated');
 SELECT ok((SELECT attempt_error ->> 'type' = 'E' AND attempt_error -> 'code' = '7' FROM stored WHERE label = 'long'), 'short members are kept');
-SELECT is((SELECT f.task_state FROM f WHERE label = 'long'), 'RETRYING', 'a retryable failure with a huge error is still RETRYING');
+SELECT is((SELECT f.task_state FROM f WHERE f.label = 'long'), 'RETRYING', 'a retryable failure with a huge error is still RETRYING');
 SELECT is((SELECT attempt_error FROM stored WHERE label = 'longtext'), jsonb_build_object('message', repeat('y', 4000), 'truncated', true),
     'a huge non-object error becomes a capped {"message": ...}');
 SELECT is((SELECT array_agg(k ORDER BY k) FROM stored, jsonb_object_keys(attempt_error) k WHERE label = 'manykeys'),

@@ -14,7 +14,7 @@ CREATE TEMP TABLE before_call AS SELECT clock_timestamp() AS at;
 CREATE TEMP TABLE r AS
 SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w), '{}', '{}', '{}',
                                                  queues => ARRAY['q_fac_claim_only'], lease_seconds => 45, max_tasks => 2)
-    WITH ORDINALITY AS x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
+    WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
                          max_attempts, lease_expires_at, pos);
 CREATE TEMP TABLE after_call AS SELECT clock_timestamp() AS at;
 

@@ -32,7 +32,7 @@ SELECT is((SELECT array_agg(k.label) FROM r2 JOIN k USING (task_id)), ARRAY['b_a
 CREATE TEMP TABLE r3 AS SELECT * FROM taskforge.tf_finalize_and_claim((SELECT id FROM w), '{}', '{}', '{}', task_types => ARRAY['fac.beta'], max_tasks => 10);
 SELECT is((SELECT array_agg(k.label) FROM r3 JOIN k USING (task_id)), ARRAY['a_beta'], 'task_types only: the remaining fac.beta task from any queue');
 SELECT is((SELECT count(*)::int FROM k JOIN taskforge.tasks t USING (task_id) WHERE t.state = 'RUNNING'), 4, 'all four filtered tasks were claimed once');
-SELECT is((SELECT count(*)::int FROM k JOIN taskforge.attempts a USING (task_id)), 4, 'one attempt each');
+SELECT is((SELECT count(*)::int FROM k JOIN taskforge.attempts USING (task_id)), 4, 'one attempt each');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;

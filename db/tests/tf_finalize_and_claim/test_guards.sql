@@ -20,7 +20,7 @@ INSERT INTO k SELECT 'queued', task_id FROM taskforge.tf_submit('noop', '{"l": "
 
 CREATE TEMP TABLE b (pos int, label text, attempt_number int);
 INSERT INTO b VALUES (1, 'missing', 1), (2, 'queued', 1), (3, 'stale', 2), (4, 'owner', 1), (5, 'expired', 1), (6, 'done', 1), (7, 'ok', 1);
-CREATE TEMP TABLE refused AS SELECT k.* FROM k WHERE label IN ('stale', 'owner', 'expired', 'done');
+CREATE TEMP TABLE refused AS SELECT k.* FROM k WHERE k.label IN ('stale', 'owner', 'expired', 'done');
 CREATE TEMP TABLE snap_task AS SELECT t.* FROM taskforge.tasks t JOIN refused USING (task_id);
 CREATE TEMP TABLE snap_att AS SELECT a.* FROM taskforge.attempts a JOIN refused USING (task_id);
 
@@ -31,7 +31,7 @@ SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w1),
     (SELECT array_agg('succeeded'::text) FROM b),
     (SELECT array_agg(jsonb_build_object('from', b.label) ORDER BY b.pos) FROM b),
     queues => ARRAY['q_fac_guards_1'], max_tasks => 10)
-    WITH ORDINALITY AS x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
+    WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
                          max_attempts, lease_expires_at, pos);
 
 SELECT results_eq($$SELECT r.pos, r.kind, k.label, r.accepted, r.task_state, r.reason FROM r JOIN k USING (task_id) ORDER BY r.pos$$,

@@ -36,7 +36,7 @@ SELECT results_eq($$SELECT o.label, a.state || '/' || a.outcome FROM o JOIN task
                   'each attempt records what the worker reported');
 SELECT is((SELECT count(*)::int FROM o JOIN taskforge.tasks t USING (task_id) WHERE t.finished_at IS NULL), 1,
     'every task but the RETRYING one is finished');
-SELECT is((SELECT result FROM o JOIN taskforge.tasks t USING (task_id) WHERE o.label = 'succeeded'), '{"ok": 1}'::jsonb,
+SELECT is((SELECT result FROM o JOIN taskforge.tasks USING (task_id) WHERE o.label = 'succeeded'), '{"ok": 1}'::jsonb,
     'the succeeded task keeps its result');
 SELECT is((SELECT count(*)::int FROM o JOIN taskforge.tasks t USING (task_id) WHERE t.cancel_reason = 'stop it'), 5,
     'the cancel reason is kept');

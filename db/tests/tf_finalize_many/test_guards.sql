@@ -36,7 +36,7 @@ SELECT r.* FROM taskforge.tf_finalize_many(
     (SELECT array_agg(b.outcome ORDER BY b.pos) FROM b),
     (SELECT array_agg(jsonb_build_object('from', b.label) ORDER BY b.pos) FROM b),
     (SELECT array_agg(jsonb_build_object('message', 'err ' || b.label) ORDER BY b.pos) FROM b))
-    WITH ORDINALITY AS r(task_id, attempt_number, accepted, task_state, reason, pos);
+    WITH ORDINALITY r(task_id, attempt_number, accepted, task_state, reason, pos);
 
 SELECT results_eq(
     $$SELECT f.pos, k.label, f.attempt_number, f.accepted, f.task_state, f.reason FROM f JOIN k USING (task_id) ORDER BY f.pos$$,
@@ -56,9 +56,9 @@ SELECT is((SELECT array_agg(t::text ORDER BY t.task_id) FROM taskforge.tasks t J
           (SELECT array_agg(x::text ORDER BY x.task_id) FROM snap_task x), 'the refused tasks are unchanged');
 SELECT is((SELECT array_agg(a::text ORDER BY a.task_id, a.attempt_number) FROM taskforge.attempts a JOIN refused USING (task_id)),
           (SELECT array_agg(x::text ORDER BY x.task_id, x.attempt_number) FROM snap_att x), 'their attempts are unchanged');
-SELECT is((SELECT count(*)::int FROM taskforge.attempts a JOIN k USING (task_id) WHERE k.label IN ('queued', 'missing')), 0,
+SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN k USING (task_id) WHERE k.label IN ('queued', 'missing')), 0,
     'no attempt row was invented for the queued or missing task');
-SELECT is((SELECT state FROM taskforge.attempts a JOIN k USING (task_id) WHERE k.label = 'expired'), 'RUNNING',
+SELECT is((SELECT state FROM taskforge.attempts JOIN k USING (task_id) WHERE k.label = 'expired'), 'RUNNING',
     'the expired attempt is still RUNNING, left to recovery');
 SELECT is((SELECT result FROM taskforge.tasks JOIN k USING (task_id) WHERE label = 'done'), '{"first": true}'::jsonb,
     'the finished task keeps its first result');

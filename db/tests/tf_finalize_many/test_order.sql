@@ -18,7 +18,7 @@ SELECT r.* FROM taskforge.tf_finalize_many((SELECT id FROM w),
     (SELECT array_agg(attempt_number ORDER BY pos) FROM b),
     (SELECT array_agg('succeeded'::text) FROM b),
     (SELECT array_agg(jsonb_build_object('n', n) ORDER BY pos) FROM b))
-    WITH ORDINALITY AS r(task_id, attempt_number, accepted, task_state, reason, pos);
+    WITH ORDINALITY r(task_id, attempt_number, accepted, task_state, reason, pos);
 
 SELECT is((SELECT count(*)::int FROM f), 200, 'one row per element');
 SELECT is_empty($$SELECT f.pos FROM f JOIN b ON b.pos = f.pos WHERE (f.task_id, f.attempt_number) IS DISTINCT FROM (b.task_id, b.attempt_number)$$,

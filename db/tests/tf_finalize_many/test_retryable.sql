@@ -32,7 +32,7 @@ SELECT r.* FROM taskforge.tf_finalize_many((SELECT id FROM w),
     ARRAY['retryable', 'retryable', 'retryable', 'retryable', 'retryable', 'retryable'],
     (SELECT array_agg('{"ignored": true}'::jsonb) FROM b),
     (SELECT array_agg(jsonb_build_object('type', 'Timeout', 'message', b.label) ORDER BY b.pos) FROM b))
-    WITH ORDINALITY AS r(task_id, attempt_number, accepted, task_state, reason, pos);
+    WITH ORDINALITY r(task_id, attempt_number, accepted, task_state, reason, pos);
 CREATE TEMP TABLE after AS
 SELECT k.label, t.state, t.scheduled_at - a.finished_at AS delay, t.finished_at AS task_finished, t.result, t.last_error,
        a.state AS attempt_state, a.outcome, a.error

@@ -20,7 +20,7 @@ SELECT r.* FROM taskforge.tf_finalize_many(
     ARRAY[1, 1, 1, 1],
     ARRAY['succeeded', 'succeeded', 'succeeded', 'succeeded'],
     (SELECT array_agg(b.result ORDER BY b.pos) FROM b))
-    WITH ORDINALITY AS r(task_id, attempt_number, accepted, task_state, reason, pos);
+    WITH ORDINALITY r(task_id, attempt_number, accepted, task_state, reason, pos);
 
 SELECT results_eq($$SELECT k.n, f.attempt_number, f.accepted, f.task_state, f.reason FROM f JOIN k USING (task_id) ORDER BY f.pos$$,
                   $$VALUES (3, 1, true, 'SUCCEEDED', NULL::text), (1, 1, true, 'SUCCEEDED', NULL), (4, 1, true, 'SUCCEEDED', NULL),

@@ -38,7 +38,7 @@ SELECT results_eq('SELECT state, outcome, finished_at, lease_expires_at, error F
                   'SELECT state, outcome, finished_at, lease_expires_at, error FROM abandoned',
                   'the abandoned attempt was never rewritten');
 SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'SUCCEEDED', 'the task SUCCEEDED');
-SELECT is((SELECT count(*)::int FROM taskforge.tasks t JOIN sub USING (task_id)), 1, 'the task id never changed (one task row)');
+SELECT is((SELECT count(*)::int FROM taskforge.tasks JOIN sub USING (task_id)), 1, 'the task id never changed (one task row)');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;

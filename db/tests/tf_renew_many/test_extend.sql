@@ -15,7 +15,7 @@ INSERT INTO b VALUES (1, 3), (2, 1), (3, 4), (4, 2);
 CREATE TEMP TABLE r AS
 SELECT x.* FROM taskforge.tf_renew_many((SELECT id FROM w), (SELECT array_agg(k.task_id ORDER BY b.pos) FROM b JOIN k USING (n)),
                                         ARRAY[1, 1, 1, 1], 300)
-    WITH ORDINALITY AS x(task_id, attempt_number, renewed, lease_expires_at, cancel_requested, reason, pos);
+    WITH ORDINALITY x(task_id, attempt_number, renewed, lease_expires_at, cancel_requested, reason, pos);
 CREATE TEMP TABLE after_call AS SELECT clock_timestamp() AS at;
 
 SELECT results_eq($$SELECT k.n, r.attempt_number, r.renewed, r.cancel_requested, r.reason FROM r JOIN k USING (task_id) ORDER BY r.pos$$,

@@ -30,7 +30,7 @@ CREATE TEMP TABLE r AS
 SELECT x.* FROM taskforge.tf_renew_many((SELECT id FROM w1),
     (SELECT array_agg(k.task_id ORDER BY b.pos) FROM b JOIN k USING (label)),
     (SELECT array_agg(b.attempt_number ORDER BY b.pos) FROM b), 600)
-    WITH ORDINALITY AS x(task_id, attempt_number, renewed, lease_expires_at, cancel_requested, reason, pos);
+    WITH ORDINALITY x(task_id, attempt_number, renewed, lease_expires_at, cancel_requested, reason, pos);
 
 SELECT results_eq(
     $$SELECT r.pos, k.label, r.attempt_number, r.renewed, r.lease_expires_at IS NOT NULL, r.cancel_requested, r.reason FROM r JOIN k USING (task_id) ORDER BY r.pos$$,

@@ -18,7 +18,7 @@ SELECT is((SELECT priority FROM task), 0, 'priority defaults to 0');
 SELECT is((SELECT max_attempts FROM task), 3, 'max_attempts defaults to 3');
 SELECT is((SELECT state FROM task), 'QUEUED', 'the stored task is QUEUED');
 SELECT is((SELECT attempt_count FROM task), 0, 'attempt_count starts at 0');
-SELECT is((SELECT count(*)::int FROM taskforge.attempts a JOIN s USING (task_id)), 0, 'no attempt row exists before a claim');
+SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN s USING (task_id)), 0, 'no attempt row exists before a claim');
 SELECT ok((SELECT created_at >= (SELECT at FROM t0) AND created_at <= (SELECT at FROM t1) FROM task),
     'created_at is the database clock during the call');
 SELECT is((SELECT scheduled_at FROM task), (SELECT created_at FROM task), 'a NULL schedule means due at creation');

@@ -71,9 +71,10 @@ SELECT is((SELECT count(*)::int FROM taskforge.tasks WHERE queue = 'q_submit_ide
     'exactly the three accepted new requests created tasks');
 
 -- A key freed by a rolled-back submit can be used for another request.
-SAVEPOINT before_rollback;
+-- The SQL linter (sqlfluff 4.5, postgres dialect) cannot parse SAVEPOINT statements: PRS is its parse error.
+SAVEPOINT before_rollback;  -- noqa: PRS
 CREATE TEMP TABLE rolled AS SELECT * FROM taskforge.tf_submit('noop', '{}', 'q_submit_idem_conflict', 0, 3, NULL, 'k_submit_idem_conflict_rb');
-ROLLBACK TO SAVEPOINT before_rollback;
+ROLLBACK TO SAVEPOINT before_rollback;  -- noqa: PRS
 CREATE TEMP TABLE after_rb AS SELECT * FROM taskforge.tf_submit('echo', '{"other": true}', 'q_submit_idem_conflict', 0, 3, NULL, 'k_submit_idem_conflict_rb');
 SELECT is((SELECT created FROM after_rb), true, 'after a rolled-back submit the key is free for a different request');
 SELECT is((SELECT payload FROM taskforge.tasks JOIN after_rb USING (task_id)), '{"other": true}'::jsonb,

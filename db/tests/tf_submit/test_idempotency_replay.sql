@@ -45,7 +45,7 @@ SELECT is((SELECT state FROM replay_running), 'RUNNING', 'a replay of a running 
 SELECT is((SELECT created FROM replay_running), false, 'a replay of a running task reports created = false');
 SELECT is((SELECT t::text FROM taskforge.tasks t JOIN first USING (task_id)), (SELECT r::text FROM running_before r),
     'the replay did not touch the running task (state, owner, lease, attempt_count, updated_at)');
-SELECT is((SELECT count(*)::int FROM taskforge.attempts a JOIN first USING (task_id)), 1, 'the running task still has one attempt');
+SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN first USING (task_id)), 1, 'the running task still has one attempt');
 SELECT is((SELECT a.state FROM taskforge.attempts a JOIN first USING (task_id)), 'RUNNING', 'its attempt is still RUNNING');
 
 -- After success a replay still returns the stored task and does not queue it again.
@@ -60,7 +60,7 @@ SELECT is((SELECT task_id FROM replay_done), (SELECT task_id FROM first), 'a rep
 SELECT is((SELECT state FROM replay_done), 'SUCCEEDED', 'a replay of a succeeded task reports SUCCEEDED');
 SELECT is((SELECT created FROM replay_done), false, 'a replay of a succeeded task reports created = false');
 SELECT is((SELECT t.state FROM taskforge.tasks t JOIN first USING (task_id)), 'SUCCEEDED', 'the task stays SUCCEEDED');
-SELECT is((SELECT result FROM taskforge.tasks t JOIN first USING (task_id)), '{"done": true}'::jsonb, 'its result is kept');
+SELECT is((SELECT result FROM taskforge.tasks JOIN first USING (task_id)), '{"done": true}'::jsonb, 'its result is kept');
 SELECT is((SELECT count(*)::int FROM taskforge.tasks WHERE queue = 'q_submit_idem_replay'), 2,
     'no replay created a task');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');

@@ -124,7 +124,7 @@ SELECT is((SELECT count(*)::int FROM taskforge.tasks
 SELECT is((SELECT count(*)::int FROM taskforge.tasks WHERE queue = 'q_submit_validation' AND (priority NOT IN (0, -32768, 32767)
             OR max_attempts NOT IN (1, 3, 1000))), 0,
     'no task with a rejected priority or budget was stored');
-SELECT is((SELECT count(*)::int FROM taskforge.attempts a JOIN taskforge.tasks t USING (task_id)
+SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN taskforge.tasks t USING (task_id)
             WHERE t.queue = 'q_submit_validation'), 0, 'submitting creates no attempt');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
