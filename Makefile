@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test demo install pgtap pg-prove freeze clean
+.PHONY: test demo install lint fmt pgtap pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,20 @@ install: $(STAMP)
 
 pgtap:
 	@scripts/ensure-pgtap.sh
+
+# Linters, as CI runs them before the tests: ruff (lint and format check) over all Python, mypy
+# --strict over the taskforge package, sqlfluff over db/ (settings: pyproject.toml, .sqlfluff).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	PYTHONWARNINGS=ignore $(BIN)/sqlfluff lint db --processes 2
+
+# Rewrite what the linters can fix. After a change under db/functions or db/schema: make freeze.
+fmt: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+	PYTHONWARNINGS=ignore $(BIN)/sqlfluff fix db --processes 2
 
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
 test: $(STAMP) pgtap
@@ -37,4 +51,4 @@ freeze: $(STAMP)
 	  --rollback-sql "DROP SCHEMA taskforge CASCADE"
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
