@@ -22,9 +22,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 __all__ = [
+    "CONNECTION_GONE",
     "KEEPALIVES",
     "Backoff",
     "DbConnection",
+    "close_quietly",
     "is_connection_loss",
     "is_lock_timeout",
     "is_transient_error",
