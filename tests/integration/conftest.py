@@ -1,106 +1,59 @@
 """Fixtures for the integration tests: real worker and scheduler processes, real signals.
 
-Processes are started as ``python -m taskforge.cli worker|scheduler ...`` with TASKFORGE_DSN set
-to the session's test database (or to a database a test creates), their stderr going to a log
-file under the test's tmp_path. Every process still running at teardown is killed with SIGKILL;
+Processes are started by taskforge.processes (the harness the demo and the benchmarks use too) as
+``python -m taskforge.cli worker|scheduler ...`` with TASKFORGE_DSN set to the session's test
+database (or to a database a test creates), their output going to a log file under the test's
+tmp_path. Every process still running at teardown is killed with SIGKILL;
 the logs of all processes are printed so a failing test shows them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
+from taskforge.processes import ManagedProcess, ProcessHarness, taskforge_command
+
 from itest_support import ROOT
 
 
-class Proc:
-    """One spawned process with its log file."""
-
-    def __init__(self, kind: str, name: str, args: list[str], env: dict, log_path: Path, prefix: list[str]):
-        self.kind, self.name, self.log_path = kind, name, log_path
-        self.args = [*prefix, sys.executable, "-m", "taskforge.cli", kind, *args]
-        with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
-            self.popen = subprocess.Popen(
-                self.args, env=env, cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def signal(self, sig: int) -> None:
-        self.popen.send_signal(sig)
-
-    def kill(self) -> None:
-        if self.alive():
-            self.popen.send_signal(signal.SIGKILL)
-        self.popen.wait(timeout=30)
-
-    def wait(self, timeout: float) -> int:
-        """Wait for exit; return the exit code (raises subprocess.TimeoutExpired)."""
-        return self.popen.wait(timeout=timeout)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
 class Spawner:
-    """Starts workers and schedulers against one database."""
+    """Starts workers and schedulers against one database, through the project's one process
+    harness (taskforge.processes): each child in a session of its own, its output in a log
+    file under the test's tmp_path."""
 
-    def __init__(self, dsn: str, tmp_path: Path):
-        self.dsn = dsn
-        self.tmp_path = tmp_path
-        self.procs: list[Proc] = []
+    def __init__(self, dsn: str, tmp_path: Path) -> None:
+        self.harness = ProcessHarness(dsn, tmp_path, cwd=ROOT)
 
-    def env(self, extra: dict | None = None) -> dict:
-        env = dict(os.environ)
-        env.pop("DATABASE_URL", None)
-        env["TASKFORGE_DSN"] = self.dsn
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "clients" / "python"), env.get("PYTHONPATH")]))
-        env["PYTHONUNBUFFERED"] = "1"
-        env.update(extra or {})
-        return env
-
-    def _start(self, kind: str, name: str, args: list[str], env: dict | None, prefix: list[str] | None) -> Proc:
-        log_path = self.tmp_path / f"{kind}-{name}-{len(self.procs)}.log"
-        proc = Proc(kind, name, args, self.env(env), log_path, prefix or [])
-        self.procs.append(proc)
-        return proc
+    def _start(
+        self, kind: str, name: str, args: list[str], env: dict[str, str] | None, prefix: list[str] | None
+    ) -> ManagedProcess:
+        return self.harness.start([*(prefix or []), *taskforge_command(kind, args)], kind=kind, name=name, env=env)
 
     def worker(
         self,
         *args: str,
         name: str | None = None,
-        env: dict | None = None,
+        env: dict[str, str] | None = None,
         prefix: list[str] | None = None,
         log_level: str = "DEBUG",
-    ) -> Proc:
-        """Start ``taskforge worker --name NAME --log-level LEVEL ARGS...``."""
+    ) -> ManagedProcess:
+        """Start ``taskforge worker --name NAME --log-level LEVEL ARGS...`` (``prefix``: a command
+        to run it under, e.g. faketime)."""
         name = name or f"w-{uuid.uuid4().hex[:8]}"
         return self._start("worker", name, ["--name", name, "--log-level", log_level, *args], env, prefix)
 
-    def scheduler(self, *args: str, name: str | None = None, env: dict | None = None) -> Proc:
+    def scheduler(self, *args: str, name: str | None = None, env: dict[str, str] | None = None) -> ManagedProcess:
         name = name or f"s-{uuid.uuid4().hex[:8]}"
         return self._start("scheduler", name, ["--log-level", "DEBUG", *args], env, None)
 
     def shutdown(self) -> None:
-        for proc in self.procs:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # keep killing the others
-                proc.kill()
-        for proc in self.procs:
-            tail = "\n".join(proc.log().splitlines()[-80:])
-            print(f"----- {proc.kind} {proc.name} (exit {proc.popen.returncode}) {proc.log_path}\n{tail}")
+        """SIGKILL whatever still runs and print the tail of every log (a failing test shows them)."""
+        self.harness.kill_all()
+        for proc in self.harness.processes:
+            print(f"----- {proc.kind} {proc.name} (exit {proc.returncode}) {proc.log_path}\n{proc.tail(80)}")
 
 
 @pytest.fixture()

@@ -37,7 +37,7 @@ def wait_for(
         for proc in procs:
             if not proc.alive():
                 raise AssertionError(
-                    f"{proc.kind} {proc.name} exited with {proc.popen.returncode} while "
+                    f"{proc.kind} {proc.name} exited with {proc.returncode} while "
                     f"waiting for {message}:\n{proc.log()[-4000:]}"
                 )
         if time.monotonic() > deadline:

@@ -31,7 +31,6 @@ import secrets
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -45,6 +44,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from . import client, db, sql
+from .processes import ManagedProcess, ProcessHarness
 
 __all__ = [
     "EXPECTATIONS",
@@ -253,31 +253,6 @@ def load_workload(path: Path) -> list[WorkloadItem]:
 # Processes
 
 
-def child_command(kind: str, args: list[str]) -> list[str]:
-    """The command line of a worker or scheduler process (``kind`` = ``worker``/``scheduler``)."""
-    return [sys.executable, "-m", "taskforge.cli", kind, *args]
-
-
-@dataclass
-class Child:
-    name: str
-    kind: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-    killed: bool = False
-    reported: bool = False
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
 @dataclass
 class Run:
     """Mutable state of one demo run (children, submitted ids, events)."""
@@ -287,7 +262,8 @@ class Run:
     dsn: str
     log_dir: Path
     queues: list[str] = field(default_factory=list)
-    children: list[Child] = field(default_factory=list)
+    harness: ProcessHarness | None = None
+    reported: set[str] = field(default_factory=set)  # names of children whose unexpected exit was reported
     task_ids: list[int] = field(default_factory=list)
     replays: list[tuple[str, int, int, bool]] = field(default_factory=list)  # key, first id, replay id, created
     sql_ids: list[int] = field(default_factory=list)
@@ -297,62 +273,53 @@ class Run:
     def queue(self, name: str) -> str:
         return f"{name}.{self.tag}"
 
-    def start_child(self, kind: str, args: list[str]) -> Child:
-        if kind == "worker":
-            name = f"worker-{self.next_worker}"
-            self.next_worker += 1
-        else:
-            name = kind
-        log = self.log_dir / f"{name}.log"
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        with open(log, "ab") as out:
-            # A session of its own: a Ctrl-C in the terminal reaches the demo only, which then
-            # stops every child with one SIGTERM (a second signal would mean "exit now").
-            proc = subprocess.Popen(
-                child_command(kind, args),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-        child = Child(name=name, kind=kind, proc=proc, log=log)
-        self.children.append(child)
-        return child
+    @property
+    def children(self) -> list[ManagedProcess]:
+        """Every worker and scheduler process started so far (alive or not)."""
+        return self.harness.processes if self.harness is not None else []
 
-    def start_worker(self, queues: list[str]) -> Child:
+    def processes(self) -> ProcessHarness:
+        """The run's process harness (taskforge.processes), created on first use. Each child
+        leads a session of its own: a Ctrl-C in the terminal reaches the demo only, which then
+        stops every child with one SIGTERM (a second signal would mean "exit now")."""
+        if self.harness is None:
+            self.harness = ProcessHarness(self.dsn, self.log_dir)
+        return self.harness
+
+    def start_worker(self, queues: list[str]) -> ManagedProcess:
         args = ["--dsn", self.dsn, "--lease-seconds", f"{self.cfg.lease_seconds:g}", "--concurrency", "1"]
         for q in queues:
             args += ["--queue", q]
-        return self.start_child("worker", args)
+        name = f"worker-{self.next_worker}"
+        self.next_worker += 1
+        return self.processes().worker(*args, name=name, log_level="INFO")
+
+    def start_scheduler(self) -> ManagedProcess:
+        return self.processes().scheduler(
+            "--dsn", self.dsn, "--max-interval-seconds", "1", name="scheduler", log_level="INFO"
+        )
 
     def worker_labels(self, conn: psycopg.Connection) -> dict[str, Any]:
         """worker_id -> the demo's name for that process (worker-N), from tf_workers.pid."""
         by_pid = {c.pid: c.name for c in self.children}
         return {w["worker_id"]: by_pid.get(w["pid"], w["name"]) for w in client.workers(conn, include_stopped=True)}
 
-    def live_workers(self) -> list[Child]:
-        return [c for c in self.children if c.kind == "worker" and not c.killed and c.proc.poll() is None]
+    def live_workers(self) -> list[ManagedProcess]:
+        return [c for c in self.children if c.kind == "worker" and not c.killed and c.alive()]
 
     def stop_children(self, out: Callable[[str], None]) -> None:
         """SIGTERM every live child once, wait up to stop_timeout_seconds, then SIGKILL."""
-        live = [c for c in self.children if c.proc.poll() is None]
+        if self.harness is None:
+            return
+        live = self.harness.alive()
+        self.harness.stop_all(self.cfg.stop_timeout_seconds)
         for c in live:
-            with contextlib.suppress(ProcessLookupError):
-                c.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.cfg.stop_timeout_seconds
-        for c in live:
-            try:
-                c.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                out(f"{c.name} (pid {c.pid}) did not stop within {self.cfg.stop_timeout_seconds:g} s; killing it")
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(c.pid, signal.SIGKILL)
-                c.proc.wait()
+            if c.returncode == -signal.SIGKILL:
+                out(f"{c.name} (pid {c.pid}) did not stop within {self.cfg.stop_timeout_seconds:g} s; it was killed")
         if live:
             out(
                 f"stopped {len(live)} process(es) with SIGTERM "
-                f"(exit codes: {', '.join(f'{c.name}={c.proc.returncode}' for c in live)})"
+                f"(exit codes: {', '.join(f'{c.name}={c.returncode}' for c in live)})"
             )
 
 
@@ -464,17 +431,21 @@ def _t(value: _dt.datetime | None) -> str:
 
 
 def _wait_for_workers(
-    run: Run, conn: psycopg.Connection, expected: list[Child], out: Callable[[str], None], timeout: float = 90.0
+    run: Run,
+    conn: psycopg.Connection,
+    expected: list[ManagedProcess],
+    out: Callable[[str], None],
+    timeout: float = 90.0,
 ) -> None:
     """Wait until every expected worker process has registered (tf_workers, liveness alive)."""
     deadline = time.monotonic() + timeout
     pids = {c.pid for c in expected}
     while True:
         for c in run.children:
-            if c.proc.poll() is not None and not c.killed:
+            if not c.alive() and not c.killed:
                 raise DemoError(
-                    f"{c.name} (pid {c.pid}) exited with code {c.proc.returncode} at start; "
-                    f"last lines of {c.log}:\n{c.tail()}"
+                    f"{c.name} (pid {c.pid}) exited with code {c.returncode} at start; "
+                    f"last lines of {c.log_path}:\n{c.tail(15)}"
                 )
         alive = {w["pid"] for w in client.workers(conn) if w["liveness"] == "alive"}
         if pids <= alive:
@@ -563,9 +534,7 @@ def _maybe_kill(
             continue
         victim = live[owner["pid"]]
         killed_at = sql.one_value(conn, sql.DB_NOW)
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.killed = True
-        victim.proc.wait()
+        victim.kill()
         run.kill = {
             "task_id": t["task_id"],
             "attempt_number": t["attempt_count"],
@@ -628,9 +597,9 @@ def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bo
             _maybe_kill(run, conn, tasks, seen_running, progress)
             _report_recovery(run, conn, progress)
             for c in run.children:
-                if not c.killed and c.proc.poll() is not None and not c.reported:
-                    c.reported = True
-                    progress.event(f"warning: {c.name} (pid {c.pid}) exited with code {c.proc.returncode}; see {c.log}")
+                if not c.killed and not c.alive() and c.name not in run.reported:
+                    run.reported.add(c.name)
+                    progress.event(f"warning: {c.name} (pid {c.pid}) exited with code {c.returncode}; see {c.log_path}")
             if done == total:
                 return True
             if time.monotonic() - start > run.cfg.drain_timeout_seconds:
@@ -804,7 +773,7 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
         out(f"run tag {tag}: queues {', '.join(_worker_queues(run_state))}; process logs in {log_dir}")
 
         with db.connect(dsn) as conn:
-            run_state.start_child("scheduler", ["--dsn", dsn, "--max-interval-seconds", "1"])
+            run_state.start_scheduler()
             workers = [run_state.start_worker(_worker_queues(run_state)) for _ in range(cfg.workers)]
             out(
                 f"started {cfg.workers} workers (lease {cfg.lease_seconds:g} s) and 1 scheduler: "
