@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import taskforge.synthetic  # noqa: F401  (in-process workers of these tests run the synthetic task types)
 from taskforge.processes import ManagedProcess, ProcessHarness, taskforge_command
 
 from itest_support import ROOT
@@ -43,7 +44,9 @@ class Spawner:
         """Start ``taskforge worker --name NAME --log-level LEVEL ARGS...`` (``prefix``: a command
         to run it under, e.g. faketime)."""
         name = name or f"w-{uuid.uuid4().hex[:8]}"
-        return self._start("worker", name, ["--name", name, "--log-level", log_level, *args], env, prefix)
+        # The tests' workloads use the synthetic task types, which a worker runs only when told.
+        argv = ["--name", name, "--log-level", log_level, "--import", "taskforge.synthetic", *args]
+        return self._start("worker", name, argv, env, prefix)
 
     def scheduler(self, *args: str, name: str | None = None, env: dict[str, str] | None = None) -> ManagedProcess:
         name = name or f"s-{uuid.uuid4().hex[:8]}"

@@ -3,10 +3,10 @@
 The database must know these task types (the tests register them with tf_register_task_type).
 """
 
-from taskforge import handler, handlers
+from taskforge import handler, synthetic
 
-# The built-in fail_once logic under a type the tests register with a short fixed backoff.
-handler("itest.fail_once")(handlers.BUILTIN_HANDLERS["fail_once"])
+# The synthetic fail_once logic under a type the tests register with a short fixed backoff.
+handler("itest.fail_once")(synthetic.SYNTHETIC_HANDLERS["fail_once"])
 
 
 @handler("itest.nasty_error")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import psycopg
 import pytest
 
 import taskforge
-from taskforge import handlers
+from taskforge import handlers, synthetic
 from taskforge.handlers import (
     ERROR_MAX_BYTES,
     HandlerRegistry,
@@ -46,9 +48,13 @@ def test_decorator_is_exported_and_registers_in_the_process_registry():
     assert handlers.registry.get("unit.registered") is None
 
 
-def test_builtins_are_registered():
-    assert set(handlers.BUILTIN_TASK_TYPES) <= set(handlers.registry.task_types())
-    assert set(handlers.BUILTIN_TASK_TYPES) == {"noop", "sleep", "fail_once", "fail", "retryable_fail", "echo"}
+def test_synthetic_types_are_registered_only_by_importing_taskforge_synthetic(tmp_path):
+    assert set(synthetic.SYNTHETIC_TASK_TYPES) <= set(handlers.registry.task_types())
+    assert set(synthetic.SYNTHETIC_TASK_TYPES) == {"noop", "sleep", "fail_once", "fail", "retryable_fail", "echo"}
+    # A fresh interpreter that imports the handler API but not taskforge.synthetic knows none of them.
+    probe = "import taskforge, taskforge.worker; print(taskforge.registry.task_types())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_registry_is_an_allowlist_with_checked_names_and_no_silent_overrides():
@@ -118,14 +124,14 @@ def test_context_fencing_token_and_flags():
 
 
 def test_outcomes_of_the_builtin_handlers():
-    b = handlers.BUILTIN_HANDLERS
+    b = synthetic.SYNTHETIC_HANDLERS
     assert run_handler(b["noop"], {}, ctx()) == handlers.Outcome("succeeded", None, None)
     assert run_handler(b["echo"], {"a": [1, "x"]}, ctx()).result == '{"a": [1, "x"]}'
     first, second = run_handler(b["fail_once"], {}, ctx(1)), run_handler(b["fail_once"], {}, ctx(2))
     assert first.outcome == "retryable" and first.error["type"] == "taskforge.handlers.RetryableError"
     assert second.outcome == "succeeded" and json.loads(second.result) == {"attempt_number": 2}
     failed = run_handler(b["fail"], {}, ctx())
-    assert failed.outcome == "failed" and failed.error["type"] == "taskforge.handlers.SyntheticFailure"
+    assert failed.outcome == "failed" and failed.error["type"] == "taskforge.synthetic.SyntheticFailure"
     assert run_handler(b["retryable_fail"], {}, ctx(5)).outcome == "retryable"
     assert json.loads(run_handler(b["sleep"], {"ms": 20}, ctx()).result) == {"slept_ms": 20}
     for bad in ({"ms": -1}, {"ms": "10"}, {"ms": True}, {"ms": math.nan}):

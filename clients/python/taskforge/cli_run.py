@@ -67,7 +67,8 @@ log_level_option = click.option(
     multiple=True,
     metavar="TYPE",
     help="Claim only this task type (repeatable; must have a handler). Default: every "
-    "type with a handler (the built-ins plus imported ones).",
+    "type with a handler (those of the --import modules; the synthetic demo types noop, sleep, "
+    "fail_once, fail, retryable_fail and echo with --import taskforge.synthetic).",
 )
 @click.option(
     "--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID."

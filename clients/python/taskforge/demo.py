@@ -292,7 +292,8 @@ class Run:
             args += ["--queue", q]
         name = f"worker-{self.next_worker}"
         self.next_worker += 1
-        return self.processes().worker(*args, name=name, log_level="INFO")
+        # The demo's workload uses the synthetic task types, which a worker runs only when told.
+        return self.processes().worker("--import", "taskforge.synthetic", *args, name=name, log_level="INFO")
 
     def start_scheduler(self) -> ManagedProcess:
         return self.processes().scheduler(

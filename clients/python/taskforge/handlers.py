@@ -36,13 +36,12 @@ import re
 import threading
 import time
 import traceback as _traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 __all__ = [
-    "BUILTIN_TASK_TYPES",
     "ERROR_MAX_BYTES",
     "RESULT_MAX_BYTES",
     "HandlerRegistry",
@@ -69,8 +68,6 @@ ERROR_MESSAGE_MAX_CHARS = 4000
 TRACEBACK_LINE_MAX_CHARS = 500
 #: Largest result tf_finalize accepts (bytes of JSON text).
 RESULT_MAX_BYTES = 1024 * 1024
-#: The synthetic task types every worker knows (registered in the database by the schema).
-BUILTIN_TASK_TYPES = ("noop", "sleep", "fail_once", "fail", "retryable_fail", "echo")
 
 Handler = Callable[[dict[str, Any], "TaskContext"], Any]
 
@@ -387,64 +384,6 @@ def run_handler(fn: Handler, payload: dict[str, Any], ctx: TaskContext) -> Outco
     except ResultError as exc:
         return Outcome("failed", error=error_json(exc, type_name="taskforge.ResultError", tb=""))
     return Outcome("succeeded", result=text)
-
-
-# --- built-in synthetic handlers -----------------------------------------------------------------
-
-
-def _builtin_noop(payload: dict[str, Any], ctx: TaskContext) -> None:
-    return None
-
-
-def _builtin_sleep(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
-    ms = payload.get("ms", 0) if isinstance(payload, dict) else None
-    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
-        raise ValueError(f'sleep: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
-    # Event.wait, not time.sleep: it sleeps on the monotonic clock and notices a cancel.
-    if ctx.sleep(ms / 1000.0):
-        raise TaskCancelled(f"sleep: cancel requested before {ms} ms elapsed")
-    return {"slept_ms": ms}
-
-
-def _builtin_fail_once(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
-    if ctx.attempt_number == 1:
-        raise RetryableError("fail_once: planned retryable failure on attempt 1")
-    return {"attempt_number": ctx.attempt_number}
-
-
-class SyntheticFailure(Exception):
-    """The ordinary error raised by the built-in ``fail`` task type."""
-
-
-def _builtin_fail(payload: dict[str, Any], ctx: TaskContext) -> None:
-    raise SyntheticFailure("fail: planned ordinary failure")
-
-
-def _builtin_retryable_fail(payload: dict[str, Any], ctx: TaskContext) -> None:
-    raise RetryableError(f"retryable_fail: planned retryable failure on attempt {ctx.attempt_number}")
-
-
-def _builtin_echo(payload: dict[str, Any], ctx: TaskContext) -> Any:
-    return payload
-
-
-BUILTIN_HANDLERS: dict[str, Handler] = {
-    "noop": _builtin_noop,
-    "sleep": _builtin_sleep,
-    "fail_once": _builtin_fail_once,
-    "fail": _builtin_fail,
-    "retryable_fail": _builtin_retryable_fail,
-    "echo": _builtin_echo,
-}
-
-
-def register_builtins(target: HandlerRegistry, types: Iterable[str] = BUILTIN_TASK_TYPES) -> None:
-    """Register the built-in synthetic handlers in ``target``."""
-    for name in types:
-        target.register(name, BUILTIN_HANDLERS[name])
-
-
-register_builtins(registry)
 
 
 def import_handler_module(spec: str) -> ModuleType:

@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 BENCH_QUEUE = "bench"
+#: Every bench worker runs the synthetic task types (noop, sleep, fail_once), which are opt-in.
+SYNTHETIC = ("--import", "taskforge.synthetic")
 #: Seconds between polls of the database while waiting (harness monotonic clock).
 POLL_SECONDS = 0.1
 
@@ -254,6 +256,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                 harness.scheduler("--max-interval-seconds", f"{spec.scheduler_interval_seconds:g}")
             for _ in range(spec.workers):
                 harness.worker(
+                    *SYNTHETIC,
                     "--queue",
                     BENCH_QUEUE,
                     "--concurrency",
@@ -321,7 +324,7 @@ def run_pickup(
     progress.trial(f"{result.label} (noop x{count}, one at a time)", count)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
-            harness.worker("--queue", BENCH_QUEUE)
+            harness.worker(*SYNTHETIC, "--queue", BENCH_QUEUE)
             _wait_workers_live(conn, harness, 60.0)
             if warmup:
                 _wait_terminal(conn, harness, submit_batch(dsn, "noop", {}, warmup), timeout_seconds)

@@ -184,7 +184,10 @@ class Worker:
         else:
             self.task_types = allowed
         if not self.task_types:
-            raise WorkerConfigError("no task handlers are registered")
+            raise WorkerConfigError(
+                "no task handlers are registered: load your handler modules with --import MODULE "
+                "(the synthetic demo types: --import taskforge.synthetic)"
+            )
         queues = list(self.config.queues) if self.config.queues else None
         row = conn.execute(
             sql.REGISTER_WORKER,
