@@ -64,12 +64,20 @@ def public_table_rows(dsn: str) -> dict[str, int]:
 def test_migrate_applies_initial_once_and_status_reports_it(fresh_database):
     dsn = fresh_database("taskforge_cli")
 
+    # Pending migrations: exit code 1, so `taskforge db status` can gate a deploy.
     before = cli("db", "status", "--dsn", dsn)
-    assert before.exit_code == 0, before.output
+    assert before.exit_code == 1, before.output
     assert before.stdout.splitlines() == ["schema version: (not installed)", "applied: (none)", "pending: 0001_initial"]
     before_json = cli("db", "status", "--dsn", dsn, "--json")
-    assert before_json.exit_code == 0
+    assert before_json.exit_code == 1
     assert json.loads(before_json.stdout) == {"applied": [], "pending": ["0001_initial"], "schema_version": None}
+    shown = cli("db", "status", "--dsn", dsn, "--show-sql")
+    assert shown.exit_code == 1
+    assert (
+        "-- migration 0001_initial" in shown.stdout and "CREATE OR REPLACE FUNCTION taskforge.tf_claim(" in shown.stdout
+    )
+    shown_json = json.loads(cli("db", "status", "--dsn", dsn, "--json", "--show-sql").stdout)
+    assert "CREATE SCHEMA" in shown_json["pending_sql"]["0001_initial"]
 
     first = cli("db", "migrate", "--dsn", dsn)
     assert first.exit_code == 0, first.output
@@ -90,7 +98,9 @@ def test_migrate_applies_initial_once_and_status_reports_it(fresh_database):
     assert after.exit_code == 0
     assert after.stdout.splitlines() == ["schema version: 1", "applied: 0001_initial", "pending: (none)"]
     after_json = cli("db", "status", "--dsn", dsn, "--json")
+    assert after_json.exit_code == 0
     assert json.loads(after_json.stdout) == {"applied": ["0001_initial"], "pending": [], "schema_version": 1}
+    assert cli("db", "status", "--dsn", dsn, "--show-sql").stdout.splitlines()[-1] == "pending: (none)"
 
 
 def test_dsn_resolution_order(db_dsn, fresh_database):
@@ -101,7 +111,7 @@ def test_dsn_resolution_order(db_dsn, fresh_database):
 
     def version(args, env):
         result = cli("db", "status", "--json", *args, env=env)
-        if result.exit_code != 0:
+        if result.exit_code not in (0, 1):  # 1: migrations pending (the empty database)
             assert result.exit_code == 4 and "database error" in result.stderr, result.output
             return "error"
         return json.loads(result.stdout)["schema_version"]

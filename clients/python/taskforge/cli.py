@@ -21,7 +21,9 @@ import psycopg
 from . import client, db
 
 #: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
-#: the request (TF400/TF404/TF409), 4 = cannot reach or use the database.
+#: the request (TF400/TF404/TF409), 4 = cannot reach or use the database; `db status` exits 1
+#: (EXIT_PENDING) while migrations are pending.
+EXIT_PENDING = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_DATABASE = 4
@@ -230,15 +232,28 @@ def db_migrate(dsn: str | None, as_json: bool) -> None:
 @db_group.command("status")
 @dsn_option
 @json_option
-def db_status(dsn: str | None, as_json: bool) -> None:
-    """Show applied and pending migrations and the SQL API version."""
+@click.option("--show-sql", is_flag=True, help="Also print the SQL each pending migration would run.")
+def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
+    """Show applied and pending migrations and the SQL API version.
+
+    Exits 1 while migrations are pending, so it can gate a deploy (0 when up to date).
+    """
     st = db.status(dsn)
     if as_json:
-        click.echo(json.dumps({"applied": st.applied, "pending": st.pending, "schema_version": st.schema_version}))
-        return
-    click.echo(f"schema version: {st.schema_version if st.schema_version is not None else '(not installed)'}")
-    click.echo("applied: " + (", ".join(st.applied) or "(none)"))
-    click.echo("pending: " + (", ".join(st.pending) or "(none)"))
+        doc: dict[str, Any] = {"applied": st.applied, "pending": st.pending, "schema_version": st.schema_version}
+        if show_sql:
+            doc["pending_sql"] = {m: db.migration_sql(m) for m in st.pending}
+        click.echo(json.dumps(doc))
+    else:
+        click.echo(f"schema version: {st.schema_version if st.schema_version is not None else '(not installed)'}")
+        click.echo("applied: " + (", ".join(st.applied) or "(none)"))
+        click.echo("pending: " + (", ".join(st.pending) or "(none)"))
+        if show_sql:
+            for migration_id in st.pending:
+                click.echo(f"-- migration {migration_id}")
+                click.echo(db.migration_sql(migration_id))
+    if st.pending:
+        sys.exit(EXIT_PENDING)
 
 
 # Command modules register themselves on `main` (imported last to avoid a cycle).

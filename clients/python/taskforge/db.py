@@ -107,6 +107,12 @@ def status(dsn: str | None = None) -> MigrationStatus:
     return MigrationStatus(applied=applied, pending=pending, schema_version=version)
 
 
+def migration_sql(migration_id: str) -> str:
+    """The SQL a migration applies: its frozen copy under ``db/migrations/frozen/`` (what
+    ``taskforge db migrate`` runs for it). Raises FileNotFoundError for an unknown id."""
+    return (db_dir() / "migrations" / "frozen" / f"{migration_id}.sql").read_text(encoding="utf-8")
+
+
 def with_dbname(dsn: str, dbname: str) -> str:
     """Return dsn pointing at another database of the same server (used by tests and the demo)."""
     params = conninfo_to_dict(dsn)
