@@ -223,3 +223,11 @@ def test_wheel_ships_db(tmp_path):
     )
     assert probe.returncode == 0, probe.stderr
     assert Path(probe.stdout.strip()) == tmp_path / "site" / "taskforge" / "examples" / "demo_workload.jsonl"
+
+
+def test_commands_on_an_unmigrated_database_say_to_migrate(fresh_database):
+    empty = fresh_database("taskforge_cli_unmigrated")
+    for args in (["list"], ["stats"], ["show", "1"]):
+        result = cli(*args, "--dsn", empty)
+        assert result.exit_code == 4, (args, result.output)
+        assert "run `taskforge db migrate`" in result.stderr and "42P01" in result.stderr, (args, result.stderr)

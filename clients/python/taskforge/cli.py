@@ -24,6 +24,9 @@ from . import client, db
 #: the request (TF400/TF404/TF409), 4 = cannot reach or use the database; `db status` exits 1
 #: (EXIT_PENDING) while migrations are pending.
 EXIT_PENDING = 1
+#: undefined_table, undefined_function, invalid_schema_name: what a command meets on a database
+#: that `taskforge db migrate` has not (fully) set up.
+UNMIGRATED_SQLSTATES = frozenset({"42P01", "42883", "3F000"})
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_DATABASE = 4
@@ -196,6 +199,12 @@ class TaskforgeGroup(click.Group):
             text = (diag.message_primary if diag is not None and diag.message_primary else str(exc)).strip()
             if sqlstate.startswith("TF"):
                 fail(f"{sqlstate} {text}", EXIT_REFUSED)
+            if sqlstate in UNMIGRATED_SQLSTATES and "taskforge" in text:
+                fail(
+                    f"database error {sqlstate}: {text.splitlines()[0]}: the TaskForge schema is not installed in this "
+                    "database (or is older than this taskforge package); run `taskforge db migrate`",
+                    EXIT_DATABASE,
+                )
             first_line = text.splitlines()[0] if text else type(exc).__name__
             # The server's HINT says what to do (e.g. which GRANT a DBA must run): keep it.
             hint = (diag.message_hint or "").strip() if diag is not None else ""
