@@ -278,3 +278,13 @@ def test_paused_worker_loses_its_lease_and_its_late_result_is_refused(spawn, con
         ("SUCCEEDED", f"{queue}-other"),
     ]
     assert paused.alive()
+
+
+def test_info_logs_one_line_when_a_task_starts_and_one_when_it_ends(spawn, conn, queue):
+    worker = spawn.worker("--queue", queue, log_level="INFO")
+    wait_registered(conn, worker)
+    task_id = submit(conn, "echo", {"n": 1}, queue=queue)
+    wait_log(worker, f"finalized task {task_id} attempt 1: succeeded -> task SUCCEEDED")
+    log = worker.log()
+    assert f"claimed task {task_id} attempt 1 (echo, queue {queue})" in log
+    assert "handler ended" not in log  # the handler's own end stays at DEBUG

@@ -184,8 +184,8 @@ class Dispatcher:
                         _outcome_name(item),
                         task_state,
                     )
-                elif self._log.isEnabledFor(logging.DEBUG):
-                    self._log.debug(
+                elif self._log.isEnabledFor(logging.INFO):
+                    self._log.info(
                         "finalized task %s attempt %s: %s -> task %s",
                         task_id,
                         attempt_number,
@@ -213,7 +213,7 @@ class Dispatcher:
 
     def _started(self, rows: list[tuple[Any, ...]], sent_at: float) -> int:
         renew_at = sent_at + self.config.renew_seconds
-        debug = self._log.isEnabledFor(logging.DEBUG)
+        info = self._log.isEnabledFor(logging.INFO)  # one line per task start and end at INFO
         for _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts in rows:
             ctx = TaskContext(
                 task_id=task_id,
@@ -226,8 +226,8 @@ class Dispatcher:
             )
             item = RunningAttempt(ctx=ctx, payload=payload, next_renew=renew_at)
             self.attempts.add(item)
-            if debug:
-                self._log.debug(
+            if info:
+                self._log.info(
                     "claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue_name
                 )
             self._start_attempt(item)
