@@ -191,6 +191,7 @@ def test_wheel_ships_db(tmp_path):
             "taskforge/db/schema/20_tables.sql",
         ):
             assert required in names, f"{required} is missing from {wheel.name}"
+        assert not [n for n in names if n.startswith("taskforge/db/tests/")], "the wheel ships the pgTAP suite"
         for name in ("functions/tf_claim.sql", "migrations/frozen/0001_initial.sql"):
             assert archive.read(f"taskforge/db/{name}") == (ROOT / "db" / name).read_bytes()
         archive.extractall(tmp_path / "site")
