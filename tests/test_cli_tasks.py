@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -175,6 +176,149 @@ def test_submit_bad_payload_or_time_is_a_one_line_usage_error(db_dsn, conn, args
 )
 def test_submit_refused_by_the_database_is_one_line_exit_3(db_dsn, args, fragments):
     one_line_error(cli("submit", *args, "--dsn", db_dsn), EXIT_REFUSED, *fragments)
+
+
+# --- submit --from-file and client.submit_many ------------------------------------------------------
+def from_file(dsn: str, text: str, *args: str):
+    """`taskforge submit --from-file - ...` with text on stdin."""
+    return CliRunner().invoke(
+        main, ["submit", "--from-file", "-", *args, "--dsn", dsn], input=text, env=NO_ENV_DSN, catch_exceptions=False
+    )
+
+
+def jsonl(*objects: dict) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objects)
+
+
+def test_submit_from_file_one_task_per_line_in_order_with_the_submit_keys(db_dsn, conn, tmp_path):
+    queue, other = unique_name("cli"), unique_name("cli")
+    key = unique_name("key")
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(
+        jsonl(
+            {"task_type": "echo", "payload": {"n": 1}, "queue": queue, "priority": 5, "max_attempts": 2},
+            {"task_type": "noop", "queue": other, "at": "2031-03-04T05:06:07+02:00", "idempotency_key": key},
+        )
+        + "\n"  # blank lines are skipped
+        + jsonl(
+            {"task_type": "noop", "queue": queue, "delay": 120},
+            {"task_type": "noop", "queue": other, "at": "2031-03-04T03:06:07Z", "idempotency_key": key},
+        ),
+        encoding="utf-8",
+    )
+    out = ok(cli("submit", "--from-file", path, "--dsn", db_dsn, "--json"))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["line"] for r in rows] == [1, 2, 4, 5]
+    assert [r["created"] for r in rows] == [True, True, True, False]
+    assert rows[3]["task_id"] == rows[1]["task_id"], "a repeated key with the same request is the same task"
+    first = client.get_task(conn, rows[0]["task_id"])
+    assert (first["task_type"], first["payload"], first["priority"], first["max_attempts"]) == ("echo", {"n": 1}, 5, 2)
+    at = client.get_task(conn, rows[1]["task_id"])
+    assert at["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
+    delayed = client.get_task(conn, rows[2]["task_id"])
+    assert 119 <= (delayed["scheduled_at"] - delayed["created_at"]).total_seconds() <= 120.5
+    # The summary line without --json; a replay of the whole file creates nothing.
+    summary = ok(cli("submit", "--from-file", path, "--dsn", db_dsn)).strip()
+    assert summary.startswith("4 tasks: 2 created, 2 existing"), summary
+    assert len(client.list_tasks(conn, queue=other)) == 1
+
+
+def test_submit_from_stdin_in_chunks_of_1000_is_all_or_nothing(db_dsn, conn):
+    queue = unique_name("cli")
+    lines = [{"task_type": "noop", "queue": queue, "payload": {"i": i}} for i in range(2500)]
+    out = ok(from_file(db_dsn, jsonl(*lines), "--json"))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 2500 and all(r["created"] for r in rows)
+    ids = [r["task_id"] for r in rows]
+    assert ids == sorted(ids), "one row per line, in file order"
+    assert client.get_task(conn, ids[1234])["payload"] == {"i": 1234}
+
+    # A refusal in the third chunk (line 2001 + 99) rolls back the first two chunks too.
+    bad_queue = unique_name("cli")
+    lines = [{"task_type": "noop", "queue": bad_queue} for _ in range(2500)]
+    lines[2099]["priority"] = 40000
+    one_line_error(from_file(db_dsn, jsonl(*lines)), EXIT_REFUSED, "TF400 line 2100: priority: must be between")
+    assert client.list_tasks(conn, queue=bad_queue) == []
+
+
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ('{"task_type": "noop"}\n{bad\n', ["line 2: not valid JSON"]),
+        ('["noop"]\n', ["line 1: must be a JSON object"]),
+        ('{"task_type": "noop", "queue_name": "x"}\n', ["line 1: unknown key 'queue_name'"]),
+        ('{"queue": "x"}\n', ["line 1: task_type is required"]),
+        (
+            '{"task_type": "noop", "at": "2030-01-01T10:00:00"}\n',
+            ["line 1: at: must be an ISO-8601 time"],
+        ),
+        ('{"task_type": "noop", "at": "2030-01-01T10:00:00Z", "delay": 5}\n', ["line 1: at/delay: give at most one"]),
+        ('{"task_type": "noop", "delay": -1}\n', ["line 1: delay:"]),
+        ('{"task_type": "noop", "payload": {"x": NaN}}\n', ["line 1: not valid JSON"]),
+        ('{"task_type": "noop", "priority": 99999999999}\n', ["line 1: priority: must fit the SQL type int"]),
+    ],
+)
+def test_submit_from_file_bad_line_is_a_one_line_usage_error_naming_it(db_dsn, conn, text, fragments):
+    one_line_error(from_file(db_dsn, text), 2, *fragments)
+
+
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ('{"task_type": "noop"}\n{"task_type": "no_such_type"}\n', ["TF400 line 2: task_type: unknown task type"]),
+        ('{"task_type": "noop", "payload": [1]}\n', ["TF400 line 1: payload: must be a JSON object"]),
+        ('{"task_type": "noop", "queue": "bad queue!"}\n', ["TF400 line 1: queue"]),
+    ],
+)
+def test_submit_from_file_refused_by_the_database_names_the_line_exit_3(db_dsn, text, fragments):
+    one_line_error(from_file(db_dsn, text), EXIT_REFUSED, *fragments)
+
+
+def test_submit_from_file_excludes_task_type_and_options(db_dsn):
+    one_line_error(from_file(db_dsn, "", "--queue", "q"), 2, "--from-file: give TASK_TYPE and --queue per line")
+    result = CliRunner().invoke(
+        main, ["submit", "noop", "--from-file", "-", "--dsn", db_dsn], input="", env=NO_ENV_DSN, catch_exceptions=False
+    )
+    one_line_error(result, 2, "--from-file:")
+    one_line_error(cli("submit", "--dsn", db_dsn), 2, "TASK_TYPE: missing")
+
+
+def test_client_submit_many_conflict_names_the_request_and_writes_nothing(conn):
+    queue = unique_name("cli")
+    key = unique_name("key")
+    client.submit(conn, "noop", queue=queue, idempotency_key=key)
+    with pytest.raises(psycopg.Error) as info:
+        client.submit_many(
+            conn, [{"task_type": "noop", "queue": queue}, {"task_type": "echo", "queue": queue, "idempotency_key": key}]
+        )
+    assert info.value.sqlstate == "TF409"
+    assert str(info.value.diag.message_primary).startswith("requests[1].idempotency_key: ")
+    assert len(client.list_tasks(conn, queue=queue)) == 1
+    with pytest.raises(client.InvalidArgument, match=r"^requests\[0\]\.scheduled_at: must be a datetime"):
+        client.submit_many(conn, [{"task_type": "noop", "scheduled_at": dt.datetime(2030, 1, 1)}])
+    with pytest.raises(client.InvalidArgument, match=r"^requests\[0\]: unknown key 'delay'"):
+        client.submit_many(conn, [{"task_type": "noop", "delay": 1}])
+
+
+def test_submit_many_notifies_once_per_queue_with_due_work_on_commit(db_dsn, conn):
+    due_a, due_b, future = (unique_name("nq") for _ in range(3))
+    marker = unique_name("marker")
+    with psycopg.connect(db_dsn, autocommit=True) as listener:
+        listener.execute("LISTEN taskforge")
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        results = client.submit_many(
+            conn,
+            [{"task_type": "noop", "queue": q} for q in (due_a, due_b, due_a, due_a)]
+            + [{"task_type": "noop", "queue": future, "scheduled_at": later}],
+        )
+        assert [r.created for r in results] == [True] * 5
+        conn.execute("SELECT pg_notify('taskforge', %s)", (marker,))
+        received = []
+        for note in listener.notifies(timeout=30):
+            if note.payload == marker:
+                break
+            received.append(note.payload)
+    assert sorted(p for p in received if p in (due_a, due_b, future)) == sorted([due_a, due_b])
 
 
 # --- values the database could not even receive: one line naming the option, exit 2, no write -----

@@ -54,6 +54,8 @@ def login_role(admin_dsn):
 # caller with it may get another error (TF404 for made-up ids), which still proves the grant.
 CALLS = {
     "tf_submit": "SELECT * FROM taskforge.tf_submit(task_type => 'noop', queue => 'perm_check')",
+    "tf_submit_many": "SELECT * FROM taskforge.tf_submit_many(requests => "
+    '\'[{"task_type": "noop", "queue": "perm_check"}]\')',
     "tf_cancel": "SELECT * FROM taskforge.tf_cancel(task_id => -1)",
     "tf_retry": "SELECT * FROM taskforge.tf_retry(task_id => -1)",
     "tf_register_worker": "SELECT taskforge.tf_register_worker(name => 'perm-check')",
@@ -85,6 +87,8 @@ CALLS = {
     "_tf_lock_task": "SELECT taskforge._tf_lock_task(-1)",
     "_tf_notify_queues": "SELECT taskforge._tf_notify_queues(ARRAY['perm_check'])",
     "_tf_check_seconds": "SELECT taskforge._tf_check_seconds('x', 1, 0, 2)",
+    "_tf_submit_one": "SELECT * FROM taskforge._tf_submit_one("
+    "'noop', '{}'::jsonb, 'perm_check', 0, 1, NULL, NULL, now(), '')",
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
     "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
@@ -112,8 +116,8 @@ ALLOWED = {
         "tf_finalize_and_claim",
     },
     "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune"},
-    "taskforge_client": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},
-    "taskforge_console": ANY_ROLE | {"tf_submit", "tf_cancel", "tf_retry"},
+    "taskforge_client": ANY_ROLE | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
+    "taskforge_console": ANY_ROLE | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
     None: set(),  # a login role in no TaskForge group
 }
 VIEW_READERS = {"taskforge_client", "taskforge_console"}

@@ -28,6 +28,7 @@
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit).
 -- Clock:      clock_timestamp() for created_at and the default schedule.
 -- By hand:    yes; it is the public way to create work.
+-- Shares:     its per-request core with tf_submit_many (taskforge._tf_submit_one).
 CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     task_type text,
     payload jsonb DEFAULT '{}',
@@ -42,85 +43,19 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-#variable_conflict use_column
 DECLARE
-    c_max_payload_bytes constant int := 1048576;
     v_now timestamptz := clock_timestamp();
-    v_fingerprint bytea;
-    v_id bigint;
-    v_state text;
-    v_stored bytea;
+    r record;
 BEGIN
-    -- Validation: every argument, before anything is written.
-    IF tf_submit.task_type IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_type', 'must not be NULL');
+    -- Validation, key reservation, fingerprint, replay and TF409: the shared per-request core.
+    SELECT * INTO r
+      FROM taskforge._tf_submit_one(tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
+                                    tf_submit.max_attempts, tf_submit.scheduled_at, tf_submit.idempotency_key,
+                                    v_now, '');
+    IF r.created AND coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
+        PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = tf_submit.task_type) THEN
-        PERFORM taskforge._tf_invalid('task_type', format('unknown task type %s (register it with tf_register_task_type)',
-            quote_literal(left(tf_submit.task_type, 100))));
-    END IF;
-    IF tf_submit.payload IS NULL OR jsonb_typeof(tf_submit.payload) <> 'object' THEN
-        PERFORM taskforge._tf_invalid('payload', format('must be a JSON object, got %s',
-            coalesce(jsonb_typeof(tf_submit.payload), 'NULL')));
-    END IF;
-    IF octet_length(tf_submit.payload::text) > c_max_payload_bytes THEN
-        PERFORM taskforge._tf_invalid('payload', format('must be at most %s bytes as JSON text, got %s',
-            c_max_payload_bytes, octet_length(tf_submit.payload::text)));
-    END IF;
-    IF tf_submit.queue IS NULL OR tf_submit.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(tf_submit.queue, 100)), 'NULL')));
-    END IF;
-    PERFORM taskforge._tf_check_int('priority', tf_submit.priority, -32768, 32767);
-    PERFORM taskforge._tf_check_int('max_attempts', tf_submit.max_attempts, 1, 1000);
-    IF tf_submit.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
-        PERFORM taskforge._tf_invalid('scheduled_at', 'must be a finite timestamp or NULL');
-    END IF;
-    IF tf_submit.idempotency_key IS NOT NULL AND length(tf_submit.idempotency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('idempotency_key', format('must be 1 to 200 characters, got %s',
-            length(tf_submit.idempotency_key)));
-    END IF;
-
-    IF tf_submit.idempotency_key IS NOT NULL THEN
-        v_fingerprint := taskforge._tf_fingerprint(tf_submit.task_type, tf_submit.payload, tf_submit.queue,
-            tf_submit.priority, tf_submit.max_attempts, tf_submit.scheduled_at);
-    END IF;
-
-    LOOP
-        INSERT INTO taskforge.tasks AS t
-               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, created_at, updated_at)
-        VALUES (tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
-                tf_submit.max_attempts, 'QUEUED', coalesce(tf_submit.scheduled_at, v_now),
-                tf_submit.idempotency_key, v_fingerprint, v_now, v_now)
-        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING t.task_id INTO v_id;
-
-        IF v_id IS NOT NULL THEN
-            IF coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
-                PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
-            END IF;
-            RETURN QUERY SELECT v_id, 'QUEUED'::text, true;
-            RETURN;
-        END IF;
-
-        -- The key is taken by a committed task: a replay or a conflict.
-        SELECT t.task_id, t.state, t.fingerprint INTO v_id, v_state, v_stored
-          FROM taskforge.tasks t
-         WHERE t.idempotency_key = tf_submit.idempotency_key;
-        IF FOUND THEN
-            IF v_stored IS DISTINCT FROM v_fingerprint THEN
-                RAISE EXCEPTION USING ERRCODE = 'TF409',
-                    MESSAGE = format('idempotency_key: %s is already used by task %s with a different request',
-                        quote_literal(left(tf_submit.idempotency_key, 100)), v_id),
-                    COLUMN = 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
-            END IF;
-            RETURN QUERY SELECT v_id, v_state, false;
-            RETURN;
-        END IF;
-        -- The holder was deleted (tf_prune) between our insert and our read: try again.
-    END LOOP;
+    RETURN QUERY SELECT r.task_id, r.state, r.created;
 END;
 $fn$;
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import sys
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
+import psycopg
+from click.core import ParameterSource
 
 from . import client, db
 from .cli import (
@@ -129,8 +132,14 @@ def _error_summary(error: Any) -> str | None:
     return format_value(error)
 
 
+#: The keys of a --from-file line: the submit options, with underscores.
+FILE_KEYS = ("task_type", "payload", "queue", "priority", "max_attempts", "at", "delay", "idempotency_key")
+#: Lines sent per tf_submit_many call.
+FILE_CHUNK = 1000
+
+
 @main.command("submit")
-@click.argument("task_type", type=Text())
+@click.argument("task_type", type=Text(), required=False)
 @click.option(
     "--payload", type=Payload(), metavar="JSON", default=None, help="Task payload, a JSON object (default {})."
 )
@@ -164,10 +173,19 @@ def _error_summary(error: Any) -> str | None:
     default=None,
     help="Makes a repeated submit safe: the same request returns the same task.",
 )
+@click.option(
+    "--from-file",
+    "from_file",
+    type=click.File("r", encoding="utf-8"),
+    metavar="PATH",
+    default=None,
+    help="Submit one task per line of a JSON-lines file ('-' for stdin) instead of TASK_TYPE: "
+    f"keys {', '.join(FILE_KEYS)}; sent {FILE_CHUNK} lines per call, all in one transaction.",
+)
 @dsn_option
 @json_option
 def submit_cmd(
-    task_type: str,
+    task_type: str | None,
     payload: Any,
     queue: str,
     priority: int,
@@ -175,15 +193,31 @@ def submit_cmd(
     at: str | None,
     delay: float | None,
     idempotency_key: str | None,
+    from_file: TextIO | None,
     dsn: str | None,
     as_json: bool,
 ) -> None:
-    """Submit a task of TASK_TYPE (e.g. noop, sleep, echo).
+    """Submit a task of TASK_TYPE (e.g. noop, sleep, echo), or many with --from-file.
 
     \b
-    Example:
+    Examples:
       taskforge submit sleep --payload '{"ms": 500}' --queue default --priority 5
+      taskforge submit --from-file tasks.jsonl
     """
+    if from_file is not None:
+        ctx = click.get_current_context()
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("payload", "queue", "priority", "max_attempts", "at", "delay", "idempotency_key")
+            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        ]
+        if task_type is not None or given:
+            options = ", ".join(given) or "the options"
+            _usage("--from-file", f"give TASK_TYPE and {options} per line in the file, not here")
+        _submit_from_file(from_file, dsn, as_json)
+        return
+    if task_type is None:
+        _usage("TASK_TYPE", "missing (or use --from-file)")
     when = parse_at(at)
     if when is not None and delay is not None:
         _usage("--at/--delay", "give at most one")
@@ -208,6 +242,90 @@ def submit_cmd(
             f"task {res.task_id} {res.state} (existing task returned for idempotency key "
             f"{idempotency_key!r}; nothing created)"
         )
+
+
+def _file_request(line: str, where: str) -> dict[str, Any]:
+    """One --from-file line (a JSON object with FILE_KEYS) as a client.submit_many request."""
+    try:
+        obj = json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
+    except client.InvalidArgument as exc:
+        _usage(where, f"{exc.problem}")
+    except RecursionError:
+        _usage(where, f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep")
+    except ValueError as exc:
+        _usage(where, f"not valid JSON: {exc}")
+    if not isinstance(obj, dict):
+        _usage(where, f"must be a JSON object, got {type(obj).__name__}")
+    unknown = sorted(k for k in obj if k not in FILE_KEYS)
+    if unknown:
+        _usage(where, f"unknown key {unknown[0]!r} (known: {', '.join(FILE_KEYS)})")
+    if "task_type" not in obj:
+        _usage(where, "task_type is required")
+    if obj.get("at") is not None and obj.get("delay") is not None:
+        _usage(f"{where}: at/delay", "give at most one")
+    request = {k: v for k, v in obj.items() if k not in ("at", "delay")}
+    if obj.get("at") is not None:
+        at = obj["at"]
+        try:
+            when = _dt.datetime.fromisoformat(at.strip()) if isinstance(at, str) else None
+        except ValueError:
+            when = None
+        if when is None or when.utcoffset() is None:
+            _usage(f"{where}: at", f"must be an ISO-8601 time with a UTC offset (such as ...Z), got {at!r}")
+        request["scheduled_at"] = when
+    if obj.get("delay") is not None:
+        request["delay_seconds"] = obj["delay"]
+    return request
+
+
+def _submit_chunk(conn: Any, lines: list[tuple[int, str]], results: list[tuple[int, client.Submitted]]) -> None:
+    requests = [_file_request(text, f"line {n}") for n, text in lines]
+    try:
+        submitted = client.submit_many(conn, requests)
+    except client.InvalidArgument as exc:  # name the line, not the element of the chunk
+        _usage(_line_of(exc.argument, lines), exc.problem)
+    except psycopg.Error as exc:
+        sqlstate = exc.sqlstate or ""
+        text = (exc.diag.message_primary or str(exc)).strip()
+        if not sqlstate.startswith("TF"):
+            raise
+        head, sep, problem = text.partition(": ")
+        fail(f"{sqlstate} {_line_of(head, lines)}: {problem}" if sep else f"{sqlstate} {text}", EXIT_REFUSED)
+    results.extend((n, s) for (n, _), s in zip(lines, submitted, strict=True))
+
+
+def _line_of(argument: str, lines: list[tuple[int, str]]) -> str:
+    """'requests[3].priority' -> 'line 57: priority' (the line of element 3 of this chunk)."""
+    match = re.match(r"requests\[(\d+)\]\.?(.*)$", argument)
+    if not match or int(match.group(1)) >= len(lines):
+        return argument
+    line = f"line {lines[int(match.group(1))][0]}"
+    key = {"scheduled_at": "at", "delay_seconds": "delay"}.get(match.group(2), match.group(2))
+    return f"{line}: {key}" if key else line
+
+
+def _submit_from_file(stream: TextIO, dsn: str | None, as_json: bool) -> None:
+    """Send the lines in chunks of FILE_CHUNK in one transaction: all are admitted or none."""
+    results: list[tuple[int, client.Submitted]] = []
+    with db.connect(dsn) as conn, conn.transaction():
+        chunk: list[tuple[int, str]] = []
+        for number, line in enumerate(stream, start=1):
+            if line.strip():
+                chunk.append((number, line))
+            if len(chunk) == FILE_CHUNK:
+                _submit_chunk(conn, chunk, results)
+                chunk = []
+        if chunk:
+            _submit_chunk(conn, chunk, results)
+    if as_json:
+        for number, res in results:
+            click.echo(json.dumps({"line": number, **client.as_dict(res)}))
+        return
+    created = sum(1 for _, res in results if res.created)
+    click.echo(
+        f"{len(results)} tasks: {created} created, {len(results) - created} existing "
+        "(idempotency key replays; nothing created for them)"
+    )
 
 
 @main.command("show")

@@ -28,7 +28,7 @@ import json
 import math
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,7 +43,9 @@ __all__ = [
     "INT8_RANGE",
     "MAX_DELAY_SECONDS",
     "MAX_PAYLOAD_DEPTH",
+    "MAX_SUBMIT_MANY",
     "STATES",
+    "SUBMIT_KEYS",
     "Cancelled",
     "InvalidArgument",
     "Retried",
@@ -60,6 +62,7 @@ __all__ = [
     "retry",
     "stats",
     "submit",
+    "submit_many",
     "tasks_by_id",
     "text_problem",
     "workers",
@@ -275,6 +278,84 @@ def submit(
         params["scheduled_at"] = scheduled_at
         row = sql.one_row(conn, sql.SUBMIT, params)
     return Submitted(task_id=row[0], state=row[1], created=row[2])
+
+
+#: The most requests :func:`submit_many` (``tf_submit_many``) takes in one call.
+MAX_SUBMIT_MANY = 10000
+#: The keys a :func:`submit_many` request may have.
+SUBMIT_KEYS = frozenset(
+    {"task_type", "payload", "queue", "priority", "max_attempts", "scheduled_at", "delay_seconds", "idempotency_key"}
+)
+
+
+def submit_many(conn: psycopg.Connection, requests: Sequence[Mapping[str, Any]]) -> list[Submitted]:
+    """Admit 1..:data:`MAX_SUBMIT_MANY` tasks in one call of ``tf_submit_many`` (one statement,
+    one transaction) and return one :class:`Submitted` per request, in input order.
+
+    Each request is a mapping with the keyword arguments of :func:`submit`::
+
+        {"task_type": "echo", "payload": {"n": 1}, "queue": "default", "priority": 0,
+         "max_attempts": 3, "scheduled_at": <aware datetime> | "delay_seconds": 1.5,
+         "idempotency_key": "order-42"}
+
+    Only ``task_type`` is required; an omitted key (or ``payload=None``) takes
+    :func:`submit`'s default. Every request obeys exactly ``tf_submit``'s validation and
+    idempotency rules; a request repeating an earlier request's key with the same values
+    resolves to that task (``created=False``). ``delay_seconds`` counts from the database's
+    clock, as in :func:`submit`.
+
+    Raises :class:`InvalidArgument` naming the request (``"requests[3].priority: ..."``,
+    0-based) for the client-side checks of :func:`submit`, an unknown key, or a request that is
+    not a mapping, before anything is sent; ``psycopg.Error`` with SQLSTATE TF400 (invalid
+    argument, message ``"requests[3].<argument>: ..."``, or ``"requests: ..."`` for an empty or
+    too long list) or TF409 (an idempotency key reused with a different request). Nothing is
+    written when an error is raised.
+    """
+    elements: list[dict[str, Any]] = []
+    delays: list[float | None] = []
+    for i, request in enumerate(requests):
+        where = f"requests[{i}]"
+        if not isinstance(request, Mapping):
+            raise InvalidArgument(where, f"must be a mapping, got {type(request).__name__}")
+        unknown = sorted(str(k) for k in request if k not in SUBMIT_KEYS)
+        if unknown:
+            raise InvalidArgument(where, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(SUBMIT_KEYS))})")
+        scheduled_at = request.get("scheduled_at")
+        delay = request.get("delay_seconds")
+        if scheduled_at is not None and delay is not None:
+            raise InvalidArgument(f"{where}.scheduled_at/delay_seconds", "give at most one")
+        element: dict[str, Any] = {}
+        for key in ("task_type", "queue", "idempotency_key"):
+            if key in request:
+                element[key] = _text_arg(f"{where}.{key}", request[key])
+        for key in ("priority", "max_attempts"):
+            if key in request:
+                element[key] = _int_arg(f"{where}.{key}", request[key], INT4_RANGE, "int")
+        payload = request.get("payload")
+        if payload is not None:
+            try:
+                check_payload(payload)
+            except InvalidArgument as exc:
+                raise InvalidArgument(f"{where}.{exc.argument}", exc.problem) from None
+            element["payload"] = payload
+        if scheduled_at is not None:
+            if not isinstance(scheduled_at, _dt.datetime) or scheduled_at.utcoffset() is None:
+                raise InvalidArgument(f"{where}.scheduled_at", "must be a datetime with a UTC offset")
+            element["scheduled_at"] = scheduled_at.astimezone(_dt.UTC).isoformat()
+        delays.append(None if delay is None else _delay_arg(f"{where}.delay_seconds", delay))
+        elements.append(element)
+    if any(d is not None for d in delays):
+        cur = conn.execute(sql.SUBMIT_MANY_DELAYED, {"requests": Jsonb(elements), "delays": delays})
+    else:
+        cur = conn.execute(sql.SUBMIT_MANY, {"requests": Jsonb(elements)})
+    return [Submitted(task_id=row[0], state=row[1], created=row[2]) for row in cur.fetchall()]
+
+
+def _delay_arg(argument: str, delay_seconds: Any) -> float:
+    try:
+        return check_delay(delay_seconds)
+    except InvalidArgument as exc:
+        raise InvalidArgument(argument, exc.problem) from None
 
 
 def check_delay(delay_seconds: Any) -> float:

@@ -57,6 +57,22 @@ SELECT task_id, state, created
                            idempotency_key => %(idempotency_key)s)
 """
 
+# tf_submit_many: %(requests)s is a jsonb array of request objects (tf_submit's parameter names).
+SUBMIT_MANY = "SELECT task_id, state, created FROM taskforge.tf_submit_many(requests => %(requests)s)"
+# tf_submit_many where some requests are delayed: %(delays)s is a float8[] as long as the array
+# (NULL = no delay); a delayed element gets scheduled_at = database time + delay, in UTC.
+SUBMIT_MANY_DELAYED = """
+SELECT task_id, state, created
+  FROM taskforge.tf_submit_many(requests => (
+      SELECT jsonb_agg(CASE WHEN d.delay_seconds IS NULL THEN r.request
+                            ELSE r.request || jsonb_build_object('scheduled_at',
+                                 to_char((clock_timestamp() + make_interval(secs => d.delay_seconds))
+                                         AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+                       END ORDER BY r.n)
+        FROM jsonb_array_elements(%(requests)s) WITH ORDINALITY AS r(request, n)
+        JOIN unnest(%(delays)s::float8[]) WITH ORDINALITY AS d(delay_seconds, n) USING (n)))
+"""
+
 # --- worker -------------------------------------------------------------------------------------
 REGISTER_WORKER = """
 SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, pid => %(pid)s,

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 fd8c5fa439a6c066). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 44d1c09ccabcf6d4). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -1017,6 +1017,133 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
     'Private: NOTIFY taskforge once per distinct queue name (delivered on commit).';
 REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_submit_one.sql
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
+--     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+--     argument_prefix text)
+--   -> (task_id bigint, state text, created boolean)                 (private helper)
+--
+-- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
+--             then insert it or resolve its idempotency key. The rules (validation, key
+--             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
+-- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
+--             now              the caller's clock_timestamp(): created_at, updated_at and the
+--                              schedule when scheduled_at is NULL.
+--             argument_prefix  put before every argument name in TF400/TF409 messages and
+--                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
+-- Returns:    the task id, its current state, and whether this call created it. Sends no
+--             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
+-- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Clock:      none of its own (uses now).
+-- By hand:    no; call tf_submit.
+CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
+    task_type text,
+    payload jsonb,
+    queue text,
+    priority int,
+    max_attempts int,
+    scheduled_at timestamptz,
+    idempotency_key text,
+    now timestamptz,
+    argument_prefix text,
+    OUT task_id bigint,
+    OUT state text,
+    OUT created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_payload_bytes constant int := 1048576;
+    p constant text := _tf_submit_one.argument_prefix;
+    v_fingerprint bytea;
+    v_stored bytea;
+BEGIN
+    -- Validation: every argument, before anything is written.
+    IF _tf_submit_one.task_type IS NULL THEN
+        PERFORM taskforge._tf_invalid(p || 'task_type', 'must not be NULL');
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type) THEN
+        PERFORM taskforge._tf_invalid(p || 'task_type', format('unknown task type %s (register it with tf_register_task_type)',
+            quote_literal(left(_tf_submit_one.task_type, 100))));
+    END IF;
+    IF _tf_submit_one.payload IS NULL OR jsonb_typeof(_tf_submit_one.payload) <> 'object' THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be a JSON object, got %s',
+            coalesce(jsonb_typeof(_tf_submit_one.payload), 'NULL')));
+    END IF;
+    IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
+            c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+    END IF;
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
+            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    END IF;
+    -- The bounds are tested inline first: a call per check costs more than the check (batches).
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+        PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
+    END IF;
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
+    END IF;
+    IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
+        PERFORM taskforge._tf_invalid(p || 'scheduled_at', 'must be a finite timestamp or NULL');
+    END IF;
+    IF _tf_submit_one.idempotency_key IS NOT NULL AND length(_tf_submit_one.idempotency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.idempotency_key)));
+    END IF;
+
+    IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+        v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
+            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+    END IF;
+
+    LOOP
+        INSERT INTO taskforge.tasks AS t
+               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+                idempotency_key, fingerprint, created_at, updated_at)
+        VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
+                _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
+                _tf_submit_one.idempotency_key, v_fingerprint, _tf_submit_one.now, _tf_submit_one.now)
+        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING t.task_id INTO _tf_submit_one.task_id;
+
+        IF _tf_submit_one.task_id IS NOT NULL THEN
+            _tf_submit_one.state := 'QUEUED';
+            _tf_submit_one.created := true;
+            RETURN;
+        END IF;
+
+        -- The key is taken by a committed task (or an earlier request of this transaction):
+        -- a replay or a conflict.
+        SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
+          FROM taskforge.tasks t
+         WHERE t.idempotency_key = _tf_submit_one.idempotency_key;
+        IF FOUND THEN
+            IF v_stored IS DISTINCT FROM v_fingerprint THEN
+                RAISE EXCEPTION USING ERRCODE = 'TF409',
+                    MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
+                        p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
+                    COLUMN = p || 'idempotency_key',
+                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
+            END IF;
+            _tf_submit_one.created := false;
+            RETURN;
+        END IF;
+        -- The holder was deleted (tf_prune) between our insert and our read: try again.
+    END LOOP;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
+    'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
+REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
+    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state_after.sql
 -- taskforge._tf_task_state_after(outcome text, cancel_requested boolean, attempt_count int,
@@ -2305,6 +2432,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit).
 -- Clock:      clock_timestamp() for created_at and the default schedule.
 -- By hand:    yes; it is the public way to create work.
+-- Shares:     its per-request core with tf_submit_many (taskforge._tf_submit_one).
 CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     task_type text,
     payload jsonb DEFAULT '{}',
@@ -2319,85 +2447,19 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-#variable_conflict use_column
 DECLARE
-    c_max_payload_bytes constant int := 1048576;
     v_now timestamptz := clock_timestamp();
-    v_fingerprint bytea;
-    v_id bigint;
-    v_state text;
-    v_stored bytea;
+    r record;
 BEGIN
-    -- Validation: every argument, before anything is written.
-    IF tf_submit.task_type IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_type', 'must not be NULL');
+    -- Validation, key reservation, fingerprint, replay and TF409: the shared per-request core.
+    SELECT * INTO r
+      FROM taskforge._tf_submit_one(tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
+                                    tf_submit.max_attempts, tf_submit.scheduled_at, tf_submit.idempotency_key,
+                                    v_now, '');
+    IF r.created AND coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
+        PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = tf_submit.task_type) THEN
-        PERFORM taskforge._tf_invalid('task_type', format('unknown task type %s (register it with tf_register_task_type)',
-            quote_literal(left(tf_submit.task_type, 100))));
-    END IF;
-    IF tf_submit.payload IS NULL OR jsonb_typeof(tf_submit.payload) <> 'object' THEN
-        PERFORM taskforge._tf_invalid('payload', format('must be a JSON object, got %s',
-            coalesce(jsonb_typeof(tf_submit.payload), 'NULL')));
-    END IF;
-    IF octet_length(tf_submit.payload::text) > c_max_payload_bytes THEN
-        PERFORM taskforge._tf_invalid('payload', format('must be at most %s bytes as JSON text, got %s',
-            c_max_payload_bytes, octet_length(tf_submit.payload::text)));
-    END IF;
-    IF tf_submit.queue IS NULL OR tf_submit.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(tf_submit.queue, 100)), 'NULL')));
-    END IF;
-    PERFORM taskforge._tf_check_int('priority', tf_submit.priority, -32768, 32767);
-    PERFORM taskforge._tf_check_int('max_attempts', tf_submit.max_attempts, 1, 1000);
-    IF tf_submit.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
-        PERFORM taskforge._tf_invalid('scheduled_at', 'must be a finite timestamp or NULL');
-    END IF;
-    IF tf_submit.idempotency_key IS NOT NULL AND length(tf_submit.idempotency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('idempotency_key', format('must be 1 to 200 characters, got %s',
-            length(tf_submit.idempotency_key)));
-    END IF;
-
-    IF tf_submit.idempotency_key IS NOT NULL THEN
-        v_fingerprint := taskforge._tf_fingerprint(tf_submit.task_type, tf_submit.payload, tf_submit.queue,
-            tf_submit.priority, tf_submit.max_attempts, tf_submit.scheduled_at);
-    END IF;
-
-    LOOP
-        INSERT INTO taskforge.tasks AS t
-               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, created_at, updated_at)
-        VALUES (tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
-                tf_submit.max_attempts, 'QUEUED', coalesce(tf_submit.scheduled_at, v_now),
-                tf_submit.idempotency_key, v_fingerprint, v_now, v_now)
-        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING t.task_id INTO v_id;
-
-        IF v_id IS NOT NULL THEN
-            IF coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
-                PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
-            END IF;
-            RETURN QUERY SELECT v_id, 'QUEUED'::text, true;
-            RETURN;
-        END IF;
-
-        -- The key is taken by a committed task: a replay or a conflict.
-        SELECT t.task_id, t.state, t.fingerprint INTO v_id, v_state, v_stored
-          FROM taskforge.tasks t
-         WHERE t.idempotency_key = tf_submit.idempotency_key;
-        IF FOUND THEN
-            IF v_stored IS DISTINCT FROM v_fingerprint THEN
-                RAISE EXCEPTION USING ERRCODE = 'TF409',
-                    MESSAGE = format('idempotency_key: %s is already used by task %s with a different request',
-                        quote_literal(left(tf_submit.idempotency_key, 100)), v_id),
-                    COLUMN = 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
-            END IF;
-            RETURN QUERY SELECT v_id, v_state, false;
-            RETURN;
-        END IF;
-        -- The holder was deleted (tf_prune) between our insert and our read: try again.
-    END LOOP;
+    RETURN QUERY SELECT r.task_id, r.state, r.created;
 END;
 $fn$;
 
@@ -2405,6 +2467,162 @@ COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) TO taskforge_client;
+
+-- >>> db/functions/tf_submit_many.sql
+-- taskforge.tf_submit_many(requests jsonb)
+--   -> TABLE(task_id bigint, state text, created boolean)
+--
+-- Purpose:    the batch form of tf_submit: admit 1..10000 tasks in one call and one commit.
+--             Each element obeys exactly tf_submit's rules (validation, idempotency key,
+--             fingerprint, replay, TF409): both run the same per-request core,
+--             taskforge._tf_submit_one.
+-- Parameters: requests  a JSON array of 1..10000 request objects. Each object has the keys of
+--             tf_submit's parameters; an omitted key takes tf_submit's default, JSON null is
+--             SQL NULL (so "priority": null is TF400, as in tf_submit), any other key is TF400:
+--               task_type        string (required).
+--               payload          a JSON object, at most 1 MiB as JSON text; default {}.
+--               queue            string; default 'default'.
+--               priority         a whole number; default 0.
+--               max_attempts     a whole number; default 3.
+--               scheduled_at     an ISO 8601 timestamp string with a UTC offset
+--                                ('2031-03-04T05:06:07Z', '...+02:00'), or null for now.
+--                                A string without an offset is refused: it would be read in
+--                                the session's TimeZone.
+--               idempotency_key  string or null.
+--             Why one jsonb array and not parallel arrays: a request keeps its keys together
+--             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
+--             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
+--             and every client language can build it.
+-- Returns:    one row per element, in input order: the task id, its current state, and
+--             whether this call created it. An element repeating an earlier element's
+--             idempotency key (same request) resolves to that same task with created = false.
+-- Errors:     TF400 naming the element (0-based, as in the JSON array) and argument, e.g.
+--             'requests[3].priority: must be between -32768 and 32767, got 40000', or
+--             'requests: ...' for the array itself; TF409 'requests[3].idempotency_key: ...'
+--             for a key reused with a different request (also by an earlier element of the
+--             same call). Nothing is written when an error is raised. Under REPEATABLE READ or
+--             SERIALIZABLE a concurrent submit with the same key can raise 40001: retry.
+-- Locks:      inserts one tasks row per created element; on a key conflict waits for the
+--             competing inserter. Two batches sharing keys in opposite orders can deadlock
+--             (40P01, one is rolled back): retry, or sort keyed requests by key.
+-- Notify:     pg_notify('taskforge', queue) once per distinct queue that received a task due
+--             now (delivered on commit).
+-- Clock:      clock_timestamp() once per call: created_at and the default schedule of every
+--             element.
+-- By hand:    yes; the public way to create much work at once.
+CREATE OR REPLACE FUNCTION taskforge.tf_submit_many(requests jsonb)
+RETURNS TABLE(task_id bigint, state text, created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_requests constant int := 10000;
+    c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
+                                    'idempotency_key'];
+    v_now timestamptz := clock_timestamp();
+    v_count int;
+    v_request jsonb;
+    v_index int;
+    v_prefix text;
+    v_key text;
+    v_value jsonb;
+    v_ints int[];
+    v_scheduled_at timestamptz;
+    v_queue text;
+    v_due_queues text[] := '{}';
+    r record;
+BEGIN
+    IF tf_submit_many.requests IS NULL OR jsonb_typeof(tf_submit_many.requests) <> 'array' THEN
+        PERFORM taskforge._tf_invalid('requests', format('must be a JSON array of request objects, got %s',
+            coalesce(jsonb_typeof(tf_submit_many.requests), 'NULL')));
+    END IF;
+    v_count := jsonb_array_length(tf_submit_many.requests);
+    IF v_count NOT BETWEEN 1 AND c_max_requests THEN
+        PERFORM taskforge._tf_invalid('requests', format('must have 1 to %s elements, got %s', c_max_requests, v_count));
+    END IF;
+
+    FOR v_request, v_index IN
+        SELECT e.value, e.ordinality - 1 FROM jsonb_array_elements(tf_submit_many.requests) WITH ORDINALITY AS e
+    LOOP
+        v_prefix := format('requests[%s].', v_index);
+        -- The shape of the element; the values are checked by the shared core.
+        IF jsonb_typeof(v_request) <> 'object' THEN
+            PERFORM taskforge._tf_invalid(format('requests[%s]', v_index),
+                format('must be a JSON object, got %s', jsonb_typeof(v_request)));
+        END IF;
+        IF v_request - c_keys <> '{}'::jsonb THEN
+            SELECT k INTO v_key FROM jsonb_object_keys(v_request - c_keys) AS k LIMIT 1;
+            PERFORM taskforge._tf_invalid(format('requests[%s]', v_index), format('unknown key %s (known: %s)',
+                quote_literal(left(v_key, 100)), array_to_string(c_keys, ', ')));
+        END IF;
+        IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
+           OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at'] LOOP
+                IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
+                        jsonb_typeof(v_request -> v_key)));
+                END IF;
+            END LOOP;
+        END IF;
+        v_ints := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts'] LOOP
+                v_value := v_request -> v_key;
+                IF v_value IS NULL THEN
+                    CONTINUE;  -- omitted: the default
+                ELSIF jsonb_typeof(v_value) = 'null' THEN
+                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
+                ELSIF jsonb_typeof(v_value) <> 'number'
+                      OR v_value::numeric <> trunc(v_value::numeric)
+                      OR v_value::numeric NOT BETWEEN -2147483648 AND 2147483647 THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a whole number within the int range, got %s',
+                        left(v_value::text, 100)));
+                ELSE
+                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::int;
+                END IF;
+            END LOOP;
+        END IF;
+        v_scheduled_at := NULL;
+        IF jsonb_typeof(v_request -> 'scheduled_at') = 'string' THEN
+            IF v_request ->> 'scheduled_at' !~* '^[0-9].*[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)? *(z|[+-][0-9]{2}(:?[0-9]{2})?)$' THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'scheduled_at',
+                    format('must be an ISO 8601 timestamp with a UTC offset (e.g. 2031-03-04T05:06:07Z), got %s',
+                        quote_literal(left(v_request ->> 'scheduled_at', 100))));
+            END IF;
+            BEGIN
+                v_scheduled_at := (v_request ->> 'scheduled_at')::timestamptz;
+            EXCEPTION WHEN data_exception THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'scheduled_at',
+                    format('must be an ISO 8601 timestamp with a UTC offset (e.g. 2031-03-04T05:06:07Z), got %s',
+                        quote_literal(left(v_request ->> 'scheduled_at', 100))));
+            END;
+        END IF;
+
+        v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
+        r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
+                                      v_queue, v_ints[1], v_ints[2], v_scheduled_at, v_request ->> 'idempotency_key',
+                                      v_now, v_prefix);
+        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now THEN
+            v_due_queues := v_due_queues || v_queue;
+        END IF;
+        tf_submit_many.task_id := r.task_id;
+        tf_submit_many.state := r.state;
+        tf_submit_many.created := r.created;
+        RETURN NEXT;
+    END LOOP;
+
+    PERFORM taskforge._tf_notify_queues(v_due_queues);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument, TF409.';
+REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
 -- >>> db/schema/60_views.sql
 -- The read surface (DESIGN.md §6). The console and dashboards read these views only. Views run

@@ -1,0 +1,125 @@
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
+--     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+--     argument_prefix text)
+--   -> (task_id bigint, state text, created boolean)                 (private helper)
+--
+-- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
+--             then insert it or resolve its idempotency key. The rules (validation, key
+--             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
+-- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
+--             now              the caller's clock_timestamp(): created_at, updated_at and the
+--                              schedule when scheduled_at is NULL.
+--             argument_prefix  put before every argument name in TF400/TF409 messages and
+--                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
+-- Returns:    the task id, its current state, and whether this call created it. Sends no
+--             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
+-- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Clock:      none of its own (uses now).
+-- By hand:    no; call tf_submit.
+CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
+    task_type text,
+    payload jsonb,
+    queue text,
+    priority int,
+    max_attempts int,
+    scheduled_at timestamptz,
+    idempotency_key text,
+    now timestamptz,
+    argument_prefix text,
+    OUT task_id bigint,
+    OUT state text,
+    OUT created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_payload_bytes constant int := 1048576;
+    p constant text := _tf_submit_one.argument_prefix;
+    v_fingerprint bytea;
+    v_stored bytea;
+BEGIN
+    -- Validation: every argument, before anything is written.
+    IF _tf_submit_one.task_type IS NULL THEN
+        PERFORM taskforge._tf_invalid(p || 'task_type', 'must not be NULL');
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type) THEN
+        PERFORM taskforge._tf_invalid(p || 'task_type', format('unknown task type %s (register it with tf_register_task_type)',
+            quote_literal(left(_tf_submit_one.task_type, 100))));
+    END IF;
+    IF _tf_submit_one.payload IS NULL OR jsonb_typeof(_tf_submit_one.payload) <> 'object' THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be a JSON object, got %s',
+            coalesce(jsonb_typeof(_tf_submit_one.payload), 'NULL')));
+    END IF;
+    IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
+            c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+    END IF;
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
+            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    END IF;
+    -- The bounds are tested inline first: a call per check costs more than the check (batches).
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+        PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
+    END IF;
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+        PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
+    END IF;
+    IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
+        PERFORM taskforge._tf_invalid(p || 'scheduled_at', 'must be a finite timestamp or NULL');
+    END IF;
+    IF _tf_submit_one.idempotency_key IS NOT NULL AND length(_tf_submit_one.idempotency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.idempotency_key)));
+    END IF;
+
+    IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+        v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
+            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+    END IF;
+
+    LOOP
+        INSERT INTO taskforge.tasks AS t
+               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+                idempotency_key, fingerprint, created_at, updated_at)
+        VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
+                _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
+                _tf_submit_one.idempotency_key, v_fingerprint, _tf_submit_one.now, _tf_submit_one.now)
+        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING t.task_id INTO _tf_submit_one.task_id;
+
+        IF _tf_submit_one.task_id IS NOT NULL THEN
+            _tf_submit_one.state := 'QUEUED';
+            _tf_submit_one.created := true;
+            RETURN;
+        END IF;
+
+        -- The key is taken by a committed task (or an earlier request of this transaction):
+        -- a replay or a conflict.
+        SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
+          FROM taskforge.tasks t
+         WHERE t.idempotency_key = _tf_submit_one.idempotency_key;
+        IF FOUND THEN
+            IF v_stored IS DISTINCT FROM v_fingerprint THEN
+                RAISE EXCEPTION USING ERRCODE = 'TF409',
+                    MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
+                        p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
+                    COLUMN = p || 'idempotency_key',
+                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
+            END IF;
+            _tf_submit_one.created := false;
+            RETURN;
+        END IF;
+        -- The holder was deleted (tf_prune) between our insert and our read: try again.
+    END LOOP;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
+    'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
+REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
+    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+) FROM PUBLIC;

@@ -1,0 +1,154 @@
+-- taskforge.tf_submit_many(requests jsonb)
+--   -> TABLE(task_id bigint, state text, created boolean)
+--
+-- Purpose:    the batch form of tf_submit: admit 1..10000 tasks in one call and one commit.
+--             Each element obeys exactly tf_submit's rules (validation, idempotency key,
+--             fingerprint, replay, TF409): both run the same per-request core,
+--             taskforge._tf_submit_one.
+-- Parameters: requests  a JSON array of 1..10000 request objects. Each object has the keys of
+--             tf_submit's parameters; an omitted key takes tf_submit's default, JSON null is
+--             SQL NULL (so "priority": null is TF400, as in tf_submit), any other key is TF400:
+--               task_type        string (required).
+--               payload          a JSON object, at most 1 MiB as JSON text; default {}.
+--               queue            string; default 'default'.
+--               priority         a whole number; default 0.
+--               max_attempts     a whole number; default 3.
+--               scheduled_at     an ISO 8601 timestamp string with a UTC offset
+--                                ('2031-03-04T05:06:07Z', '...+02:00'), or null for now.
+--                                A string without an offset is refused: it would be read in
+--                                the session's TimeZone.
+--               idempotency_key  string or null.
+--             Why one jsonb array and not parallel arrays: a request keeps its keys together
+--             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
+--             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
+--             and every client language can build it.
+-- Returns:    one row per element, in input order: the task id, its current state, and
+--             whether this call created it. An element repeating an earlier element's
+--             idempotency key (same request) resolves to that same task with created = false.
+-- Errors:     TF400 naming the element (0-based, as in the JSON array) and argument, e.g.
+--             'requests[3].priority: must be between -32768 and 32767, got 40000', or
+--             'requests: ...' for the array itself; TF409 'requests[3].idempotency_key: ...'
+--             for a key reused with a different request (also by an earlier element of the
+--             same call). Nothing is written when an error is raised. Under REPEATABLE READ or
+--             SERIALIZABLE a concurrent submit with the same key can raise 40001: retry.
+-- Locks:      inserts one tasks row per created element; on a key conflict waits for the
+--             competing inserter. Two batches sharing keys in opposite orders can deadlock
+--             (40P01, one is rolled back): retry, or sort keyed requests by key.
+-- Notify:     pg_notify('taskforge', queue) once per distinct queue that received a task due
+--             now (delivered on commit).
+-- Clock:      clock_timestamp() once per call: created_at and the default schedule of every
+--             element.
+-- By hand:    yes; the public way to create much work at once.
+CREATE OR REPLACE FUNCTION taskforge.tf_submit_many(requests jsonb)
+RETURNS TABLE(task_id bigint, state text, created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    c_max_requests constant int := 10000;
+    c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
+                                    'idempotency_key'];
+    v_now timestamptz := clock_timestamp();
+    v_count int;
+    v_request jsonb;
+    v_index int;
+    v_prefix text;
+    v_key text;
+    v_value jsonb;
+    v_ints int[];
+    v_scheduled_at timestamptz;
+    v_queue text;
+    v_due_queues text[] := '{}';
+    r record;
+BEGIN
+    IF tf_submit_many.requests IS NULL OR jsonb_typeof(tf_submit_many.requests) <> 'array' THEN
+        PERFORM taskforge._tf_invalid('requests', format('must be a JSON array of request objects, got %s',
+            coalesce(jsonb_typeof(tf_submit_many.requests), 'NULL')));
+    END IF;
+    v_count := jsonb_array_length(tf_submit_many.requests);
+    IF v_count NOT BETWEEN 1 AND c_max_requests THEN
+        PERFORM taskforge._tf_invalid('requests', format('must have 1 to %s elements, got %s', c_max_requests, v_count));
+    END IF;
+
+    FOR v_request, v_index IN
+        SELECT e.value, e.ordinality - 1 FROM jsonb_array_elements(tf_submit_many.requests) WITH ORDINALITY AS e
+    LOOP
+        v_prefix := format('requests[%s].', v_index);
+        -- The shape of the element; the values are checked by the shared core.
+        IF jsonb_typeof(v_request) <> 'object' THEN
+            PERFORM taskforge._tf_invalid(format('requests[%s]', v_index),
+                format('must be a JSON object, got %s', jsonb_typeof(v_request)));
+        END IF;
+        IF v_request - c_keys <> '{}'::jsonb THEN
+            SELECT k INTO v_key FROM jsonb_object_keys(v_request - c_keys) AS k LIMIT 1;
+            PERFORM taskforge._tf_invalid(format('requests[%s]', v_index), format('unknown key %s (known: %s)',
+                quote_literal(left(v_key, 100)), array_to_string(c_keys, ', ')));
+        END IF;
+        IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
+           OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at'] LOOP
+                IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
+                        jsonb_typeof(v_request -> v_key)));
+                END IF;
+            END LOOP;
+        END IF;
+        v_ints := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts'] LOOP
+                v_value := v_request -> v_key;
+                IF v_value IS NULL THEN
+                    CONTINUE;  -- omitted: the default
+                ELSIF jsonb_typeof(v_value) = 'null' THEN
+                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
+                ELSIF jsonb_typeof(v_value) <> 'number'
+                      OR v_value::numeric <> trunc(v_value::numeric)
+                      OR v_value::numeric NOT BETWEEN -2147483648 AND 2147483647 THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a whole number within the int range, got %s',
+                        left(v_value::text, 100)));
+                ELSE
+                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::int;
+                END IF;
+            END LOOP;
+        END IF;
+        v_scheduled_at := NULL;
+        IF jsonb_typeof(v_request -> 'scheduled_at') = 'string' THEN
+            IF v_request ->> 'scheduled_at' !~* '^[0-9].*[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)? *(z|[+-][0-9]{2}(:?[0-9]{2})?)$' THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'scheduled_at',
+                    format('must be an ISO 8601 timestamp with a UTC offset (e.g. 2031-03-04T05:06:07Z), got %s',
+                        quote_literal(left(v_request ->> 'scheduled_at', 100))));
+            END IF;
+            BEGIN
+                v_scheduled_at := (v_request ->> 'scheduled_at')::timestamptz;
+            EXCEPTION WHEN data_exception THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'scheduled_at',
+                    format('must be an ISO 8601 timestamp with a UTC offset (e.g. 2031-03-04T05:06:07Z), got %s',
+                        quote_literal(left(v_request ->> 'scheduled_at', 100))));
+            END;
+        END IF;
+
+        v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
+        r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
+                                      v_queue, v_ints[1], v_ints[2], v_scheduled_at, v_request ->> 'idempotency_key',
+                                      v_now, v_prefix);
+        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now THEN
+            v_due_queues := v_due_queues || v_queue;
+        END IF;
+        tf_submit_many.task_id := r.task_id;
+        tf_submit_many.state := r.state;
+        tf_submit_many.created := r.created;
+        RETURN NEXT;
+    END LOOP;
+
+    PERFORM taskforge._tf_notify_queues(v_due_queues);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument, TF409.';
+REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
