@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 44d1c09ccabcf6d4). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 3d9ee6de6cbd559b). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2544,10 +2544,9 @@ BEGIN
         PERFORM taskforge._tf_invalid('requests', format('must have 1 to %s elements, got %s', c_max_requests, v_count));
     END IF;
 
-    FOR v_request, v_index IN
-        SELECT e.value, e.ordinality - 1 FROM jsonb_array_elements(tf_submit_many.requests) WITH ORDINALITY AS e
-    LOOP
-        v_prefix := format('requests[%s].', v_index);
+    FOR v_index IN 0 .. v_count - 1 LOOP
+        v_request := tf_submit_many.requests -> v_index;
+        v_prefix := 'requests[' || v_index || '].';
         -- The shape of the element; the values are checked by the shared core.
         IF jsonb_typeof(v_request) <> 'object' THEN
             PERFORM taskforge._tf_invalid(format('requests[%s]', v_index),
@@ -2606,7 +2605,7 @@ BEGIN
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
                                       v_queue, v_ints[1], v_ints[2], v_scheduled_at, v_request ->> 'idempotency_key',
                                       v_now, v_prefix);
-        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now THEN
+        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;
         tf_submit_many.task_id := r.task_id;
