@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 
 ROOT = Path(__file__).resolve().parent
 

@@ -1,5 +1,5 @@
 """Drift: the frozen migrations and the SQL source tree (db/schema + db/functions) must build the
-same catalog. A database migrated with taskforge.db.migrate is compared with one built from
+same catalog. A database migrated with taskforge.database.migrate is compared with one built from
 taskforge.dbsource.build_sql(); any difference fails with a diff.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from taskforge import db as tfdb, dbsource
+from taskforge import database as tfdb, dbsource
 
 from sqlcore_helpers import catalog_snapshot, compare_snapshots, execute_script
 

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 from taskforge.cli import main
 
 from sqlcore_helpers import catalog_snapshot, compare_snapshots

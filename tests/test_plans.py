@@ -18,7 +18,7 @@ import time
 import psycopg
 import pytest
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

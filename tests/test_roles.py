@@ -1,4 +1,4 @@
-"""Least privilege (DESIGN.md §7), checked by logging in as real roles.
+"""Least privilege (docs/design.md §7), checked by logging in as real roles.
 
 Each test creates LOGIN roles with unique names (roles are cluster-wide), makes them members of
 one TaskForge group role, connects as them (trust authentication on 127.0.0.1) and drops them at
@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 from taskforge.cli import main as cli_main
 
 from sqlcore_helpers import claim, finalize, register_worker, submit, unique_name

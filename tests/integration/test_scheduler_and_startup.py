@@ -9,7 +9,7 @@ import sys
 import psycopg
 import pytest
 
-from taskforge import db as tfdb
+from taskforge import database as tfdb
 
 from itest_support import (
     LONG,

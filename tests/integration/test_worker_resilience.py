@@ -99,7 +99,7 @@ def test_a_second_signal_ends_a_stop_that_waits_for_a_lock(spawn, conn, db_dsn, 
 
 
 def test_a_read_only_window_during_renewals_does_not_lose_the_lease(spawn_factory, fresh_database, queue):
-    from taskforge import db as tfdb
+    from taskforge import database as tfdb
 
     dsn = fresh_database("taskforge_itest_ro")
     tfdb.migrate(dsn)

@@ -18,7 +18,7 @@ from typing import IO, Any, NoReturn
 import click
 import psycopg
 
-from . import client, db
+from . import client, database as db
 
 #: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
 #: the request (TF400/TF404/TF409), 4 = cannot reach or use the database; `db status` exits 1

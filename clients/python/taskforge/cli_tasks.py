@@ -22,7 +22,7 @@ import click
 import psycopg
 from click.core import ParameterSource
 
-from . import client, db
+from . import client, database as db
 from .cli import (
     EXIT_REFUSED,
     EXIT_USAGE,

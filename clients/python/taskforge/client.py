@@ -1,7 +1,7 @@
 """A small, UI-free Python API over the TaskForge SQL API (used by the CLI, the demo and the console).
 
 Every function takes an open psycopg connection (autocommit recommended: each call is then its
-own transaction; see :func:`taskforge.db.connect`) and returns plain values: dataclasses for
+own transaction; see :func:`taskforge.database.connect`) and returns plain values: dataclasses for
 write results, ``dict`` rows for reads. The SQL text lives in :mod:`taskforge.sql`; writes call
 ``taskforge.tf_*`` functions with named arguments and reads use the views ``tf_tasks``,
 ``tf_attempts``, ``tf_workers``, ``tf_queue_stats`` and ``tf_throughput`` only.

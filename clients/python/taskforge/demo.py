@@ -43,7 +43,7 @@ import click
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from . import client, db, sql
+from . import client, database as db, sql
 from .processes import ManagedProcess, ProcessHarness
 
 __all__ = [

@@ -29,7 +29,7 @@ from typing import Any
 import psycopg
 
 from . import sql
-from .db import resolve_dsn
+from .database import resolve_dsn
 from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line
 
 __all__ = ["Scheduler", "SchedulerConfig", "TickResult"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql as pgsql
 
-from .. import db, sql
+from .. import database as db, sql
 
 __all__ = ["DEFAULT_ADMIN_DSN", "admin_dsn_default", "bench_dir", "fresh_database"]
 

@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 
 from .. import handlers as _handlers, sql
-from ..db import resolve_dsn
+from ..database import resolve_dsn
 from ..handlers import HandlerRegistry
 from .attempts import AttemptTable, RunningAttempt
 from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
