@@ -2,7 +2,7 @@
 --                             max_seconds double precision, min_exclusive boolean DEFAULT false)
 --   -> double precision                                             (private helper)
 --
--- Purpose:    validate a duration given in seconds (DESIGN.md §3: the SQL API takes seconds).
+-- Purpose:    validate a duration given in seconds (docs/design.md §3: the SQL API takes seconds).
 -- Parameters: argument      parameter name for the error message.
 --             value         seconds; NULL, NaN and +/-Infinity are rejected.
 --             min_seconds, max_seconds  inclusive bounds (min exclusive when min_exclusive).

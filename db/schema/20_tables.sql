@@ -4,7 +4,7 @@
 -- Time: every column is timestamptz and every value is written from the database clock
 -- (clock_timestamp(), read once per function call). Clients never send their own clock.
 
--- Allowed task types and their retry policy (DESIGN.md §4). tf_submit rejects unknown types.
+-- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
     task_type            text PRIMARY KEY
         CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),

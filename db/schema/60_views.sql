@@ -1,4 +1,4 @@
--- The read surface (DESIGN.md §6). The console and dashboards read these views only. Views run
+-- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
 -- nothing on the tables. Liveness and ages are computed from database time (now()).
 

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 3d9ee6de6cbd559b). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 a193855bd4697a8f). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -82,7 +82,7 @@ SET ROLE taskforge_owner;
 -- Time: every column is timestamptz and every value is written from the database clock
 -- (clock_timestamp(), read once per function call). Clients never send their own clock.
 
--- Allowed task types and their retry policy (DESIGN.md §4). tf_submit rejects unknown types.
+-- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
     task_type            text PRIMARY KEY
         CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
@@ -431,7 +431,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_names(text, text[], text) FROM PUBLIC
 --                             max_seconds double precision, min_exclusive boolean DEFAULT false)
 --   -> double precision                                             (private helper)
 --
--- Purpose:    validate a duration given in seconds (DESIGN.md §3: the SQL API takes seconds).
+-- Purpose:    validate a duration given in seconds (docs/design.md §3: the SQL API takes seconds).
 -- Parameters: argument      parameter name for the error message.
 --             value         seconds; NULL, NaN and +/-Infinity are rejected.
 --             min_seconds, max_seconds  inclusive bounds (min exclusive when min_exclusive).
@@ -2624,7 +2624,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
 -- >>> db/schema/60_views.sql
--- The read surface (DESIGN.md §6). The console and dashboards read these views only. Views run
+-- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
 -- nothing on the tables. Liveness and ages are computed from database time (now()).
 
