@@ -68,7 +68,7 @@ __all__ = [
     "workers",
 ]
 
-#: Task states in lifecycle order (DESIGN.md §2).
+#: Task states in lifecycle order (docs/design.md §2).
 STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
 
 #: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. A

@@ -54,7 +54,7 @@ class Sizes:
     pickup_interval_seconds: float = 0.05
 
 
-#: DESIGN.md §9 and issue 6.
+#: The full sizes of the reference workloads (docs/design.md §9).
 FULL = Sizes(
     worker_counts=(1, 4, 8, 16),
     blocks=3,
