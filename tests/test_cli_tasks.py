@@ -676,6 +676,22 @@ def test_cancel_waiting_and_running_tasks(db_dsn, conn):
     one_line_error(cli("cancel", 999_999_999, "--dsn", db_dsn), EXIT_REFUSED, "TF404 task_id: no task 999999999")
 
 
+def test_cancel_and_retry_take_several_ids_and_report_each(db_dsn, conn):
+    queue = unique_name("cli")
+    a, b = (submit_json(db_dsn, "noop", "--queue", queue)["task_id"] for _ in range(2))
+    result = cli("cancel", a, 999_999_998, b, "--dsn", db_dsn)
+    assert result.exit_code == EXIT_REFUSED, result.output
+    assert result.stdout.splitlines() == [f"task {a} CANCELLED", f"task {b} CANCELLED"]
+    assert "task 999999998: TF404" in result.stderr
+    docs = json.loads(cli("retry", a, b, "--dsn", db_dsn, "--json").stdout)
+    assert [(d["task_id"], d["task_state"]) for d in docs] == [(a, "QUEUED"), (b, "QUEUED")]
+    again = cli("retry", a, 999_999_998, "--dsn", db_dsn, "--json")
+    assert again.exit_code == EXIT_REFUSED
+    (first, second) = json.loads(again.stdout)
+    assert first["task_id"] == a and first["error"]["sqlstate"] == "TF409"  # a is QUEUED now: not replayable
+    assert second == {"task_id": 999_999_998, "error": {"sqlstate": "TF404", "message": "task_id: no task 999999998"}}
+
+
 # --- list --------------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn, TextIO
 
 import click
@@ -432,29 +433,73 @@ def list_cmd(
     )
 
 
+def _each_task(
+    task_ids: tuple[int, ...],
+    dsn: str | None,
+    as_json: bool,
+    act: Callable[[psycopg.Connection, int], Any],
+    line: Callable[[int, Any], str],
+) -> None:
+    """Run ``act(conn, task_id)`` for every id, each in its own transaction, and print one line
+    (or one JSON object) per id. With one id a refusal (TF4xx) fails the command as before; with
+    several, a refused id is reported (stderr, or an ``error`` object with ``--json``) and the
+    others go on; the exit code is then 3."""
+    if len(task_ids) == 1:
+        with db.connect(dsn) as conn:
+            res = act(conn, task_ids[0])
+        click.echo(to_json(client.as_dict(res)) if as_json else line(task_ids[0], res))
+        return
+    refused = 0
+    docs: list[dict[str, Any]] = []
+    with db.connect(dsn) as conn:
+        for task_id in task_ids:
+            try:
+                res = act(conn, task_id)
+            except psycopg.Error as exc:
+                state = getattr(exc, "sqlstate", None) or ""
+                if not state.startswith("TF"):
+                    raise
+                refused += 1
+                message = (exc.diag.message_primary or str(exc)).strip()
+                if as_json:
+                    docs.append({"task_id": task_id, "error": {"sqlstate": state, "message": message}})
+                else:
+                    click.echo(f"taskforge: task {task_id}: {state} {message}", err=True)
+                continue
+            if as_json:
+                docs.append({"task_id": task_id, **client.as_dict(res)})
+            else:
+                click.echo(line(task_id, res))
+    if as_json:
+        click.echo(to_json(docs))
+    if refused:
+        sys.exit(EXIT_REFUSED)
+
+
+def _cancelled_line(task_id: int, res: Any) -> str:
+    if res.task_state == "RUNNING":
+        return f"task {task_id} RUNNING, cancel requested (honoured when its attempt ends)"
+    return f"task {task_id} {res.task_state}"
+
+
 @main.command("cancel")
-@click.argument("task_id", type=SqlInt("bigint"))
+@click.argument("task_ids", metavar="TASK_ID", nargs=-1, required=True, type=SqlInt("bigint"))
 @click.option("--reason", type=Text(), default=None, help="Free text kept with the task (1,000 characters).")
 @dsn_option
 @json_option
-def cancel_cmd(task_id: int, reason: str | None, dsn: str | None, as_json: bool) -> None:
-    """Cancel TASK_ID: waiting tasks end CANCELLED now; a running task is asked to stop.
+def cancel_cmd(task_ids: tuple[int, ...], reason: str | None, dsn: str | None, as_json: bool) -> None:
+    """Cancel each TASK_ID: waiting tasks end CANCELLED now; a running task is asked to stop.
 
     A running handler is never interrupted: its worker learns of the request at its next lease
-    renewal; a success still ends SUCCEEDED, any failure ends CANCELLED.
+    renewal; a success still ends SUCCEEDED, any failure ends CANCELLED. Several ids: one line
+    (with --json, a JSON array) per id; an id the database refuses is reported and the others
+    go on (exit code 3).
     """
-    with db.connect(dsn) as conn:
-        res = client.cancel(conn, task_id, reason)
-    if as_json:
-        click.echo(to_json(client.as_dict(res)))
-    elif res.task_state == "RUNNING":
-        click.echo(f"task {task_id} RUNNING, cancel requested (honoured when its attempt ends)")
-    else:
-        click.echo(f"task {task_id} {res.task_state}")
+    _each_task(task_ids, dsn, as_json, lambda conn, task_id: client.cancel(conn, task_id, reason), _cancelled_line)
 
 
 @main.command("retry")
-@click.argument("task_id", type=SqlInt("bigint"))
+@click.argument("task_ids", metavar="TASK_ID", nargs=-1, required=True, type=SqlInt("bigint"))
 @click.option(
     "--extra-attempts",
     type=SqlInt("int"),
@@ -464,14 +509,17 @@ def cancel_cmd(task_id: int, reason: str | None, dsn: str | None, as_json: bool)
 )
 @dsn_option
 @json_option
-def retry_cmd(task_id: int, extra_attempts: int, dsn: str | None, as_json: bool) -> None:
-    """Replay a FAILED or CANCELLED task (history is kept)."""
-    with db.connect(dsn) as conn:
-        res = client.retry(conn, task_id, extra_attempts)
-    if as_json:
-        click.echo(to_json(client.as_dict(res)))
-    else:
-        click.echo(f"task {task_id} {res.task_state} again (max_attempts {res.max_attempts})")
+def retry_cmd(task_ids: tuple[int, ...], extra_attempts: int, dsn: str | None, as_json: bool) -> None:
+    """Replay each FAILED or CANCELLED TASK_ID (history is kept). Several ids: one line (with
+    --json, a JSON array) per id; an id the database refuses is reported and the others go on
+    (exit code 3)."""
+    _each_task(
+        task_ids,
+        dsn,
+        as_json,
+        lambda conn, task_id: client.retry(conn, task_id, extra_attempts),
+        lambda task_id, res: f"task {task_id} {res.task_state} again (max_attempts {res.max_attempts})",
+    )
 
 
 @main.command("workers")
