@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskforge import client, db as tfdb, demo
+from taskforge import client, database as tfdb, demo
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = ROOT / "examples" / "demo_workload.jsonl"
