@@ -197,3 +197,28 @@ def test_a_forced_stop_in_a_library_leaves_no_thread_or_connection(db_dsn, conn,
         runner.join(LONG)
     # Not finalized: the attempt is left to lease expiry and recovery.
     assert history(conn, task_id) == ["RUNNING"]
+
+
+def test_an_idle_worker_stops_cleanly_while_the_database_refuses_connections(spawn_factory, fresh_database, queue):
+    """A stop must not wait for a claim that keeps retrying against a database that is down:
+    only finished attempts are worth sending until they land."""
+    from taskforge import database as tfdb
+
+    dsn = fresh_database("taskforge_itest_down")
+    tfdb.migrate(dsn)
+    dbname = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
+    spawn = spawn_factory(dsn)
+    admin = tfdb.with_dbname(dsn, "postgres")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        worker = spawn.worker("--queue", queue, "--poll-seconds", "0.2")
+        wait_registered(conn, worker)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        try:
+            conn.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS false')
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (dbname,))
+            wait_log(worker, "claim failed")
+            worker.signal(15)
+            assert worker.wait(timeout=LONG) == 0, worker.log()[-3000:]
+        finally:
+            conn.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS true')
+    assert "could not deregister worker" in worker.log()

@@ -145,7 +145,9 @@ class Dispatcher:
                 item.finalize_tries += 1
                 # Only a connection that broke mid-call leaves the first send's fate unknown.
                 item.resent_after_loss = item.resent_after_loss or is_connection_loss(exc)
-            return not self._force.is_set()
+            # Finished attempts are sent until they land (or the worker is forced out); a call
+            # that only claims gives up once the worker is stopping.
+            return not self._force.is_set() and (bool(items) or not self._stopping.is_set())
 
         try:
             rows = self.db.execute(
