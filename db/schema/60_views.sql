@@ -83,6 +83,17 @@ SELECT w.window_seconds, t.queue,
 COMMENT ON VIEW taskforge.tf_throughput IS
     'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
 
+-- Periodic schedules with their next and last tick, and the task of the last tick (its state
+-- is NULL once tf_prune deleted it).
+CREATE VIEW taskforge.tf_periodic AS
+SELECT p.name, p.cron, p.timezone, p.task_type, p.queue, p.priority, p.max_attempts, p.payload,
+       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state AS last_task_state,
+       p.created_at, p.updated_at
+  FROM taskforge.periodic_schedules p
+  LEFT JOIN taskforge.tasks t ON t.task_id = p.last_task_id;
+COMMENT ON VIEW taskforge.tf_periodic IS
+    'Periodic schedules: cron, time zone, the request, next_fire_at, last_fire_at, last_task_id and that task''s state.';
+
 -- Every row that breaks a rule of the state machine (docs/state-machine.md). It must always be
 -- empty; the test suite checks it after every test. Columns: rule, task_id, attempt_number
 -- (NULL for task-level rules), detail.
@@ -155,6 +166,6 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
+              taskforge.tf_throughput, taskforge.tf_periodic, taskforge.tf_invariant_violations FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;
+                taskforge.tf_throughput, taskforge.tf_periodic, taskforge.tf_invariant_violations TO taskforge_client;
