@@ -112,9 +112,12 @@ def test_random_expressions_match_croniter(conn):
         got = database_ticks(conn, expression, start, zone, TICKS)
         compared += 1
         if got != expected:
-            mismatches.append(f"{expression!r} in {zone} after {start.isoformat()}: database {got}, croniter {expected}")
+            mismatches.append(
+                f"{expression!r} in {zone} after {start.isoformat()}: database {got}, croniter {expected}"
+            )
     assert compared == EXPRESSIONS
-    assert not mismatches, f"{len(mismatches)} of {compared} differ:\n" + "\n".join(mismatches[:20])
+    report = "\n".join(mismatches[:20])
+    assert not mismatches, f"{len(mismatches)} of {compared} differ:\n{report}"
 
 
 @pytest.mark.parametrize(

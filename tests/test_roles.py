@@ -111,7 +111,14 @@ CALLS = {
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
-CLIENT_FUNCTIONS = {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry", "tf_schedule_periodic", "tf_unschedule_periodic"}
+CLIENT_FUNCTIONS = {
+    "tf_submit",
+    "tf_submit_many",
+    "tf_cancel",
+    "tf_retry",
+    "tf_schedule_periodic",
+    "tf_unschedule_periodic",
+}
 ALLOWED = {
     "taskforge_worker": ANY_ROLE
     | {

@@ -266,7 +266,7 @@ def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
 
 
 # Command modules register themselves on `main` (imported last to avoid a cycle).
-from . import cli_bench, cli_demo, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
+from . import cli_bench, cli_demo, cli_periodic, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m taskforge.cli`: this file runs as __main__, but the command modules registered
