@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from . import client, database as db
-from .cli import EXIT_REFUSED, SqlInt, Text, dsn_option, fail, json_option, main
-from .cli_tasks import Payload
-from .output import table, to_json
+from .. import client, database as db
+from ..output import table, to_json
+from .common import EXIT_REFUSED, SqlInt, Text, dsn_option, fail, json_option
+from .tasks import Payload
 
 
-@main.group("periodic")
+@click.group("periodic")
 def periodic_group() -> None:
     """Periodic schedules: a task enqueued at every tick of a cron expression.
 
@@ -139,3 +139,6 @@ def list_cmd(dsn: str | None, as_json: bool) -> None:
             empty="(no periodic schedules)",
         )
     )
+
+
+COMMANDS: tuple[click.Command, ...] = (periodic_group,)
