@@ -93,7 +93,7 @@ CALLS = {
     "_tf_submit_one": "SELECT * FROM taskforge._tf_submit_one("
     "'noop', '{}'::jsonb, 'perm_check', 0, 1, NULL, NULL, now(), '')",
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
-    "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",
+    "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, NULL, 1, now())",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
     "_tf_lock_queue": "SELECT taskforge._tf_lock_queue('perm_check')",
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",

@@ -23,7 +23,7 @@ SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_ma
 SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
 SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
 SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'], 'tf_set_queue_limit exists');
-SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
+SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text', 'double precision'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS
 SELECT p.oid, p.oid::regprocedure::text AS signature, p.proname, p.prosecdef, p.proconfig, p.proacl,
