@@ -206,7 +206,7 @@ def test_demo_once_against_a_dsn(fresh_database, tmp_path):
     assert "migrated: already up to date" in out
     assert "SELECT * FROM taskforge.tf_submit(task_type => 'echo'," in out
     assert_summary(out)
-    assert "draining [" in proc.stderr and "41/41 finished" in proc.stderr
+    assert "draining: started (41 tasks)" in proc.stderr and "draining: 41/41 finished in " in proc.stderr
     assert re.search(r"stopped 5 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){5}\)", out), out
     assert elapsed < 240, elapsed
 
