@@ -16,13 +16,14 @@ import click
 import psycopg
 
 from .. import client, database as db
-from . import bench, demo, migrate, run, tasks
+from . import bench, demo, migrate, queues, run, tasks
 from .common import EXIT_DATABASE, EXIT_REFUSED, EXIT_USAGE, UNMIGRATED_SQLSTATES, fail
 
 #: Every command of ``taskforge``, module by module.
 COMMANDS: tuple[click.Command, ...] = (
     *migrate.COMMANDS,
     *tasks.COMMANDS,
+    *queues.COMMANDS,
     *run.COMMANDS,
     *demo.COMMANDS,
     *bench.COMMANDS,
