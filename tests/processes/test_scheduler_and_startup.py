@@ -25,7 +25,7 @@ from itest_support import (
     wait_running,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_fail_once_batch_gives_exactly_failed_then_succeeded_for_every_task(spawn, conn, queue, test_task_types):
