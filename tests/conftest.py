@@ -16,7 +16,10 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
+
+from sqlcore_helpers import unique_name
 
 TESTS = Path(__file__).resolve().parent
 
@@ -38,3 +41,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def queue() -> str:
     """A queue name no other test uses."""
     return f"it_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture()
+def login_role(admin_dsn):
+    """Factory: create a LOGIN role (NOSUPERUSER NOCREATEROLE NOCREATEDB) in the given group roles
+    and return its name. Every role made is dropped after the test (ask for this fixture before
+    ``fresh_database`` so that the databases, which may hold grants to the role, go first)."""
+    made: list[str] = []
+
+    def make(*groups: str) -> str:
+        name = unique_name("tf_test_login")
+        with psycopg.connect(admin_dsn, autocommit=True) as c:
+            c.execute(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB')
+            made.append(name)
+            for group in groups:
+                c.execute(f'GRANT "{group}" TO "{name}"')
+        return name
+
+    yield make
+    with psycopg.connect(admin_dsn, autocommit=True) as c:
+        for name in made:
+            c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,))
+            c.execute(f'DROP ROLE IF EXISTS "{name}"')
