@@ -43,6 +43,24 @@ CREATE TABLE taskforge.workers (
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
 
+-- One row per scheduler process start, written only by tf_scheduler_heartbeat (an upsert on the
+-- id the process picks at start). Liveness for probes: tf_schedulers, `taskforge healthcheck`.
+CREATE TABLE taskforge.schedulers (
+    scheduler_id       uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT schedulers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text CONSTRAINT schedulers_hostname_length CHECK (length(hostname) <= 255),
+    pid                int CONSTRAINT schedulers_pid_positive CHECK (pid > 0),
+    heartbeat_seconds  double precision NOT NULL
+        CONSTRAINT schedulers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT schedulers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at),
+    CONSTRAINT schedulers_stop_after_start CHECK (stopped_at >= started_at)
+);
+COMMENT ON TABLE taskforge.schedulers IS
+    'Scheduler processes: one row per process start, liveness from database-time heartbeats (tf_scheduler_heartbeat).';
+
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (

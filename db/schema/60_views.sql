@@ -49,6 +49,19 @@ SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbe
 COMMENT ON VIEW taskforge.tf_workers IS
     'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
+-- Schedulers with liveness from database time, by the rule of tf_workers: stopped (its last
+-- beat said so), stale (three missed heartbeats), or alive.
+CREATE VIEW taskforge.tf_schedulers AS
+SELECT s.scheduler_id, s.name, s.hostname, s.pid, s.heartbeat_seconds,
+       s.started_at, s.last_heartbeat_at, s.stopped_at,
+       extract(epoch FROM now() - s.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN s.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - s.last_heartbeat_at > make_interval(secs => 3 * s.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness
+  FROM taskforge.schedulers s;
+COMMENT ON VIEW taskforge.tf_schedulers IS
+    'Schedulers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
@@ -191,7 +204,9 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
-REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
-GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+              taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+              taskforge.tf_invariant_violations FROM PUBLIC;
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+                taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+                taskforge.tf_invariant_violations TO taskforge_client;

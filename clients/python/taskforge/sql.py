@@ -127,6 +127,12 @@ RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover
 PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 DB_NOW = "SELECT clock_timestamp()"
+# The scheduler's liveness beat (every heartbeat_seconds; stopping on a clean stop).
+SCHEDULER_HEARTBEAT = """
+SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name => %(name)s, hostname => %(hostname)s,
+                                        pid => %(pid)s, heartbeat_seconds => %(heartbeat_seconds)s,
+                                        stopping => %(stopping)s)
+"""
 # One scheduler pass (taskforge.scheduler): recover, then promote, in one round trip. The time
 # left until the next lease deadline and the next backoff end is computed by the database
 # (seconds, negative when already past, NULL when there is none), so the scheduler never
@@ -177,6 +183,13 @@ SELECT worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, st
   FROM taskforge.tf_workers
  WHERE %(include_stopped)s OR liveness <> 'stopped'
  ORDER BY started_at DESC, worker_id
+"""
+SCHEDULERS_LIST = """
+SELECT scheduler_id, name, hostname, pid, heartbeat_seconds, started_at, last_heartbeat_at, stopped_at,
+       seconds_since_heartbeat, liveness
+  FROM taskforge.tf_schedulers
+ WHERE %(include_stopped)s OR liveness <> 'stopped'
+ ORDER BY started_at DESC, scheduler_id
 """
 QUEUE_STATS = "SELECT queue, state, tasks, oldest_created_at FROM taskforge.tf_queue_stats ORDER BY queue, state"
 QUEUES_LIST = """

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 2d213fff00a1791e). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 856cb5845a5eb16f). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -120,6 +120,24 @@ CREATE TABLE taskforge.workers (
 );
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- One row per scheduler process start, written only by tf_scheduler_heartbeat (an upsert on the
+-- id the process picks at start). Liveness for probes: tf_schedulers, `taskforge healthcheck`.
+CREATE TABLE taskforge.schedulers (
+    scheduler_id       uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT schedulers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text CONSTRAINT schedulers_hostname_length CHECK (length(hostname) <= 255),
+    pid                int CONSTRAINT schedulers_pid_positive CHECK (pid > 0),
+    heartbeat_seconds  double precision NOT NULL
+        CONSTRAINT schedulers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT schedulers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at),
+    CONSTRAINT schedulers_stop_after_start CHECK (stopped_at >= started_at)
+);
+COMMENT ON TABLE taskforge.schedulers IS
+    'Scheduler processes: one row per process start, liveness from database-time heartbeats (tf_scheduler_heartbeat).';
 
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
@@ -2662,6 +2680,94 @@ COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
 REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
 
+-- >>> db/functions/tf_scheduler_heartbeat.sql
+-- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
+--     pid int DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
+--     stopping boolean DEFAULT false) -> timestamptz
+--
+-- Purpose:    report that a scheduler process is alive (the durable signal behind tf_schedulers
+--             and `taskforge healthcheck`). The first call for a scheduler_id records the process
+--             start; later calls move last_heartbeat_at. heartbeat_seconds is how often the
+--             process promises to call: tf_schedulers reports it "stale" after three missed
+--             beats. The last call of a clean stop passes stopping => true ("stopped").
+-- Parameters: scheduler_id  chosen by the process at start (a fresh uuid per process start).
+--             name 1..200 characters; hostname at most 255 characters; pid > 0 (hostname and
+--             pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
+--             the latest call. heartbeat_seconds 0 < s <= 3600. stopping not NULL.
+-- Returns:    the database time recorded as last_heartbeat_at.
+-- Errors:     TF400 naming the argument; TF409 scheduler_id already stopped (a new process start
+--             needs a new id). Nothing is written on an error.
+-- Locks:      the schedulers row (INSERT ... ON CONFLICT DO UPDATE).
+-- Clock:      clock_timestamp().
+-- By hand:    yes, though it makes a dead scheduler look alive until its next missed beats.
+CREATE OR REPLACE FUNCTION taskforge.tf_scheduler_heartbeat(
+    scheduler_id uuid,
+    name text,
+    hostname text DEFAULT NULL,
+    pid int DEFAULT NULL,
+    heartbeat_seconds double precision DEFAULT 5,
+    stopping boolean DEFAULT false)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_at timestamptz;
+BEGIN
+    IF tf_scheduler_heartbeat.scheduler_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('scheduler_id', 'must not be NULL');
+    END IF;
+    IF tf_scheduler_heartbeat.name IS NULL OR length(tf_scheduler_heartbeat.name) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('name', 'must be 1 to 200 characters');
+    END IF;
+    IF length(tf_scheduler_heartbeat.hostname) > 255 THEN
+        PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
+            length(tf_scheduler_heartbeat.hostname)));
+    END IF;
+    IF tf_scheduler_heartbeat.pid IS NOT NULL AND tf_scheduler_heartbeat.pid < 1 THEN
+        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s',
+            tf_scheduler_heartbeat.pid));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_scheduler_heartbeat.heartbeat_seconds, 0, 3600, true);
+    IF tf_scheduler_heartbeat.stopping IS NULL THEN
+        PERFORM taskforge._tf_invalid('stopping', 'must not be NULL');
+    END IF;
+
+    INSERT INTO taskforge.schedulers AS s
+           (scheduler_id, name, hostname, pid, heartbeat_seconds, started_at, last_heartbeat_at, stopped_at)
+    VALUES (tf_scheduler_heartbeat.scheduler_id, tf_scheduler_heartbeat.name, tf_scheduler_heartbeat.hostname,
+            tf_scheduler_heartbeat.pid, tf_scheduler_heartbeat.heartbeat_seconds, v_now, v_now,
+            CASE WHEN tf_scheduler_heartbeat.stopping THEN v_now END)
+    ON CONFLICT (scheduler_id) DO UPDATE
+       SET name = excluded.name,
+           hostname = excluded.hostname,
+           pid = excluded.pid,
+           heartbeat_seconds = excluded.heartbeat_seconds,
+           last_heartbeat_at = greatest(v_now, s.started_at),
+           stopped_at = CASE WHEN tf_scheduler_heartbeat.stopping THEN greatest(v_now, s.started_at) END
+     WHERE s.stopped_at IS NULL
+    RETURNING s.last_heartbeat_at INTO v_at;
+    IF v_at IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('scheduler_id: scheduler %s has stopped; a new process start needs a new id',
+                tf_scheduler_heartbeat.scheduler_id),
+            COLUMN = 'scheduler_id';
+    END IF;
+    RETURN v_at;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) IS
+    'Scheduler liveness beat (upsert per process start; stopping => true on a clean stop); returns database time. Errors: TF400, TF409 (scheduler already stopped).';
+REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_scheduler_heartbeat(
+    uuid, text, text, int, double precision, boolean
+) TO taskforge_scheduler;
+
 -- >>> db/functions/tf_schema_version.sql
 -- taskforge.tf_schema_version() -> int
 --
@@ -3011,6 +3117,19 @@ SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbe
 COMMENT ON VIEW taskforge.tf_workers IS
     'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
+-- Schedulers with liveness from database time, by the rule of tf_workers: stopped (its last
+-- beat said so), stale (three missed heartbeats), or alive.
+CREATE VIEW taskforge.tf_schedulers AS
+SELECT s.scheduler_id, s.name, s.hostname, s.pid, s.heartbeat_seconds,
+       s.started_at, s.last_heartbeat_at, s.stopped_at,
+       extract(epoch FROM now() - s.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN s.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - s.last_heartbeat_at > make_interval(secs => 3 * s.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness
+  FROM taskforge.schedulers s;
+COMMENT ON VIEW taskforge.tf_schedulers IS
+    'Schedulers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
@@ -3153,10 +3272,12 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
-REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
-GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+              taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+              taskforge.tf_invariant_violations FROM PUBLIC;
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+                taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+                taskforge.tf_invariant_violations TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
 -- Built-in synthetic task types (the handlers ship with the Python worker). Their payloads:

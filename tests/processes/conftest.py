@@ -1,4 +1,4 @@
-"""Fixtures for the integration tests: real worker and scheduler processes, real signals.
+"""Fixtures for the tests that start real worker and scheduler processes (real signals).
 
 Processes are started by taskforge.processes (the harness the demo and the benchmarks use too) as
 ``python -m taskforge.cli worker|scheduler ...`` with TASKFORGE_DSN set to the session's test
@@ -80,12 +80,6 @@ def spawn_factory(tmp_path):
     yield make
     for spawner in spawners:
         spawner.shutdown()
-
-
-@pytest.fixture()
-def queue() -> str:
-    """A queue name no other test uses."""
-    return f"it_{uuid.uuid4().hex[:12]}"
 
 
 #: Task types of itest_handlers.py and examples/handlers_example.py, with their backoff base (s).

@@ -1,4 +1,4 @@
-"""Handlers the integration tests load with ``taskforge worker --import tests/integration/itest_handlers.py``.
+"""Handlers the process tests load with ``taskforge worker --import tests/helpers/itest_handlers.py``.
 
 The database must know these task types (the tests register them with tf_register_task_type).
 """
