@@ -8,7 +8,7 @@ import pytest
 
 from itest_support import LONG, TEST_HANDLERS, attempts, submit, task, wait_for, wait_log, wait_registered
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 def _timeout(conn, task_type: str, seconds: float) -> None:
