@@ -1,11 +1,12 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
 SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
 SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
+SELECT has_function('taskforge', 'tf_scheduler_heartbeat', ARRAY['uuid', 'text', 'text', 'integer', 'double precision', 'boolean'], 'tf_scheduler_heartbeat exists');
 SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_claim exists');
 SELECT has_function('taskforge', 'tf_renew', ARRAY['bigint', 'uuid', 'integer', 'double precision'], 'tf_renew exists');
 SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb'], 'tf_finalize exists');
@@ -26,7 +27,7 @@ SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'],
 SELECT has_function('taskforge', 'tf_schedule_periodic', ARRAY['text', 'text', 'text', 'jsonb', 'text', 'integer', 'integer', 'text'], 'tf_schedule_periodic exists');
 SELECT has_function('taskforge', 'tf_unschedule_periodic', ARRAY['text'], 'tf_unschedule_periodic exists');
 SELECT has_function('taskforge', 'tf_enqueue_periodic', ARRAY['integer'], 'tf_enqueue_periodic exists');
-SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
+SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text', 'double precision'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS
 SELECT p.oid, p.oid::regprocedure::text AS signature, p.proname, p.prosecdef, p.proconfig, p.proacl,

@@ -1,0 +1,332 @@
+"""Helpers for the SQL-core tests that need several sessions (concurrency, drift, plans, roles, CLI).
+
+Everything here talks to PostgreSQL through psycopg 3 and the public SQL API. Times are database
+time (clock_timestamp()) unless a name says otherwise; durations are seconds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import Jsonb
+
+from taskforge import sql
+
+__all__ = [
+    "as_user",
+    "backend_waits_on_lock",
+    "catalog_snapshot",
+    "claim",
+    "compare_snapshots",
+    "execute_script",
+    "finalize",
+    "invariant_violations",
+    "promote",
+    "recover",
+    "register_worker",
+    "submit",
+    "submit_many",
+    "unique_name",
+    "wait_until",
+]
+
+
+def as_user(dsn: str, user: str) -> str:
+    """The same DSN, logging in as another user (no password: trust authentication)."""
+    params = conninfo_to_dict(dsn)
+    params.pop("password", None)
+    params["user"] = user
+    return make_conninfo(**params)
+
+
+def unique_name(prefix: str = "q") -> str:
+    """A queue/role/key name no other test uses: prefix + '_' + 10 hex digits (valid queue name)."""
+    return f"{prefix}_{secrets.token_hex(5)}"
+
+
+def register_worker(
+    conn: psycopg.Connection, name: str = "test-worker", queues: list[str] | None = None, heartbeat_seconds: float = 5
+) -> Any:
+    """Register a worker and return its worker_id (uuid)."""
+    return conn.execute(
+        sql.REGISTER_WORKER,
+        {
+            "name": name,
+            "hostname": "localhost",
+            "pid": None,
+            "queues": queues,
+            "task_types": None,
+            "heartbeat_seconds": heartbeat_seconds,
+        },
+    ).fetchone()[0]
+
+
+def submit(
+    conn: psycopg.Connection,
+    queue: str,
+    task_type: str = "noop",
+    payload: dict | None = None,
+    priority: int = 0,
+    max_attempts: int = 3,
+    scheduled_at=None,
+    idempotency_key: str | None = None,
+) -> tuple[int, str, bool]:
+    """tf_submit with keyword defaults; returns (task_id, state, created)."""
+    return conn.execute(
+        sql.SUBMIT,
+        {
+            "task_type": task_type,
+            "payload": Jsonb(payload if payload is not None else {}),
+            "queue": queue,
+            "priority": priority,
+            "max_attempts": max_attempts,
+            "scheduled_at": scheduled_at,
+            "idempotency_key": idempotency_key,
+        },
+    ).fetchone()
+
+
+def submit_many(
+    conn: psycopg.Connection, queue: str, n: int, task_type: str = "noop", max_attempts: int = 3
+) -> list[int]:
+    """Submit n due tasks through tf_submit in one statement (one transaction); returns their ids."""
+    rows = conn.execute(
+        "SELECT (taskforge.tf_submit(task_type => %(t)s, queue => %(q)s, max_attempts => %(m)s)).task_id"
+        "  FROM generate_series(1, %(n)s)",
+        {"t": task_type, "q": queue, "m": max_attempts, "n": n},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def claim(
+    conn: psycopg.Connection,
+    worker_id,
+    queues: list[str] | None = None,
+    lease_seconds: float = 30,
+    max_tasks: int = 1,
+    task_types: list[str] | None = None,
+) -> list[tuple]:
+    """tf_claim; returns the rows (task_id, attempt_number, task_type, payload, queue, priority,
+    max_attempts, lease_expires_at)."""
+    return conn.execute(
+        sql.CLAIM,
+        {
+            "worker_id": worker_id,
+            "queues": queues,
+            "lease_seconds": lease_seconds,
+            "max_tasks": max_tasks,
+            "task_types": task_types,
+        },
+    ).fetchall()
+
+
+def finalize(
+    conn: psycopg.Connection,
+    task_id: int,
+    worker_id,
+    attempt_number: int,
+    outcome: str = "succeeded",
+    result: dict | None = None,
+    error: dict | None = None,
+) -> tuple[bool, str, str | None]:
+    """tf_finalize; returns (accepted, task_state, reason)."""
+    return conn.execute(
+        sql.FINALIZE,
+        {
+            "task_id": task_id,
+            "worker_id": worker_id,
+            "attempt_number": attempt_number,
+            "outcome": outcome,
+            "result": Jsonb(result) if result is not None else None,
+            "error": Jsonb(error) if error is not None else None,
+        },
+    ).fetchone()
+
+
+def recover(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:
+    """tf_recover; returns (recovered, failed, next_lease_expiry)."""
+    return conn.execute(sql.RECOVER, {"max_tasks": max_tasks}).fetchone()
+
+
+def promote(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:
+    """tf_promote; returns (promoted, next_due_at)."""
+    return conn.execute(sql.PROMOTE, {"max_tasks": max_tasks}).fetchone()
+
+
+def invariant_violations(conn: psycopg.Connection) -> list[tuple]:
+    """Rows of taskforge.tf_invariant_violations (must be empty)."""
+    return conn.execute(sql.INVARIANT_VIOLATIONS).fetchall()
+
+
+def wait_until(
+    predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.01, message: str = "condition"
+) -> Any:
+    """Poll predicate() until it returns a truthy value (returned) or timeout seconds (monotonic
+    clock) pass, then raise AssertionError naming message."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+        time.sleep(interval)
+
+
+def backend_waits_on_lock(observer: psycopg.Connection, pid: int) -> bool:
+    """True when backend pid is blocked waiting for a heavyweight lock (pg_stat_activity)."""
+    row = observer.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+def execute_script(dsn: str, script: str) -> None:
+    """Run a multi-statement SQL script in one autocommit simple-protocol execute (no params)."""
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(script.encode("utf-8"))
+
+
+# --- catalog snapshots (drift test, migrate CLI test) ----------------------------------------------
+
+_SORTED_ACL = "(SELECT array_agg(x ORDER BY x) FROM unnest({col}::text[]) x)"
+
+#: section name -> query returning rows that describe the taskforge schema without OIDs.
+SNAPSHOT_QUERIES: dict[str, str] = {
+    "schema": f"""
+        SELECT n.nspname AS name, pg_get_userbyid(n.nspowner) AS owner,
+               {_SORTED_ACL.format(col="n.nspacl")} AS acl, obj_description(n.oid, 'pg_namespace') AS comment
+          FROM pg_namespace n WHERE n.nspname = 'taskforge'""",
+    "functions": f"""
+        SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS identity_args,
+               pg_get_function_arguments(p.oid) AS args_with_defaults,
+               pg_get_function_result(p.oid) AS result, l.lanname AS language, p.prokind AS kind,
+               p.prosecdef AS security_definer, p.proconfig AS config, p.provolatile AS volatility,
+               p.proisstrict AS strict, p.proleakproof AS leakproof, p.proparallel AS parallel,
+               pg_get_userbyid(p.proowner) AS owner, {_SORTED_ACL.format(col="p.proacl")} AS acl,
+               obj_description(p.oid, 'pg_proc') AS comment, p.prosrc AS body
+          FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+         WHERE p.pronamespace = 'taskforge'::regnamespace
+         ORDER BY 1, 2""",
+    "relations": f"""
+        SELECT c.relname AS name, c.relkind AS kind, c.relpersistence AS persistence,
+               pg_get_userbyid(c.relowner) AS owner, {_SORTED_ACL.format(col="c.relacl")} AS acl,
+               c.reloptions AS options, obj_description(c.oid, 'pg_class') AS comment
+          FROM pg_class c
+         WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+         ORDER BY 1""",
+    "columns": f"""
+        SELECT c.relname AS relation, a.attname AS name,
+               row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum) AS position,
+               format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
+               a.attidentity AS identity, a.attgenerated AS generated,
+               pg_get_expr(d.adbin, d.adrelid) AS default, col_description(c.oid, a.attnum) AS comment,
+               {_SORTED_ACL.format(col="a.attacl")} AS acl
+          FROM pg_class c
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+          LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+         WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+         ORDER BY 1, 3""",
+    "views": """
+        SELECT c.relname AS name, pg_get_viewdef(c.oid, true) AS definition
+          FROM pg_class c
+         WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('v', 'm')
+         ORDER BY 1""",
+    "constraints": """
+        SELECT c.relname AS relation, k.conname AS name, k.contype AS type,
+               pg_get_constraintdef(k.oid, true) AS definition, k.condeferrable AS deferrable,
+               k.condeferred AS deferred, k.convalidated AS validated,
+               obj_description(k.oid, 'pg_constraint') AS comment
+          FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+         WHERE k.connamespace = 'taskforge'::regnamespace
+         ORDER BY 1, 2""",
+    "indexes": """
+        SELECT i.tablename AS relation, i.indexname AS name, i.indexdef AS definition,
+               obj_description(format('%I.%I', i.schemaname, i.indexname)::regclass, 'pg_class') AS comment
+          FROM pg_indexes i WHERE i.schemaname = 'taskforge'
+         ORDER BY 1, 2""",
+    "sequences": """
+        SELECT s.sequencename AS name, pg_get_userbyid(c.relowner) AS owner, s.data_type::text AS type,
+               s.start_value, s.increment_by, s.min_value, s.max_value, s.cycle, s.cache_size
+          FROM pg_sequences s
+          JOIN pg_class c ON c.relname = s.sequencename AND c.relnamespace = 'taskforge'::regnamespace
+         WHERE s.schemaname = 'taskforge'
+         ORDER BY 1""",
+    "triggers": """
+        SELECT c.relname AS relation, t.tgname AS name, pg_get_triggerdef(t.oid, true) AS definition,
+               t.tgenabled AS enabled
+          FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+         WHERE c.relnamespace = 'taskforge'::regnamespace AND NOT t.tgisinternal
+         ORDER BY 1, 2""",
+    "types": """
+        SELECT t.typname AS name, t.typtype AS kind, pg_get_userbyid(t.typowner) AS owner,
+               format_type(t.typbasetype, t.typtypmod) AS base_type, t.typnotnull AS not_null,
+               t.typdefault AS default,
+               (SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid)
+                   AS labels,
+               obj_description(t.oid, 'pg_type') AS comment
+          FROM pg_type t
+         WHERE t.typnamespace = 'taskforge'::regnamespace AND t.typrelid = 0 AND t.typelem = 0
+         ORDER BY 1""",
+    "policies": """
+        SELECT p.tablename AS relation, p.policyname AS name, p.permissive, p.roles::text[] AS roles,
+               p.cmd, p.qual, p.with_check
+          FROM pg_policies p WHERE p.schemaname = 'taskforge'
+         ORDER BY 1, 2""",
+    "task_types": """
+        SELECT tt.task_type, tt.backoff_base_seconds, tt.backoff_cap_seconds, tt.backoff_jitter, tt.description
+          FROM taskforge.task_types tt
+         ORDER BY 1""",
+}
+
+
+def catalog_snapshot(dsn: str) -> dict[str, list[tuple]]:
+    """Describe the taskforge schema of one database: section name -> sorted rows, each row a
+    tuple of (column, value) pairs (no OIDs, no timestamps). Sections: see SNAPSHOT_QUERIES
+    (functions, comments, views, tables, columns, defaults, constraints, indexes, grants,
+    sequences, triggers, types, policies, task_types)."""
+    snapshot: dict[str, list[tuple]] = {}
+    with psycopg.connect(dsn, autocommit=True) as c:
+        for section, query in SNAPSHOT_QUERIES.items():
+            cur = c.execute(query)
+            names = [col.name for col in cur.description]
+            snapshot[section] = [tuple(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return snapshot
+
+
+def _lines(rows: list[tuple]) -> list[str]:
+    """Lines "[key] column: value" per row (key = the row's first two values); multi-line values
+    (function bodies, view definitions) become several lines, so a diff names object and column."""
+    out = []
+    for row in rows:
+        key = "/".join(str(value) for _, value in row[:2])
+        for column, value in row:
+            text = "NULL" if value is None else str(value)
+            out.extend(f"[{key}] {column}: {line}" for line in text.splitlines() or [""])
+    return out or ["(no rows)"]
+
+
+def compare_snapshots(
+    a: dict[str, list[tuple]], b: dict[str, list[tuple]], a_name: str = "a", b_name: str = "b"
+) -> str:
+    """Return a unified diff (str) of two catalog snapshots, one section after another; '' when
+    they are identical."""
+    parts = []
+    for section in sorted(set(a) | set(b)):
+        rows_a, rows_b = a.get(section), b.get(section)
+        if rows_a == rows_b:
+            continue
+        diff = difflib.unified_diff(
+            _lines(rows_a or []),
+            _lines(rows_b or []),
+            fromfile=f"{a_name}:{section}",
+            tofile=f"{b_name}:{section}",
+            lineterm="",
+            n=2,
+        )
+        parts.append("\n".join(diff))
+    return "\n".join(parts)

@@ -1,0 +1,87 @@
+"""The worker's finalize path in-process, with a connection that drops after the commit."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import psycopg
+
+import taskforge.synthetic  # noqa: F401  (the worker below runs the synthetic task types)
+from taskforge import sql
+from taskforge.worker import Worker, WorkerConfig
+
+from itest_support import attempts, submit, task, wait_for
+
+
+class DropsAfterFinalize:
+    """Wraps the worker's work connection: the first call that finalizes something commits,
+    then the connection 'drops' before the answer arrives (the caller sees a connection error)."""
+
+    def __init__(self, conn: psycopg.Connection, counter: dict) -> None:
+        self._conn = conn
+        self._counter = counter
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def execute(self, query, params=None):
+        cur = self._conn.execute(query, params)
+        if "tf_finalize_and_claim" in query and params and params.get("task_ids") and not self._counter["dropped"]:
+            self._counter["dropped"] += 1
+            self._conn.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly (simulated)")
+        return cur
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue, monkeypatch):
+    logger = logging.getLogger(f"taskforge.test.{queue}")
+    logger.setLevel(logging.DEBUG)
+    records = Records()
+    logger.addHandler(records)
+    counter = {"dropped": 0}
+    real_connect = psycopg.connect
+
+    def connect(*args, **kwargs):
+        c = real_connect(*args, **kwargs)
+        return DropsAfterFinalize(c, counter) if kwargs.get("application_name", "").endswith("/work") else c
+
+    monkeypatch.setattr(psycopg, "connect", connect)
+    worker = Worker(db_dsn, WorkerConfig(queues=(queue,), lease_seconds=30), logger=logger)
+    worker.start()
+    worker.slots.start()
+    dispatcher = threading.Thread(target=worker.dispatcher.run, daemon=True)
+    try:
+        task_id = submit(conn, "echo", {"x": 1}, queue=queue)
+        dispatcher.start()
+        wait_for(
+            lambda: task(conn, task_id)["state"] == "SUCCEEDED" and worker.busy == 0,
+            30,
+            message="the echo task to be finalized",
+        )
+        assert counter["dropped"] == 1
+        # The first call committed; the repeat (same worker, same attempt) changed nothing.
+        assert [(a["state"], a["result"]) for a in attempts(conn, task_id)] == [("SUCCEEDED", {"x": 1})]
+        assert any("finalize and claim failed" in line for line in records.lines), records.lines
+        assert any(
+            f"finalize of task {task_id} attempt 1 was sent again after its connection broke" in line
+            and "not_running" in line
+            and "most likely" not in line
+            for line in records.lines
+        ), records.lines
+    finally:
+        worker.request_stop()
+        dispatcher.join(10)
+        worker.slots.stop()
+        worker.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
+        worker.work_db.close(final=True)
+        logger.removeHandler(records)
