@@ -239,7 +239,14 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "QUEUED",
             {"a": 1},
         )
-        for view in ("tf_attempts", "tf_workers", "tf_queue_stats", "tf_throughput", "tf_invariant_violations"):
+        for view in (
+            "tf_attempts",
+            "tf_workers",
+            "tf_queue_stats",
+            "tf_throughput",
+            "tf_throughput_per_minute",
+            "tf_invariant_violations",
+        ):
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             claim(c, worker_id, [queue])

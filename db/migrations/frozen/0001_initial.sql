@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 a193855bd4697a8f). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 4645ccee561ab1b9). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2709,6 +2709,30 @@ SELECT w.window_seconds, t.queue,
 COMMENT ON VIEW taskforge.tf_throughput IS
     'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
 
+-- The last hour of database time, minute by minute, per queue (the console's charts): attempts
+-- finished in each minute, succeeded, failed (FAILED or ABANDONED), and the p50/p95 queue wait
+-- (first attempt start - task creation, seconds) of the first attempts that finished in that
+-- minute (NULL when none did). minute is the start of the minute, truncated in UTC; the window
+-- is the current minute and the 59 before it. A minute in which no attempt of a queue finished
+-- has no row. Reads attempts through attempts_finished_idx, so its cost follows the last hour's
+-- attempts, not the history.
+CREATE VIEW taskforge.tf_throughput_per_minute AS
+SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
+       count(*) AS attempts_finished,
+       count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
+       count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
+       count(*) FILTER (WHERE a.attempt_number = 1) AS first_attempts,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p95_seconds
+  FROM taskforge.attempts a
+  JOIN taskforge.tasks t ON t.task_id = a.task_id
+ WHERE a.finished_at >= date_trunc('minute', now(), 'UTC') - interval '59 minutes'
+ GROUP BY date_trunc('minute', a.finished_at, 'UTC'), t.queue;
+COMMENT ON VIEW taskforge.tf_throughput_per_minute IS
+    'Per minute (UTC-truncated, last 60 minutes of database time) and queue: finished, succeeded and failed attempts, p50/p95 queue wait of first attempts (seconds).';
+
 -- Every row that breaks a rule of the state machine (docs/state-machine.md). It must always be
 -- empty; the test suite checks it after every test. Columns: rule, task_id, attempt_number
 -- (NULL for task-level rules), detail.
@@ -2781,9 +2805,11 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_throughput, taskforge.tf_invariant_violations FROM PUBLIC;
+              taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_invariant_violations
+    FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_throughput, taskforge.tf_invariant_violations TO taskforge_client;
+                taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_invariant_violations
+    TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
 -- Built-in synthetic task types (the handlers ship with the Python worker). Their payloads:
