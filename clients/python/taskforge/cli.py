@@ -266,7 +266,10 @@ def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
 
 
 # Command modules register themselves on `main` (imported last to avoid a cycle).
-from . import cli_bench, cli_demo, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
+from . import cli_bench, cli_console, cli_demo, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
+
+for _command in cli_console.COMMANDS:  # a plain click command (the cli package's convention)
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m taskforge.cli`: this file runs as __main__, but the command modules registered

@@ -185,6 +185,11 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
  ORDER BY window_seconds, queue
 """
 
+# --- console (taskforge_console) -----------------------------------------------------------------
+# Session limit of every pooled console connection, and the limit of one action (a transaction).
+CONSOLE_SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, false)"
+CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
+
 # --- demo (taskforge.demo) ------------------------------------------------------------------------
 # Only ever sent to the demo's own embedded server (never to a database named by a DSN).
 DEMO_EMBEDDED_DROP_DATABASE = "DROP DATABASE IF EXISTS taskforge_demo WITH (FORCE)"
