@@ -245,6 +245,7 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "tf_queue_stats",
             "tf_throughput",
             "tf_throughput_per_minute",
+            "tf_task_types",
             "tf_invariant_violations",
         ):
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 4645ccee561ab1b9). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 ec561ae5ff14c4db). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2674,6 +2674,15 @@ SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbe
 COMMENT ON VIEW taskforge.tf_workers IS
     'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
+-- Registered task types (tf_submit accepts only these) with their retry backoff policy (seconds),
+-- for forms and tools that offer a choice of type.
+CREATE VIEW taskforge.tf_task_types AS
+SELECT tt.task_type, tt.backoff_base_seconds, tt.backoff_cap_seconds, tt.backoff_jitter, tt.description,
+       tt.created_at, tt.updated_at
+  FROM taskforge.task_types tt;
+COMMENT ON VIEW taskforge.tf_task_types IS
+    'Registered task types with their backoff policy (base, cap in seconds; jitter 0..1) and description.';
+
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
@@ -2805,10 +2814,12 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_invariant_violations
+              taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
+              taskforge.tf_invariant_violations
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_invariant_violations
+                taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
+                taskforge.tf_invariant_violations
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql

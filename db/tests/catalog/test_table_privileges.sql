@@ -3,8 +3,8 @@ BEGIN;
 SELECT plan(11);
 SELECT tables_are('taskforge', ARRAY['tasks', 'attempts', 'workers', 'task_types'], 'the schema has exactly the four tables');
 SELECT views_are('taskforge', ARRAY['tf_tasks', 'tf_attempts', 'tf_workers', 'tf_queue_stats', 'tf_throughput',
-                                    'tf_throughput_per_minute', 'tf_invariant_violations'],
-                 'the schema has exactly the seven tf_* views');
+                                    'tf_throughput_per_minute', 'tf_task_types', 'tf_invariant_violations'],
+                 'the schema has exactly the eight tf_* views');
 CREATE TEMP TABLE roles AS
 SELECT * FROM (VALUES ('taskforge_worker'), ('taskforge_scheduler'), ('taskforge_client'), ('taskforge_console')) r(rolname);
 CREATE TEMP TABLE rels AS
