@@ -4,7 +4,8 @@ Every function takes an open psycopg connection (autocommit recommended: each ca
 own transaction; see :func:`taskforge.database.connect`) and returns plain values: dataclasses for
 write results, ``dict`` rows for reads. The SQL text lives in :mod:`taskforge.sql`; writes call
 ``taskforge.tf_*`` functions with named arguments and reads use the views ``tf_tasks``,
-``tf_attempts``, ``tf_workers``, ``tf_queue_stats`` and ``tf_throughput`` only.
+``tf_attempts``, ``tf_workers``, ``tf_queue_stats``, ``tf_throughput``, ``tf_throughput_per_minute``
+and ``tf_task_types`` only.
 
 Errors: the database validates every argument and raises ``psycopg.Error`` with SQLSTATE
 ``TF400`` (invalid argument; the message starts with the argument name), ``TF404`` (no such
@@ -480,6 +481,31 @@ def stats(conn: psycopg.Connection) -> dict[str, Any]:
         entry[row["state"]] = int(row["tasks"])
         entry["total"] += int(row["tasks"])
     return {"queues": list(per_queue.values()), "throughput": _dict_rows(conn, sql.THROUGHPUT)}
+
+
+def throughput_per_minute(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Rows of ``tf_throughput_per_minute``, oldest minute first: per UTC minute (``minute``, an
+    aware datetime at the start of the minute) of the last hour of database time and per queue,
+    ``attempts_finished``, ``attempts_succeeded``, ``attempts_failed``, ``first_attempts`` and
+    ``wait_p50_seconds``/``wait_p95_seconds`` (float seconds, None when no first attempt
+    finished). Minutes in which nothing finished have no row."""
+    return _dict_rows(conn, sql.THROUGHPUT_PER_MINUTE)
+
+
+def task_types(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """The registered task types from ``tf_task_types`` (the only types ``tf_submit`` accepts),
+    by name: ``task_type``, ``backoff_base_seconds``, ``backoff_cap_seconds`` (seconds),
+    ``backoff_jitter`` (0..1) and ``description`` (or None)."""
+    return _dict_rows(conn, sql.TASK_TYPES)
+
+
+def running_tasks(conn: psycopg.Connection, *, limit: int = 1000) -> list[dict[str, Any]]:
+    """RUNNING tasks from ``tf_tasks``, oldest id first, at most ``limit`` (1..10000): id, type,
+    queue, attempts, ``owner_worker_id``, ``lease_expires_at``, ``current_attempt_started_at``
+    and ``cancel_requested``. Raises :class:`InvalidArgument` for a bad limit."""
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= 10000:
+        raise InvalidArgument("limit", f"must be an integer between 1 and 10000, got {limit!r}")
+    return _dict_rows(conn, sql.RUNNING_TASKS, {"limit": limit})
 
 
 def invariant_violations(conn: psycopg.Connection) -> list[dict[str, Any]]:

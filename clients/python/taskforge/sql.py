@@ -178,6 +178,27 @@ SELECT worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, st
  ORDER BY started_at DESC, worker_id
 """
 QUEUE_STATS = "SELECT queue, state, tasks, oldest_created_at FROM taskforge.tf_queue_stats ORDER BY queue, state"
+# Per minute (UTC) and queue over the last hour, oldest minute first (the console's charts).
+THROUGHPUT_PER_MINUTE = """
+SELECT minute, queue, attempts_finished, attempts_succeeded, attempts_failed, first_attempts,
+       wait_p50_seconds, wait_p95_seconds
+  FROM taskforge.tf_throughput_per_minute
+ ORDER BY minute, queue
+"""
+TASK_TYPES = """
+SELECT task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description
+  FROM taskforge.tf_task_types
+ ORDER BY task_type
+"""
+# RUNNING tasks with their owner and current attempt, oldest first (read along the RUNNING partial index).
+RUNNING_TASKS = """
+SELECT task_id, task_type, queue, attempt_count, max_attempts, owner_worker_id, lease_expires_at,
+       current_attempt_started_at, cancel_requested
+  FROM taskforge.tf_tasks
+ WHERE state = 'RUNNING'
+ ORDER BY task_id
+ LIMIT %(limit)s
+"""
 THROUGHPUT = """
 SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_failed,
        succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds
