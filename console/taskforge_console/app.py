@@ -14,10 +14,12 @@ werkzeug ``DispatcherMiddleware`` inside ``app.wsgi_app``; ``url_for`` then incl
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, render_template
-from flask_openapi3 import Info, OpenAPI
+from flask.json.provider import DefaultJSONProvider
+from flask_openapi3 import Info, OpenAPI, Server
 from werkzeug.exceptions import HTTPException, NotFound
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -32,6 +34,19 @@ from .state import EXTENSION_KEY, ConsoleState, console
 __all__ = ["create_app"]
 
 TITLE = "TaskForge console API"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class JSONProvider(DefaultJSONProvider):
+    """Flask's JSON, keys in the order given, with ``<``, ``>`` and ``&`` written as ``\\u003c``,
+    ``\\u003e``, ``\\u0026`` (the same JSON value), so no JSON answer ever holds markup, even
+    if a client mistakes it for HTML."""
+
+    sort_keys = False
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        text = super().dumps(obj, **kwargs)
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _version() -> str:
@@ -109,7 +124,9 @@ def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
         validation_error_status=400,
         validation_error_model=api.ValidationErrorBody,
         validation_error_callback=api.validation_error,
+        servers=[Server(url=settings.prefix or "/")],
     )
+    app.json = JSONProvider(app)
     app.config.update(
         SECRET_KEY=settings.secret_key or secrets.token_urlsafe(32),
         MAX_CONTENT_LENGTH=settings.max_content_length,
@@ -118,9 +135,10 @@ def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.secure_cookies,
-        JSON_SORT_KEYS=False,
+        # The API docs UI without inline scripts (the CSP forbids them): templates/api_*.html.
+        SWAGGER_HTML_STRING=(TEMPLATES / "api_docs.html").read_text(encoding="utf-8"),
+        OPENAPI_HTML_STRING=(TEMPLATES / "api_index.html").read_text(encoding="utf-8"),
     )
-    app.json.sort_keys = False  # type: ignore[attr-defined]
     database = Database(settings)
     app.extensions[EXTENSION_KEY] = ConsoleState(settings=settings, db=database)
 

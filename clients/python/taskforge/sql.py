@@ -210,6 +210,79 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
 # Session limit of every pooled console connection, and the limit of one action (a transaction).
 CONSOLE_SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, false)"
 CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
+# The task filter of the console's list and bulk actions (NULL = no condition). Sent unprepared
+# (prepare=False), so the planner sees the values and drops the conditions that are NULL.
+# Keyset pagination: newest first, the next page starts below the last task_id seen
+# (%(cursor)s), read backwards along the primary key.
+_CONSOLE_TASK_FILTER = """
+ WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+   AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+   AND (%(task_type)s::text IS NULL OR task_type = %(task_type)s::text)
+   AND (%(task_id)s::bigint IS NULL OR task_id = %(task_id)s::bigint)
+   AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+   AND (%(finished_after)s::timestamptz IS NULL OR finished_at >= %(finished_after)s::timestamptz)
+   AND (%(finished_before)s::timestamptz IS NULL OR finished_at < %(finished_before)s::timestamptz)
+   AND (%(cursor)s::bigint IS NULL OR task_id < %(cursor)s::bigint)"""
+CONSOLE_TASKS_PAGE = f"""
+SELECT task_id, task_type, queue, priority, state, attempt_count, max_attempts, scheduled_at,
+       created_at, updated_at, finished_at, cancel_requested, idempotency_key,
+       current_attempt_worker_id
+  FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+ ORDER BY task_id DESC
+ LIMIT %(limit)s
+"""
+# The ids a bulk action by filter applies to (newest first, at most %(limit)s); for a cancel,
+# tasks that already carry a cancel request are left out (%(skip_cancel_requested)s).
+CONSOLE_TASK_IDS = f"""
+SELECT task_id
+  FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+   AND NOT (%(skip_cancel_requested)s AND cancel_requested)
+ ORDER BY task_id DESC
+ LIMIT %(limit)s
+"""
+# Which of these ids exist (a bulk action by ids reports the others as not found).
+CONSOLE_EXISTING_TASK_IDS = "SELECT task_id FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[])"
+# Bulk actions in one statement (ids in ascending order, so concurrent calls lock in one order).
+# A refusal (TF4xx) aborts the statement; the console then goes one id at a time.
+CONSOLE_CANCEL_MANY = """
+SELECT t.task_id, c.task_state, c.cancel_requested
+  FROM unnest(%(task_ids)s::bigint[]) WITH ORDINALITY AS t(task_id, n)
+ CROSS JOIN LATERAL taskforge.tf_cancel(task_id => t.task_id, reason => %(reason)s) AS c
+ ORDER BY t.n
+"""
+CONSOLE_RETRY_MANY = """
+SELECT t.task_id, r.task_state, r.max_attempts
+  FROM unnest(%(task_ids)s::bigint[]) WITH ORDINALITY AS t(task_id, n)
+ CROSS JOIN LATERAL taskforge.tf_retry(task_id => t.task_id, extra_attempts => %(extra_attempts)s) AS r
+ ORDER BY t.n
+"""
+# Queues: pause state (tf_queues), counts per state (tf_queue_stats) and the oldest due task.
+CONSOLE_QUEUES = "SELECT queue, paused, paused_at, max_running FROM taskforge.tf_queues ORDER BY queue"
+CONSOLE_PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s)"
+CONSOLE_RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s)"
+# Age (seconds of database time) of the oldest QUEUED task that is due, per queue (read along
+# tasks_queued_due_idx).
+CONSOLE_OLDEST_DUE = """
+SELECT queue, extract(epoch FROM now() - min(scheduled_at))::double precision AS oldest_due_age_seconds
+  FROM taskforge.tf_tasks
+ WHERE state = 'QUEUED' AND scheduled_at <= now()
+ GROUP BY queue
+"""
+CONSOLE_WORKER_COUNTS = "SELECT liveness, count(*) FROM taskforge.tf_workers GROUP BY liveness"
+# /metrics: attempts finished in the last %(window_seconds)s seconds per queue and outcome, and
+# the recovery lag of the attempts abandoned in that window (both along attempts_finished_idx).
+CONSOLE_METRICS_ATTEMPTS = """
+SELECT queue, outcome, count(*)
+  FROM taskforge.tf_attempts
+ WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s)
+ GROUP BY queue, outcome
+"""
+CONSOLE_METRICS_RECOVERY_LAG = """
+SELECT queue, recovery_lag_seconds
+  FROM taskforge.tf_attempts
+ WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s) AND state = 'ABANDONED'
+"""
 
 # --- demo (taskforge.demo) ------------------------------------------------------------------------
 # Only ever sent to the demo's own embedded server (never to a database named by a DSN).

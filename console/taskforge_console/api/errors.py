@@ -34,6 +34,7 @@ __all__ = [
     "database_error_response",
     "error_response",
     "invalid_argument_response",
+    "not_found_response",
     "validation_error",
 ]
 
@@ -72,8 +73,16 @@ def validation_error(exc: ValidationError) -> BaseResponse:
         return error_response(400, "invalid_argument", "invalid request")
     first = errors[0]
     field = _loc_field(tuple(first.get("loc", ())))
-    message = f"{field}: {first.get('msg', 'invalid')}" if field else str(first.get("msg", "invalid request"))
+    problem = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    if first.get("type") == "model_type" and field is None:
+        problem = "a JSON object is required (Content-Type: application/json)"
+    message = f"{field}: {problem}" if field else f"body: {problem}"
     return error_response(400, "invalid_argument", message, field)
+
+
+def not_found_response(exc: client.TaskNotFound) -> BaseResponse:
+    """A read of a task that does not exist: 404 naming ``task_id``."""
+    return error_response(404, "not_found", str(exc), "task_id")
 
 
 def invalid_argument_response(exc: client.InvalidArgument) -> BaseResponse:
