@@ -1,7 +1,8 @@
 """The console's one connection pool and the two ways it talks to the database.
 
 - :meth:`Database.read` runs a read under the session ``statement_timeout`` of the pool's
-  connections (:attr:`Settings.statement_timeout_ms`, default 2 s). A read the database cuts
+  connections (:attr:`Settings.statement_timeout_ms`, default 2 s; the sessions also turn JIT
+  off, since every console query is short, and use ``work_mem`` 16MB). A read the database cuts
   short (SQLSTATE 57014, query_canceled) raises :class:`CutShort` and is noted on the request
   (:func:`cut_short_reads`), so the base layout shows a banner. :meth:`Database.read_or`
   returns a fallback value instead of raising.
@@ -80,7 +81,7 @@ class Database:
         )
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        conn.execute(sql.CONSOLE_SET_STATEMENT_TIMEOUT, {"ms": str(self.settings.statement_timeout_ms)})
+        conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.statement_timeout_ms)})
 
     def open(self) -> None:
         """Start the pool (connections are made in the background; a down server is no error here)."""

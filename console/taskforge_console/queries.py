@@ -29,6 +29,7 @@ __all__ = [
     "TaskFilter",
     "bulk_cancel",
     "bulk_retry",
+    "count_matching",
     "ids_matching",
     "list_tasks",
     "pause_queue",
@@ -123,6 +124,20 @@ def list_tasks(
     more = len(rows) > limit
     rows = rows[:limit]
     return rows, (rows[-1]["task_id"] if more and rows else None)
+
+
+def count_matching(
+    conn: psycopg.Connection[Any], where: TaskFilter, *, cap: int = BULK_LIMIT, skip_cancel_requested: bool = False
+) -> int:
+    """How many tasks match ``where``, counting no further than ``cap`` (so the answer costs at
+    most ``cap`` rows; ``cap`` means "cap or more")."""
+    if where.matches_nothing:
+        return 0
+    params = {**where.params(), "cursor": None, "limit": cap, "skip_cancel_requested": skip_cancel_requested}
+    with conn.cursor() as cur:
+        cur.execute(sql.CONSOLE_COUNT_MATCHING, params, prepare=False)
+        row = cur.fetchone()
+    return int(row[0]) if row else 0
 
 
 def ids_matching(

@@ -207,8 +207,13 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
 """
 
 # --- console (taskforge_console) -----------------------------------------------------------------
-# Session limit of every pooled console connection, and the limit of one action (a transaction).
-CONSOLE_SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, false)"
+# Session settings of every pooled console connection: the read limit; no JIT (every console
+# query is short, and compiling costs 10-20 ms per statement); work_mem for the per-minute sort.
+# Then the limit of one action (a transaction).
+CONSOLE_SESSION_SETTINGS = """
+SELECT set_config('statement_timeout', %(ms)s, false), set_config('jit', 'off', false),
+       set_config('work_mem', '16MB', false)
+"""
 CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
 # The task filter of the console's list and bulk actions (NULL = no condition). Sent unprepared
 # (prepare=False), so the planner sees the values and drops the conditions that are NULL.
@@ -240,6 +245,12 @@ SELECT task_id
    AND NOT (%(skip_cancel_requested)s AND cancel_requested)
  ORDER BY task_id DESC
  LIMIT %(limit)s
+"""
+# How many tasks match, counting at most %(limit)s (the confirmation step of a bulk action).
+CONSOLE_COUNT_MATCHING = f"""
+SELECT count(*) FROM (SELECT 1 FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+   AND NOT (%(skip_cancel_requested)s AND cancel_requested)
+ LIMIT %(limit)s) AS matching
 """
 # Which of these ids exist (a bulk action by ids reports the others as not found).
 CONSOLE_EXISTING_TASK_IDS = "SELECT task_id FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[])"

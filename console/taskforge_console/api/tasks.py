@@ -12,6 +12,7 @@ from taskforge import client
 
 from .. import queries
 from ..auth import may_act
+from ..filters import to_task_filter
 from ..state import console
 from .common import api_blueprint, optional_body, optional_body_doc
 from .errors import ErrorBody
@@ -27,30 +28,15 @@ from .models import (
     SubmitBody,
     Submitted,
     TaskDetail,
-    TaskFilterModel,
     TaskListQuery,
     TaskPage,
     TaskPath,
 )
 
-__all__ = ["bp", "task_filter"]
+__all__ = ["bp"]
 
 bp = api_blueprint("api_tasks", __name__, "tasks", "Submit, inspect, cancel and retry tasks.")
 ACTION_RESPONSES: ResponseDict = {403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody}
-
-
-def task_filter(model: TaskFilterModel) -> queries.TaskFilter:
-    """The query-layer filter of an API filter (``state`` may list several states)."""
-    return queries.TaskFilter(
-        states=tuple(model.state) if model.state else None,
-        queue=model.queue,
-        task_type=model.task_type,
-        task_id=model.task_id,
-        created_after=model.created_after,
-        created_before=model.created_before,
-        finished_after=model.finished_after,
-        finished_before=model.finished_before,
-    )
 
 
 @bp.post("/tasks", responses={200: Submitted, 201: Submitted, **ACTION_RESPONSES})
@@ -88,7 +74,7 @@ def list_tasks(query: TaskListQuery) -> Any:
     ranges ([after, before), RFC 3339 with an offset). Pagination is by keyset: pass the answer's
     next_cursor as cursor for the next page (null on the last page); the cost of a page does not
     grow with the number of tasks before it."""
-    where = task_filter(query)
+    where = to_task_filter(query)
     rows, next_cursor = console().db.read(
         "task list", lambda conn: queries.list_tasks(conn, where, cursor=query.cursor, limit=query.limit)
     )
@@ -139,7 +125,7 @@ def cancel_tasks(body: BulkCancelBody) -> Any:
     A filter takes the newest 10,000 matching tasks a cancel can change (QUEUED, RETRYING, and
     RUNNING without a cancel request); more=true says more matched: call again. One
     transaction per call. Unknown ids and refusals are listed in refused; the others go on."""
-    where = task_filter(body.filter) if body.filter is not None else None
+    where = to_task_filter(body.filter) if body.filter is not None else None
     done = console().db.act(
         lambda conn: queries.bulk_cancel(conn, task_ids=body.task_ids, where=where, reason=body.reason)
     )
@@ -155,7 +141,7 @@ def retry_tasks(body: BulkRetryBody) -> Any:
 
     A filter takes the newest 10,000 matching FAILED or CANCELLED tasks; more=true says more
     matched: call again. Refusals (not found, not retryable) are listed in refused."""
-    where = task_filter(body.filter) if body.filter is not None else None
+    where = to_task_filter(body.filter) if body.filter is not None else None
     done = console().db.act(
         lambda conn: queries.bulk_retry(conn, task_ids=body.task_ids, where=where, extra_attempts=body.extra_attempts)
     )
