@@ -19,14 +19,12 @@ import psycopg
 import pytest
 from psycopg import sql as pgsql
 from psycopg.conninfo import make_conninfo
-from sqlcore_helpers import unique_name
 
 from taskforge_console import Settings, create_app
 from taskforge_console.state import console
 
-TOKEN = "test-token-" + "x" * 16
-PASSWORD = "correct horse battery staple"
-BEARER = {"Authorization": f"Bearer {TOKEN}"}
+from console_support import BEARER, PASSWORD, TOKEN
+from sqlcore_helpers import unique_name
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +38,7 @@ def console_dsn(db_dsn: str, admin_dsn: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as conn:
             # The role's sessions end with the apps' pools; drop what it owns (nothing) and it.
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
-            )
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
             conn.execute(pgsql.SQL("DROP ROLE IF EXISTS {}").format(pgsql.Identifier(role)))
 
 

@@ -7,9 +7,11 @@ import time
 from typing import Any
 
 import pytest
-from sqlcore_helpers import claim, finalize, recover, register_worker, submit
 
 from taskforge_console import queries
+
+from console_support import BEARER, TOKEN
+from sqlcore_helpers import claim, finalize, recover, register_worker, submit
 
 
 def _submit(api: Any, queue: str, **fields: Any) -> dict[str, Any]:
@@ -79,8 +81,6 @@ def test_submit_without_a_json_body_is_400(api: Any) -> None:
 
 
 def test_submit_too_large_is_413_and_writes_nothing(make_app: Any, admin: Any, queue: str) -> None:
-    from conftest import BEARER, TOKEN
-
     app = make_app(token=TOKEN, max_content_length=4096)
     client = app.test_client()
     big = {"task_type": "noop", "queue": queue, "payload": {"blob": "x" * 5000}}
@@ -223,7 +223,9 @@ def test_bulk_cancel_by_ids_reports_refusals_and_goes_on(api: Any, admin: Any, q
     assert response.status_code == 200
     body = response.get_json()
     assert [t["task_id"] for t in body["cancelled"]] == [a, b]
-    assert body["refused"] == [{"task_id": 999999999999, "code": "not_found", "message": "task_id: no task 999999999999"}]
+    assert body["refused"] == [
+        {"task_id": 999999999999, "code": "not_found", "message": "task_id: no task 999999999999"}
+    ]
     assert body["more"] is False
     assert _state(admin, a) == _state(admin, b) == "CANCELLED"
 
