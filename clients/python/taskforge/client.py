@@ -57,15 +57,19 @@ __all__ = [
     "cancel",
     "check_delay",
     "check_payload",
+    "finished_recently",
     "get_task",
     "invariant_violations",
     "list_tasks",
     "retry",
+    "running_tasks",
     "stats",
     "submit",
     "submit_many",
+    "task_types",
     "tasks_by_id",
     "text_problem",
+    "throughput_per_minute",
     "workers",
 ]
 
@@ -490,6 +494,17 @@ def throughput_per_minute(conn: psycopg.Connection) -> list[dict[str, Any]]:
     ``wait_p50_seconds``/``wait_p95_seconds`` (float seconds, None when no first attempt
     finished). Minutes in which nothing finished have no row."""
     return _dict_rows(conn, sql.THROUGHPUT_PER_MINUTE)
+
+
+def finished_recently(conn: psycopg.Connection, seconds: float = 3600.0) -> list[dict[str, Any]]:
+    """Tasks that reached a terminal state in the last ``seconds`` of database time, counted per
+    queue and state: rows ``{"queue", "state", "tasks"}`` (states SUCCEEDED, FAILED, CANCELLED
+    only; none for a queue without such tasks). Read along ``tasks_finished_idx``, so the cost
+    follows the window, not the history. Raises :class:`InvalidArgument` unless
+    0 < ``seconds`` <= :data:`MAX_DELAY_SECONDS`."""
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or not 0 < seconds <= MAX_DELAY_SECONDS:
+        raise InvalidArgument("seconds", f"must be a number of seconds above 0, got {seconds!r}")
+    return _dict_rows(conn, sql.TASKS_FINISHED_RECENTLY, {"seconds": float(seconds)})
 
 
 def task_types(conn: psycopg.Connection) -> list[dict[str, Any]]:

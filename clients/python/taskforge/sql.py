@@ -185,6 +185,17 @@ SELECT minute, queue, attempts_finished, attempts_succeeded, attempts_failed, fi
   FROM taskforge.tf_throughput_per_minute
  ORDER BY minute, queue
 """
+# Tasks that reached a terminal state in the last %(seconds)s seconds, per queue and state
+# (read along tasks_finished_idx).
+TASKS_FINISHED_RECENTLY = """
+SELECT queue, state, count(*) AS tasks
+  FROM taskforge.tf_tasks
+ WHERE finished_at >= now() - make_interval(secs => %(seconds)s)
+ GROUP BY queue, state
+ ORDER BY queue, state
+"""
+# The current minute of database time, truncated in UTC (the charts' last slot).
+DB_CURRENT_MINUTE = "SELECT date_trunc('minute', now(), 'UTC')"
 TASK_TYPES = """
 SELECT task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description
   FROM taskforge.tf_task_types

@@ -1,39 +1,30 @@
-"""The HTML pages (blueprint ``pages``). SKELETON: placeholder views, replaced by the pages work.
+"""The HTML pages (blueprint ``pages``): Jinja templates under ``templates/pages/``, htmx for live
+refresh and actions, uPlot for the dashboard's charts (``static/``), no inline script.
 
-Every endpoint the base layout links to exists here: ``pages.dashboard`` (``/``),
-``pages.tasks``, ``pages.queues``, ``pages.workers``, ``pages.submit``.
+=========================  ==========================================  ===========================
+endpoint                   path                                        module
+=========================  ==========================================  ===========================
+``pages.dashboard``        ``/``                                       :mod:`.dashboard`
+``pages.dashboard_series`` ``/dashboard/series.json``                  :mod:`.dashboard`
+``pages.tasks``            ``/tasks``                                  :mod:`.tasks`
+``pages.bulk``             ``/tasks/bulk`` (POST: confirm, then act)   :mod:`.tasks`
+``pages.task``             ``/tasks/<id>``                             :mod:`.task`
+``pages.task_action``      ``/tasks/<id>/cancel``, ``.../retry`` POST  :mod:`.task`
+``pages.queues``           ``/queues``                                 :mod:`.queues`
+``pages.queue_action``     ``/queues/pause``, ``/queues/resume`` POST  :mod:`.queues`
+``pages.workers``          ``/workers``                                :mod:`.workers`
+``pages.submit``           ``/submit`` (GET form, POST submit)         :mod:`.submit`
+=========================  ==========================================  ===========================
+
+Reads go through :meth:`taskforge_console.db.Database.read` (short ``statement_timeout``, a
+banner when cut short) and actions through :meth:`~taskforge_console.db.Database.act`; the
+queries themselves are :mod:`taskforge_console.queries` and :mod:`taskforge.client`, shared
+with the JSON API.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from . import dashboard, queues, submit, task, tasks, workers
+from .blueprint import bp
 
-from ..auth import require_signed_in
-
-bp = Blueprint("pages", __name__)
-bp.before_request(require_signed_in)
-
-
-@bp.get("/")
-def dashboard() -> str:
-    return render_template("error.html", title="Dashboard", message="(pages not written yet)")
-
-
-@bp.get("/tasks")
-def tasks() -> str:
-    return render_template("error.html", title="Tasks", message="(pages not written yet)")
-
-
-@bp.get("/queues")
-def queues() -> str:
-    return render_template("error.html", title="Queues", message="(pages not written yet)")
-
-
-@bp.get("/workers")
-def workers() -> str:
-    return render_template("error.html", title="Workers", message="(pages not written yet)")
-
-
-@bp.get("/submit")
-def submit() -> str:
-    return render_template("error.html", title="Submit", message="(pages not written yet)")
+__all__ = ["bp", "dashboard", "queues", "submit", "task", "tasks", "workers"]
