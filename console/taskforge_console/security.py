@@ -21,7 +21,7 @@ from flask import Flask, Response, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
-from .auth import bearer_ok, is_api_request
+from .auth import bearer_ok, is_api_request, require_signed_in
 from .state import console
 
 __all__ = ["CSP", "LOOPBACK_HOSTS", "csrf", "init_app"]
@@ -58,6 +58,10 @@ def _guard() -> BaseResponse | None:
         return None
     if settings.token is not None and bearer_ok():
         return None
+    if is_api_request():
+        refusal = require_signed_in()  # an API caller without credentials learns that first (401)
+        if refusal is not None:
+            return refusal
     if not settings.auth_required and is_api_request() and request.mimetype == "application/json":
         return None
     csrf.protect()  # raises CSRFError (400) when the token is missing or wrong

@@ -50,10 +50,11 @@ def test_api_needs_the_token(token_app: Any, path: str) -> None:
 
 @pytest.mark.parametrize(("method", "path", "body"), ACTIONS)
 def test_actions_need_the_token(token_app: Any, method: str, path: str, body: Any) -> None:
-    response = getattr(token_app.test_client(), method)(path, json=body)
-    # Without a token the request is not authenticated; the CSRF guard answers first (400).
-    assert response.status_code in (400, 401)
-    assert response.get_json()["code"] in ("csrf", "unauthorized")
+    client = token_app.test_client()
+    for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
+        response = getattr(client, method)(path, json=body, headers=headers)
+        assert response.status_code == 401
+        assert response.get_json()["code"] == "unauthorized"
 
 
 def test_health_and_api_document_need_no_token(token_app: Any) -> None:

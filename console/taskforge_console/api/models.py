@@ -7,7 +7,7 @@ Seconds are floats. Filters and inputs that need an offset reject a naive time (
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
@@ -18,6 +18,14 @@ from ..queries import BULK_LIMIT, PAGE_LIMIT
 
 State = Literal["QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED"]
 AttemptState = Literal["RUNNING", "SUCCEEDED", "FAILED", "ABANDONED", "CANCELLED"]
+
+
+#: Bounds and formats the database enforces (docs/sql-api.md, "Limits"), stated in the document.
+TASK_TYPE_PATTERN = r"^[a-z][a-z0-9_.-]{0,62}$"
+QUEUE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
+PRIORITY_RANGE = (-32768, 32767)
+MAX_ATTEMPTS_RANGE = (1, 1000)
+EXTRA_ATTEMPTS_RANGE = (1, 1000)
 
 
 class _Strict(BaseModel):
@@ -31,17 +39,23 @@ class SubmitBody(_Strict):
     -32768..32767, max_attempts 1..1000, payload a JSON object of at most 1 MiB, idempotency_key
     1..200 characters."""
 
-    task_type: str = Field(description="A registered task type.")
-    payload: dict[str, Any] = Field(default_factory=dict, description="JSON object handed to the handler.")
-    queue: str = "default"
-    priority: StrictInt = Field(default=0, ge=client.INT4_RANGE[0], le=client.INT4_RANGE[1])
-    max_attempts: StrictInt = Field(default=3, ge=client.INT4_RANGE[0], le=client.INT4_RANGE[1])
+    task_type: str = Field(pattern=TASK_TYPE_PATTERN, description="A registered task type.")
+    payload: dict[str, Any] = Field(default_factory=dict, description="JSON object handed to the handler (<= 1 MiB).")
+    queue: str = Field(default="default", pattern=QUEUE_PATTERN)
+    priority: StrictInt = Field(default=0, ge=PRIORITY_RANGE[0], le=PRIORITY_RANGE[1], description="Higher first.")
+    max_attempts: StrictInt = Field(default=3, ge=MAX_ATTEMPTS_RANGE[0], le=MAX_ATTEMPTS_RANGE[1])
     scheduled_at: AwareDatetime | None = Field(default=None, description="Earliest start (with an offset).")
     delay_seconds: float | None = Field(
-        default=None, description="Earliest start = database time + this many seconds (not with scheduled_at)."
+        default=None,
+        ge=0,
+        le=client.MAX_DELAY_SECONDS,
+        description="Earliest start = database time + this many seconds (not with scheduled_at).",
     )
     idempotency_key: str | None = Field(
-        default=None, description="Same key and same request: the same task again (200); different request: 409."
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Same key and same request: the same task again (200); different request: 409.",
     )
 
 
@@ -55,7 +69,7 @@ class RetryBody(_Strict):
     """Optional body of a single retry."""
 
     extra_attempts: StrictInt = Field(
-        default=1, ge=client.INT4_RANGE[0], le=client.INT4_RANGE[1], description="Attempts added (1..1000)."
+        default=1, ge=EXTRA_ATTEMPTS_RANGE[0], le=EXTRA_ATTEMPTS_RANGE[1], description="Attempts added."
     )
 
 
@@ -81,7 +95,12 @@ class TaskListQuery(TaskFilterModel):
 
 
 class _BulkBody(_Strict):
-    task_ids: list[StrictInt] | None = Field(
+    # Exactly one selector, also in the document (the validator below gives the message).
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"oneOf": [{"required": ["task_ids"]}, {"required": ["filter"]}]}
+    )
+
+    task_ids: list[Annotated[StrictInt, Field(ge=1, le=client.INT8_RANGE[1])]] | None = Field(
         default=None,
         min_length=1,
         max_length=BULK_LIMIT,
@@ -110,15 +129,15 @@ class BulkCancelBody(_BulkBody):
 class BulkRetryBody(_BulkBody):
     """Retry several tasks. With a filter, only FAILED and CANCELLED tasks are taken."""
 
-    extra_attempts: StrictInt = Field(default=1, ge=client.INT4_RANGE[0], le=client.INT4_RANGE[1])
+    extra_attempts: StrictInt = Field(default=1, ge=EXTRA_ATTEMPTS_RANGE[0], le=EXTRA_ATTEMPTS_RANGE[1])
 
 
 class TaskPath(BaseModel):
-    task_id: int = Field(description="Task id.")
+    task_id: int = Field(ge=0, le=client.INT8_RANGE[1], description="Task id.")
 
 
 class QueuePath(BaseModel):
-    queue: str = Field(description="Queue name.")
+    queue: str = Field(pattern=QUEUE_PATTERN, description="Queue name.")
 
 
 class WorkersQuery(_Strict):
