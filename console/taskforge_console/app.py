@@ -130,7 +130,8 @@ def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
     app.config.update(
         SECRET_KEY=settings.secret_key or secrets.token_urlsafe(32),
         MAX_CONTENT_LENGTH=settings.max_content_length,
-        APPLICATION_ROOT=settings.prefix or "/",
+        # Not APPLICATION_ROOT: the mount (below) sets SCRIPT_NAME, which url_for follows.
+        SESSION_COOKIE_PATH=settings.prefix or "/",
         SESSION_COOKIE_NAME="taskforge_console",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
