@@ -58,6 +58,9 @@ CALLS = {
     '\'[{"task_type": "noop", "queue": "perm_check"}]\')',
     "tf_cancel": "SELECT * FROM taskforge.tf_cancel(task_id => -1)",
     "tf_retry": "SELECT * FROM taskforge.tf_retry(task_id => -1)",
+    "tf_pause_queue": "SELECT taskforge.tf_pause_queue(queue => 'perm_check')",
+    "tf_resume_queue": "SELECT taskforge.tf_resume_queue(queue => 'perm_check')",
+    "tf_set_queue_limit": "SELECT taskforge.tf_set_queue_limit(queue => 'perm_check', max_running => NULL)",
     "tf_register_worker": "SELECT taskforge.tf_register_worker(name => 'perm-check')",
     "tf_heartbeat": "SELECT taskforge.tf_heartbeat(worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_deregister_worker": "SELECT taskforge.tf_deregister_worker("
@@ -92,6 +95,7 @@ CALLS = {
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
     "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
+    "_tf_lock_queue": "SELECT taskforge._tf_lock_queue('perm_check')",
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
     "_tf_task_state_after": "SELECT taskforge._tf_task_state_after('failed', false, 1, 3)",
     "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
@@ -102,6 +106,7 @@ CALLS = {
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
+QUEUE_CONTROLS = {"tf_pause_queue", "tf_resume_queue", "tf_set_queue_limit"}
 ALLOWED = {
     "taskforge_worker": ANY_ROLE
     | {
@@ -116,8 +121,8 @@ ALLOWED = {
         "tf_finalize_and_claim",
     },
     "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune"},
-    "taskforge_client": ANY_ROLE | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
-    "taskforge_console": ANY_ROLE | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
+    "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
+    "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
     None: set(),  # a login role in no TaskForge group
 }
 VIEW_READERS = {"taskforge_client", "taskforge_console"}
@@ -239,15 +244,17 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "QUEUED",
             {"a": 1},
         )
-        for view in (
+        views = (
             "tf_attempts",
             "tf_workers",
             "tf_queue_stats",
+            "tf_queues",
             "tf_throughput",
             "tf_throughput_per_minute",
             "tf_task_types",
             "tf_invariant_violations",
-        ):
+        )
+        for view in views:
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             claim(c, worker_id, [queue])

@@ -31,6 +31,16 @@
 --             only): several queues, and delayed tasks present (walking the claim order could
 --             step over all of them; the planner sees the time and may read the few due rows
 --             from tasks_queued_due_idx). Locked rows are then updated by primary key.
+-- Queue controls: tasks of a paused queue (taskforge.queues.paused_at) are never picked. A
+--             limited queue (max_running) is picked from only by the claimer holding its
+--             taskforge.queues row lock (FOR UPDATE SKIP LOCKED: a claimer that finds it locked
+--             skips the queue this time), and only up to max_running minus its RUNNING count,
+--             counted after the lock is taken: since every claim of the queue holds that lock
+--             until it commits, the count is exact and the limit is never exceeded. Under
+--             REPEATABLE READ or SERIALIZABLE (an older snapshot) limited queues are skipped.
+--             With no row in taskforge.queues the claim reads one empty partial index and
+--             plans as before; a queue filter just loses the restricted queues; an unfiltered
+--             claim steps over their tasks with a per-call plan.
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    use tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
@@ -59,23 +69,34 @@ DECLARE
     v_registered boolean;
     v_registered_queues text[];
     v_registered_types text[];
+    v_restricted text[];
+    v_queues text[] := _tf_claim_tasks.queues;
+    v_excluded text[];
+    v_limited_ids bigint[];
+    v_more bigint[];
+    v_limited record;
+    v_room bigint;
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
         ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
         '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
         '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
+        '   AND ($5::text[] IS NULL OR t.queue <> ALL ($5))'
         ' ORDER BY t.priority DESC, t.created_at, t.task_id'
         ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
 BEGIN
     IF _tf_claim_tasks.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    -- The worker's registration and the latest due time of any QUEUED task (a backward step in
-    -- tasks_queued_due_idx), in one statement.
+    -- The worker's registration, the latest due time of any QUEUED task (a backward step in
+    -- tasks_queued_due_idx) and the paused or limited queues (queues_restricted_idx, usually
+    -- empty), in one statement.
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1)
-      INTO v_registered, v_registered_queues, v_registered_types, v_latest
+             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
+           (SELECT array_agg(q.queue) FROM taskforge.queues q
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
       FROM taskforge.workers w
      WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
@@ -103,20 +124,59 @@ BEGIN
     END IF;
     v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
-    IF v_latest > v_now OR cardinality(_tf_claim_tasks.queues) > 1 THEN
-        -- Delayed tasks exist, or several queues: plan for this call (see Plans above).
+    IF v_restricted IS NOT NULL THEN
+        -- Paused and limited queues leave the main pick (see Queue controls above): a queue
+        -- filter loses them, an unfiltered claim steps over them.
+        IF _tf_claim_tasks.queues IS NULL THEN
+            v_excluded := v_restricted;
+        ELSE
+            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_tasks.queues) AS q WHERE q <> ALL (v_restricted));
+        END IF;
+        -- Each limited, unpaused queue this claim may take from, one at a time under its row
+        -- lock (skipped when another claimer holds it), up to its free room. Only under READ
+        -- COMMITTED, where the count below sees every claim committed before the lock.
+        IF current_setting('transaction_isolation') = 'read committed' THEN
+            PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
+            FOR v_limited IN
+                SELECT q.queue, q.max_running FROM taskforge.queues q
+                 WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
+                   AND (_tf_claim_tasks.queues IS NULL OR q.queue = ANY (_tf_claim_tasks.queues))
+                 ORDER BY q.queue
+                   FOR UPDATE SKIP LOCKED
+            LOOP
+                SELECT v_limited.max_running - count(*) INTO v_room
+                  FROM taskforge.tasks t
+                 WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
+                IF v_room > 0 THEN
+                    EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
+                       INTO v_more
+                      USING v_now, ARRAY[v_limited.queue], _tf_claim_tasks.task_types,
+                            least(v_room, _tf_claim_tasks.max_tasks), NULL::text[];
+                    v_limited_ids := v_limited_ids || v_more;
+                END IF;
+            END LOOP;
+            PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
+        END IF;
+    END IF;
+
+    IF cardinality(v_queues) = 0 THEN
+        -- Every queue of the filter is paused or limited: nothing for the main pick.
+        v_ids := NULL;
+    ELSIF v_latest > v_now OR cardinality(v_queues) > 1 OR v_excluded IS NOT NULL THEN
+        -- Delayed tasks exist, several queues, or queues to step over: plan for this call
+        -- (see Plans above).
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
         EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
            INTO v_ids
-          USING v_now, _tf_claim_tasks.queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks;
+          USING v_now, v_queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks, v_excluded;
         PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
-    ELSIF _tf_claim_tasks.queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+    ELSIF v_queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
-    ELSIF _tf_claim_tasks.queues IS NULL THEN
+    ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
@@ -127,17 +187,28 @@ BEGIN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = _tf_claim_tasks.queues[1]
+               AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = _tf_claim_tasks.queues[1]
+               AND t.queue = v_queues[1]
                AND t.task_type = ANY (_tf_claim_tasks.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    END IF;
+    IF v_limited_ids IS NOT NULL THEN
+        -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
+        -- out stay locked (skipped by others) until this transaction ends, and are not changed.
+        PERFORM set_config('enable_sort', 'on', true);
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.task_id = ANY (v_ids || v_limited_ids)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks);
+        PERFORM set_config('enable_sort', 'off', true);
     END IF;
     IF coalesce(cardinality(v_ids), 0) = 0 THEN
         RETURN;

@@ -40,6 +40,24 @@ CREATE TABLE taskforge.workers (
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
 
+-- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
+-- here to exist: tasks name their queue freely; a row only records a pause or a limit.
+CREATE TABLE taskforge.queues (
+    queue        text PRIMARY KEY
+        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
+    paused_at    timestamptz,
+    -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
+    max_running  int CONSTRAINT queues_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE taskforge.queues IS
+    'Per-queue controls: pause (paused_at) and concurrency limit (max_running, NULL = unlimited).';
+-- tf_claim reads the few restricted queues on every call.
+CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
+    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL;
+
 -- The logical unit of work. task_id never changes across retries and recovery.
 CREATE TABLE taskforge.tasks (
     task_id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

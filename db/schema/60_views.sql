@@ -68,6 +68,38 @@ SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
          ON c.queue = q.queue AND c.state = s.state;
 COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
 
+-- Queues that have live work (QUEUED, RUNNING or RETRYING tasks) or a control row (paused or
+-- limited), with their controls and live counts. Each state is read through its partial index,
+-- so the cost follows live work, not finished history. Ages are from database time (now()).
+CREATE VIEW taskforge.tf_queues AS
+WITH live AS (
+    SELECT t.queue, 'QUEUED' AS state, t.scheduled_at <= now() AS due, t.scheduled_at
+      FROM taskforge.tasks t WHERE t.state = 'QUEUED'
+    UNION ALL
+    SELECT t.queue, 'RUNNING', false, NULL FROM taskforge.tasks t WHERE t.state = 'RUNNING'
+    UNION ALL
+    SELECT t.queue, 'RETRYING', false, NULL FROM taskforge.tasks t WHERE t.state = 'RETRYING'
+), counts AS (
+    SELECT l.queue,
+           count(*) FILTER (WHERE l.state = 'QUEUED') AS queued,
+           count(*) FILTER (WHERE l.due) AS due,
+           count(*) FILTER (WHERE l.state = 'RUNNING') AS running,
+           count(*) FILTER (WHERE l.state = 'RETRYING') AS retrying,
+           min(l.scheduled_at) FILTER (WHERE l.due) AS oldest_due_at
+      FROM live l
+     GROUP BY l.queue
+)
+SELECT coalesce(q.queue, c.queue) AS queue,
+       q.paused_at IS NOT NULL AS paused, q.paused_at, q.max_running,
+       coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
+       coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
+       c.oldest_due_at,
+       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds
+  FROM taskforge.queues q
+  FULL JOIN counts c ON c.queue = q.queue;
+COMMENT ON VIEW taskforge.tf_queues IS
+    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time).';
+
 -- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
 -- (first attempt start - task creation).
@@ -188,10 +220,10 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
-              taskforge.tf_invariant_violations
+              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
+              taskforge.tf_task_types, taskforge.tf_invariant_violations
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
-                taskforge.tf_invariant_violations
+                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
+                taskforge.tf_task_types, taskforge.tf_invariant_violations
     TO taskforge_client;

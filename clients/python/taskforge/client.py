@@ -523,6 +523,41 @@ def running_tasks(conn: psycopg.Connection, *, limit: int = 1000) -> list[dict[s
     return _dict_rows(conn, sql.RUNNING_TASKS, {"limit": limit})
 
 
+def queues(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Rows of ``tf_queues``, by queue name: queues with live work or a control row, with
+    ``paused`` (bool), ``paused_at``, ``max_running`` (``None`` = unlimited), the counts
+    ``queued``, ``due``, ``running``, ``retrying``, and ``oldest_due_at`` /
+    ``oldest_due_age_seconds`` (float seconds of database time; ``None`` when nothing is due)."""
+    return _dict_rows(conn, sql.QUEUES_LIST)
+
+
+def pause_queue(conn: psycopg.Connection, queue: str) -> bool:
+    """Pause a queue through ``tf_pause_queue``: claims take none of its tasks until resumed;
+    submits still succeed. Returns ``True`` when it was running (``False``: already paused).
+    Raises ``psycopg.Error`` TF400 for a malformed name; :class:`InvalidArgument` for text
+    PostgreSQL cannot receive."""
+    return bool(sql.one_value(conn, sql.PAUSE_QUEUE, {"queue": _text_arg("queue", queue)}))
+
+
+def resume_queue(conn: psycopg.Connection, queue: str) -> bool:
+    """Resume a paused queue through ``tf_resume_queue`` (idle workers are notified). Returns
+    ``True`` when it was paused. Errors as :func:`pause_queue`."""
+    return bool(sql.one_value(conn, sql.RESUME_QUEUE, {"queue": _text_arg("queue", queue)}))
+
+
+def set_queue_limit(conn: psycopg.Connection, queue: str, max_running: int | None) -> int | None:
+    """Set (1..1000000) or clear (``None``) a queue's concurrency limit through
+    ``tf_set_queue_limit``; returns the previous limit (``None`` = was unlimited). Raises
+    ``psycopg.Error`` TF400 (name or range); :class:`InvalidArgument` for a value outside the
+    SQL ``int`` range or unstorable text."""
+    params = {
+        "queue": _text_arg("queue", queue),
+        "max_running": _int_arg("max_running", max_running, INT4_RANGE, "int"),
+    }
+    value = sql.one_value(conn, sql.SET_QUEUE_LIMIT, params)
+    return None if value is None else int(value)
+
+
 def invariant_violations(conn: psycopg.Connection) -> list[dict[str, Any]]:
     """Rows of ``tf_invariant_violations`` (rule, task_id, attempt_number, detail); always
     empty unless a state-machine rule is broken."""

@@ -210,6 +210,14 @@ SELECT task_id, task_type, queue, attempt_count, max_attempts, owner_worker_id, 
  ORDER BY task_id
  LIMIT %(limit)s
 """
+QUEUES_LIST = """
+SELECT queue, paused, paused_at, max_running, queued, due, running, retrying, oldest_due_at, oldest_due_age_seconds
+  FROM taskforge.tf_queues
+ ORDER BY queue
+"""
+PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s)"
+RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s)"
+SET_QUEUE_LIMIT = "SELECT taskforge.tf_set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
 THROUGHPUT = """
 SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_failed,
        succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 ec561ae5ff14c4db). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 5b7de5365960960e). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -117,6 +117,24 @@ CREATE TABLE taskforge.workers (
 );
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
+-- here to exist: tasks name their queue freely; a row only records a pause or a limit.
+CREATE TABLE taskforge.queues (
+    queue        text PRIMARY KEY
+        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
+    paused_at    timestamptz,
+    -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
+    max_running  int CONSTRAINT queues_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE taskforge.queues IS
+    'Per-queue controls: pause (paused_at) and concurrency limit (max_running, NULL = unlimited).';
+-- tf_claim reads the few restricted queues on every call.
+CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
+    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL;
 
 -- The logical unit of work. task_id never changes across retries and recovery.
 CREATE TABLE taskforge.tasks (
@@ -501,6 +519,16 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
 --             only): several queues, and delayed tasks present (walking the claim order could
 --             step over all of them; the planner sees the time and may read the few due rows
 --             from tasks_queued_due_idx). Locked rows are then updated by primary key.
+-- Queue controls: tasks of a paused queue (taskforge.queues.paused_at) are never picked. A
+--             limited queue (max_running) is picked from only by the claimer holding its
+--             taskforge.queues row lock (FOR UPDATE SKIP LOCKED: a claimer that finds it locked
+--             skips the queue this time), and only up to max_running minus its RUNNING count,
+--             counted after the lock is taken: since every claim of the queue holds that lock
+--             until it commits, the count is exact and the limit is never exceeded. Under
+--             REPEATABLE READ or SERIALIZABLE (an older snapshot) limited queues are skipped.
+--             With no row in taskforge.queues the claim reads one empty partial index and
+--             plans as before; a queue filter just loses the restricted queues; an unfiltered
+--             claim steps over their tasks with a per-call plan.
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    use tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
@@ -529,23 +557,34 @@ DECLARE
     v_registered boolean;
     v_registered_queues text[];
     v_registered_types text[];
+    v_restricted text[];
+    v_queues text[] := _tf_claim_tasks.queues;
+    v_excluded text[];
+    v_limited_ids bigint[];
+    v_more bigint[];
+    v_limited record;
+    v_room bigint;
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
         ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
         '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
         '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
+        '   AND ($5::text[] IS NULL OR t.queue <> ALL ($5))'
         ' ORDER BY t.priority DESC, t.created_at, t.task_id'
         ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
 BEGIN
     IF _tf_claim_tasks.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    -- The worker's registration and the latest due time of any QUEUED task (a backward step in
-    -- tasks_queued_due_idx), in one statement.
+    -- The worker's registration, the latest due time of any QUEUED task (a backward step in
+    -- tasks_queued_due_idx) and the paused or limited queues (queues_restricted_idx, usually
+    -- empty), in one statement.
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1)
-      INTO v_registered, v_registered_queues, v_registered_types, v_latest
+             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
+           (SELECT array_agg(q.queue) FROM taskforge.queues q
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
       FROM taskforge.workers w
      WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
@@ -573,20 +612,59 @@ BEGIN
     END IF;
     v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
-    IF v_latest > v_now OR cardinality(_tf_claim_tasks.queues) > 1 THEN
-        -- Delayed tasks exist, or several queues: plan for this call (see Plans above).
+    IF v_restricted IS NOT NULL THEN
+        -- Paused and limited queues leave the main pick (see Queue controls above): a queue
+        -- filter loses them, an unfiltered claim steps over them.
+        IF _tf_claim_tasks.queues IS NULL THEN
+            v_excluded := v_restricted;
+        ELSE
+            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_tasks.queues) AS q WHERE q <> ALL (v_restricted));
+        END IF;
+        -- Each limited, unpaused queue this claim may take from, one at a time under its row
+        -- lock (skipped when another claimer holds it), up to its free room. Only under READ
+        -- COMMITTED, where the count below sees every claim committed before the lock.
+        IF current_setting('transaction_isolation') = 'read committed' THEN
+            PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
+            FOR v_limited IN
+                SELECT q.queue, q.max_running FROM taskforge.queues q
+                 WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
+                   AND (_tf_claim_tasks.queues IS NULL OR q.queue = ANY (_tf_claim_tasks.queues))
+                 ORDER BY q.queue
+                   FOR UPDATE SKIP LOCKED
+            LOOP
+                SELECT v_limited.max_running - count(*) INTO v_room
+                  FROM taskforge.tasks t
+                 WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
+                IF v_room > 0 THEN
+                    EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
+                       INTO v_more
+                      USING v_now, ARRAY[v_limited.queue], _tf_claim_tasks.task_types,
+                            least(v_room, _tf_claim_tasks.max_tasks), NULL::text[];
+                    v_limited_ids := v_limited_ids || v_more;
+                END IF;
+            END LOOP;
+            PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
+        END IF;
+    END IF;
+
+    IF cardinality(v_queues) = 0 THEN
+        -- Every queue of the filter is paused or limited: nothing for the main pick.
+        v_ids := NULL;
+    ELSIF v_latest > v_now OR cardinality(v_queues) > 1 OR v_excluded IS NOT NULL THEN
+        -- Delayed tasks exist, several queues, or queues to step over: plan for this call
+        -- (see Plans above).
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
         EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
            INTO v_ids
-          USING v_now, _tf_claim_tasks.queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks;
+          USING v_now, v_queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks, v_excluded;
         PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
-    ELSIF _tf_claim_tasks.queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+    ELSIF v_queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
-    ELSIF _tf_claim_tasks.queues IS NULL THEN
+    ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
@@ -597,17 +675,28 @@ BEGIN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = _tf_claim_tasks.queues[1]
+               AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.queue = _tf_claim_tasks.queues[1]
+               AND t.queue = v_queues[1]
                AND t.task_type = ANY (_tf_claim_tasks.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    END IF;
+    IF v_limited_ids IS NOT NULL THEN
+        -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
+        -- out stay locked (skipped by others) until this transaction ends, and are not changed.
+        PERFORM set_config('enable_sort', 'on', true);
+        v_ids := ARRAY(
+            SELECT t.task_id FROM taskforge.tasks t
+             WHERE t.task_id = ANY (v_ids || v_limited_ids)
+             ORDER BY t.priority DESC, t.created_at, t.task_id
+             LIMIT _tf_claim_tasks.max_tasks);
+        PERFORM set_config('enable_sort', 'off', true);
     END IF;
     IF coalesce(cardinality(v_ids), 0) = 0 THEN
         RETURN;
@@ -951,6 +1040,42 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_invalid(text, text) IS
     'Private: raises TF400 "<argument>: <problem>". Used by every tf_* validator.';
 REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_lock_queue.sql
+-- taskforge._tf_lock_queue(queue text) -> taskforge.queues   (private helper)
+--
+-- Purpose:    the queue-control row of one queue, created when missing and locked, for
+--             tf_pause_queue, tf_resume_queue and tf_set_queue_limit.
+-- Parameters: queue  a queue name, ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$ (the rule tf_submit applies).
+-- Returns:    the taskforge.queues row, locked FOR UPDATE until the caller's transaction ends.
+-- Errors:     TF400 queue NULL or malformed (nothing written).
+-- Locks:      inserts the row if missing; the row FOR UPDATE (claimers of a limited queue take
+--             the same lock with SKIP LOCKED, so they skip the queue while it is being changed).
+-- Clock:      created_at and updated_at default to clock_timestamp().
+-- By hand:    harmless (an empty row changes nothing).
+CREATE OR REPLACE FUNCTION taskforge._tf_lock_queue(queue text)
+RETURNS taskforge.queues
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_row taskforge.queues%ROWTYPE;
+BEGIN
+    IF _tf_lock_queue.queue IS NULL OR _tf_lock_queue.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
+        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
+            coalesce(quote_literal(left(_tf_lock_queue.queue, 100)), 'NULL')));
+    END IF;
+    INSERT INTO taskforge.queues AS q (queue) VALUES (_tf_lock_queue.queue) ON CONFLICT (queue) DO NOTHING;
+    SELECT * INTO STRICT v_row FROM taskforge.queues q WHERE q.queue = _tf_lock_queue.queue FOR UPDATE;
+    RETURN v_row;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_lock_queue(text) IS
+    'Private: validates a queue name (TF400) and returns its taskforge.queues row, created if missing, locked FOR UPDATE.';
+REVOKE ALL ON FUNCTION taskforge._tf_lock_queue(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_lock_task.sql
 -- taskforge._tf_lock_task(task_id bigint) -> taskforge.tasks          (private helper)
@@ -1751,6 +1876,47 @@ COMMENT ON FUNCTION taskforge.tf_heartbeat(uuid) IS
 REVOKE ALL ON FUNCTION taskforge.tf_heartbeat(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_heartbeat(uuid) TO taskforge_worker;
 
+-- >>> db/functions/tf_pause_queue.sql
+-- taskforge.tf_pause_queue(queue text) -> boolean
+--
+-- Purpose:    pause a queue: from the commit on, tf_claim and tf_finalize_and_claim take no task
+--             of this queue. Everything else goes on: submits to it succeed (the tasks wait
+--             QUEUED), running tasks keep their leases and finalize normally, retries are
+--             promoted, recovery runs. A claim that started before the pause committed may
+--             still take tasks of the queue.
+-- Parameters: queue  a queue name (it need not have tasks yet: a queue can be paused ahead).
+-- Returns:    true when the queue was running and is now paused; false when it was already
+--             paused (nothing changed).
+-- Errors:     TF400 queue NULL or malformed. Nothing written on error.
+-- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
+-- Clock:      clock_timestamp() at entry (paused_at).
+-- By hand:    yes; undo with tf_resume_queue.
+CREATE OR REPLACE FUNCTION taskforge.tf_pause_queue(queue text)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_row taskforge.queues%ROWTYPE;
+BEGIN
+    v_row := taskforge._tf_lock_queue(tf_pause_queue.queue);
+    IF v_row.paused_at IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE taskforge.queues q SET paused_at = v_now, updated_at = v_now WHERE q.queue = v_row.queue;
+    RETURN true;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_pause_queue(text) IS
+    'Pause a queue: claims take none of its tasks until tf_resume_queue; submits still succeed. Returns true when the state changed. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_pause_queue(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
+
 -- >>> db/functions/tf_promote.sql
 -- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
 --
@@ -2312,6 +2478,46 @@ COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precis
 REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) TO taskforge_worker;
 
+-- >>> db/functions/tf_resume_queue.sql
+-- taskforge.tf_resume_queue(queue text) -> boolean
+--
+-- Purpose:    resume a paused queue: claims take its tasks again from the commit on, and idle
+--             workers listening for the queue are woken (one NOTIFY on channel taskforge with the
+--             queue name, sent at commit).
+-- Parameters: queue  a queue name.
+-- Returns:    true when the queue was paused and now runs; false when it was not paused
+--             (nothing changed, nothing sent).
+-- Errors:     TF400 queue NULL or malformed. Nothing written on error.
+-- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
+-- Clock:      clock_timestamp() at entry (updated_at).
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_resume_queue(queue text)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_row taskforge.queues%ROWTYPE;
+BEGIN
+    v_row := taskforge._tf_lock_queue(tf_resume_queue.queue);
+    IF v_row.paused_at IS NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE taskforge.queues q SET paused_at = NULL, updated_at = v_now WHERE q.queue = v_row.queue;
+    PERFORM taskforge._tf_notify_queues(ARRAY[v_row.queue]);
+    RETURN true;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_resume_queue(text) IS
+    'Resume a paused queue (claims take its tasks again; idle workers are notified). Returns true when the state changed. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_resume_queue(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
+
 -- >>> db/functions/tf_retry.sql
 -- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
@@ -2400,6 +2606,55 @@ COMMENT ON FUNCTION taskforge.tf_schema_version() IS
 REVOKE ALL ON FUNCTION taskforge.tf_schema_version() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
     TO taskforge_worker, taskforge_scheduler, taskforge_client;
+
+-- >>> db/functions/tf_set_queue_limit.sql
+-- taskforge.tf_set_queue_limit(queue text, max_running int) -> int
+--
+-- Purpose:    set or clear a queue's concurrency limit: at no instant are more than max_running
+--             of the queue's tasks RUNNING, however many workers and claimers there are. Claims
+--             of a limited queue are serialised on its taskforge.queues row (a claimer that finds
+--             it locked skips the queue for that claim, it never waits); unlimited queues are not
+--             affected. Lowering a limit below the current RUNNING count stops nothing: the
+--             queue gets no new claims until it is under the limit again.
+-- Parameters: queue        a queue name (it need not have tasks yet).
+--             max_running  1..1000000, or NULL to remove the limit.
+-- Returns:    the previous limit (NULL = it was unlimited).
+-- Errors:     TF400 queue NULL or malformed, max_running out of range. Nothing written on error.
+-- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
+-- Clock:      clock_timestamp() at entry (updated_at).
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_limit(queue text, max_running int)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_row taskforge.queues%ROWTYPE;
+BEGIN
+    IF tf_set_queue_limit.max_running IS NOT NULL AND tf_set_queue_limit.max_running NOT BETWEEN 1 AND 1000000 THEN
+        PERFORM taskforge._tf_check_int('max_running', tf_set_queue_limit.max_running, 1, 1000000);
+    END IF;
+    v_row := taskforge._tf_lock_queue(tf_set_queue_limit.queue);
+    UPDATE taskforge.queues q
+       SET max_running = tf_set_queue_limit.max_running, updated_at = v_now
+     WHERE q.queue = v_row.queue;
+    IF v_row.max_running IS NOT NULL
+       AND (tf_set_queue_limit.max_running IS NULL OR tf_set_queue_limit.max_running > v_row.max_running) THEN
+        -- More room than before: wake idle workers of the queue.
+        PERFORM taskforge._tf_notify_queues(ARRAY[v_row.queue]);
+    END IF;
+    RETURN v_row.max_running;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, int) IS
+    'Set (1..1000000) or clear (NULL) the maximum number of RUNNING tasks of a queue; returns the previous limit. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, int) TO taskforge_client;
 
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
@@ -2694,6 +2949,38 @@ SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
          ON c.queue = q.queue AND c.state = s.state;
 COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
 
+-- Queues that have live work (QUEUED, RUNNING or RETRYING tasks) or a control row (paused or
+-- limited), with their controls and live counts. Each state is read through its partial index,
+-- so the cost follows live work, not finished history. Ages are from database time (now()).
+CREATE VIEW taskforge.tf_queues AS
+WITH live AS (
+    SELECT t.queue, 'QUEUED' AS state, t.scheduled_at <= now() AS due, t.scheduled_at
+      FROM taskforge.tasks t WHERE t.state = 'QUEUED'
+    UNION ALL
+    SELECT t.queue, 'RUNNING', false, NULL FROM taskforge.tasks t WHERE t.state = 'RUNNING'
+    UNION ALL
+    SELECT t.queue, 'RETRYING', false, NULL FROM taskforge.tasks t WHERE t.state = 'RETRYING'
+), counts AS (
+    SELECT l.queue,
+           count(*) FILTER (WHERE l.state = 'QUEUED') AS queued,
+           count(*) FILTER (WHERE l.due) AS due,
+           count(*) FILTER (WHERE l.state = 'RUNNING') AS running,
+           count(*) FILTER (WHERE l.state = 'RETRYING') AS retrying,
+           min(l.scheduled_at) FILTER (WHERE l.due) AS oldest_due_at
+      FROM live l
+     GROUP BY l.queue
+)
+SELECT coalesce(q.queue, c.queue) AS queue,
+       q.paused_at IS NOT NULL AS paused, q.paused_at, q.max_running,
+       coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
+       coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
+       c.oldest_due_at,
+       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds
+  FROM taskforge.queues q
+  FULL JOIN counts c ON c.queue = q.queue;
+COMMENT ON VIEW taskforge.tf_queues IS
+    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time).';
+
 -- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
 -- (first attempt start - task creation).
@@ -2814,12 +3101,12 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
-              taskforge.tf_invariant_violations
+              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
+              taskforge.tf_task_types, taskforge.tf_invariant_violations
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_throughput, taskforge.tf_throughput_per_minute, taskforge.tf_task_types,
-                taskforge.tf_invariant_violations
+                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
+                taskforge.tf_task_types, taskforge.tf_invariant_violations
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql

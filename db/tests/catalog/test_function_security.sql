@@ -1,6 +1,6 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(30);
+SELECT plan(33);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
@@ -20,6 +20,9 @@ SELECT has_function('taskforge', 'tf_finalize_many', ARRAY['uuid', 'bigint[]', '
 SELECT has_function('taskforge', 'tf_renew_many', ARRAY['uuid', 'bigint[]', 'integer[]', 'double precision'], 'tf_renew_many exists');
 SELECT has_function('taskforge', 'tf_finalize_and_claim', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_finalize_and_claim exists');
 SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_many exists');
+SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
+SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
+SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'], 'tf_set_queue_limit exists');
 SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS

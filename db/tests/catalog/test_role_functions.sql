@@ -16,8 +16,9 @@ SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_schedule
               ARRAY['tf_recover', 'tf_promote', 'tf_prune', 'tf_backoff', 'tf_schema_version'],
               'taskforge_scheduler executes exactly recover, promote, prune, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_client'$$,
-              ARRAY['tf_submit', 'tf_submit_many', 'tf_cancel', 'tf_retry', 'tf_backoff', 'tf_schema_version'],
-              'taskforge_client executes exactly submit, submit_many, cancel, retry, backoff, schema_version');
+              ARRAY['tf_submit', 'tf_submit_many', 'tf_cancel', 'tf_retry', 'tf_pause_queue', 'tf_resume_queue',
+                    'tf_set_queue_limit', 'tf_backoff', 'tf_schema_version'],
+              'taskforge_client executes exactly submit, submit_many, cancel, retry, the queue controls, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_console'$$,
               $$SELECT proname FROM callable WHERE rolname = 'taskforge_client'$$,
               'taskforge_console executes exactly what taskforge_client does');

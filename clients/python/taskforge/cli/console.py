@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from .cli import Seconds, SqlInt, Text, dsn_option, fail
-from .database import resolve_dsn
+from ..database import resolve_dsn
+from .common import Seconds, SqlInt, Text, dsn_option, fail
 
 __all__ = ["COMMANDS", "bind_problem", "console_cmd", "is_loopback"]
 

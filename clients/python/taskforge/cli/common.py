@@ -1,24 +1,21 @@
-"""The ``taskforge`` command line (click).
+"""What every command module shares: exit codes, :func:`fail`, the ``--dsn`` and ``--json``
+options, and the parameter types.
 
-Human-friendly output by default, ``--json`` for scripts. Database errors raised by the SQL API
-(SQLSTATE TF400, TF404, TF409) and connection problems become one line on stderr and a
-non-zero exit code, never a traceback. Option values are converted by the parameter types below
-(:class:`SqlInt`, :class:`Seconds`, :class:`Text`, :class:`Choice`), which report a bad value
-as one line ``taskforge: --option: problem`` and exit code 2 before anything is sent.
+Option values are converted by the parameter types below (:class:`SqlInt`, :class:`Seconds`,
+:class:`Text`, :class:`Choice`), which report a bad value as one line
+``taskforge: --option: problem`` and exit code 2 before anything is sent.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
 from typing import IO, Any, NoReturn
 
 import click
-import psycopg
 
-from . import client, database as db
+from .. import client
 
 #: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
 #: the request (TF400/TF404/TF409), 4 = cannot reach or use the database; `db status` exits 1
@@ -181,99 +178,3 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print one line to stderr and exit with code."""
     click.echo(f"taskforge: {message}", err=True)
     sys.exit(code)
-
-
-class TaskforgeGroup(click.Group):
-    """Turns expected failures into one line and an exit code."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except db.DsnMissing as exc:
-            fail(str(exc), EXIT_DATABASE)
-        except client.InvalidArgument as exc:  # a client-side check (the commands check options first)
-            fail(str(exc), EXIT_USAGE)
-        except psycopg.Error as exc:
-            diag = getattr(exc, "diag", None)
-            sqlstate = getattr(exc, "sqlstate", None) or ""
-            text = (diag.message_primary if diag is not None and diag.message_primary else str(exc)).strip()
-            if sqlstate.startswith("TF"):
-                fail(f"{sqlstate} {text}", EXIT_REFUSED)
-            if sqlstate in UNMIGRATED_SQLSTATES and "taskforge" in text:
-                fail(
-                    f"database error {sqlstate}: {text.splitlines()[0]}: the TaskForge schema is not installed in this "
-                    "database (or is older than this taskforge package); run `taskforge db migrate`",
-                    EXIT_DATABASE,
-                )
-            first_line = text.splitlines()[0] if text else type(exc).__name__
-            # The server's HINT says what to do (e.g. which GRANT a DBA must run): keep it.
-            hint = (diag.message_hint or "").strip() if diag is not None else ""
-            if hint:
-                first_line += " (" + " ".join(hint.split()) + ")"
-            fail(f"database error{' ' + sqlstate if sqlstate else ''}: {first_line}", EXIT_DATABASE)
-
-
-@click.group(cls=TaskforgeGroup)
-@click.version_option(package_name="taskforge")
-def main() -> None:
-    """TaskForge: PostgreSQL-backed background tasks."""
-
-
-@main.group("db")
-def db_group() -> None:
-    """Install and inspect the TaskForge schema."""
-
-
-@db_group.command("migrate")
-@dsn_option
-@json_option
-def db_migrate(dsn: str | None, as_json: bool) -> None:
-    """Apply pending migrations (a second run changes nothing)."""
-    applied = db.migrate(dsn)
-    if as_json:
-        click.echo(json.dumps({"applied": applied}))
-    elif applied:
-        click.echo("applied: " + ", ".join(applied))
-    else:
-        click.echo("nothing to apply: the database is up to date")
-
-
-@db_group.command("status")
-@dsn_option
-@json_option
-@click.option("--show-sql", is_flag=True, help="Also print the SQL each pending migration would run.")
-def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
-    """Show applied and pending migrations and the SQL API version.
-
-    Exits 1 while migrations are pending, so it can gate a deploy (0 when up to date).
-    """
-    st = db.status(dsn)
-    if as_json:
-        doc: dict[str, Any] = {"applied": st.applied, "pending": st.pending, "schema_version": st.schema_version}
-        if show_sql:
-            doc["pending_sql"] = {m: db.migration_sql(m) for m in st.pending}
-        click.echo(json.dumps(doc))
-    else:
-        click.echo(f"schema version: {st.schema_version if st.schema_version is not None else '(not installed)'}")
-        click.echo("applied: " + (", ".join(st.applied) or "(none)"))
-        click.echo("pending: " + (", ".join(st.pending) or "(none)"))
-        if show_sql:
-            for migration_id in st.pending:
-                click.echo(f"-- migration {migration_id}")
-                click.echo(db.migration_sql(migration_id))
-    if st.pending:
-        sys.exit(EXIT_PENDING)
-
-
-# Command modules register themselves on `main` (imported last to avoid a cycle).
-from . import cli_bench, cli_console, cli_demo, cli_run, cli_tasks  # noqa: E402,F401  (imported for their side effect, last: see above)
-
-for _command in cli_console.COMMANDS:  # a plain click command (the cli package's convention)
-    main.add_command(_command)
-
-if __name__ == "__main__":  # pragma: no cover
-    # `python -m taskforge.cli`: this file runs as __main__, but the command modules registered
-    # their commands on the group of the importable module taskforge.cli, so run that one.
-    from taskforge.cli import main as _registered_main
-
-    _registered_main()

@@ -13,9 +13,7 @@ import traceback
 
 import click
 
-from .cli import EXIT_DATABASE, Text, dsn_option, fail, main
-
-EXIT_USAGE = 2
+from .common import EXIT_DATABASE, EXIT_USAGE, Text, dsn_option, fail
 
 log_level_option = click.option(
     "--log-level",
@@ -26,7 +24,7 @@ log_level_option = click.option(
 )
 
 
-@main.command("worker")
+@click.command("worker")
 @dsn_option
 @click.option(
     "--queue",
@@ -115,8 +113,8 @@ def worker_command(
     exit code 0). A second signal exits at once (code 1); unfinished tasks are recovered by a
     scheduler after their leases expire.
     """
-    from . import handlers
-    from .worker import Worker, WorkerConfig, WorkerConfigError, WorkerStartupError, configure_logging
+    from .. import handlers
+    from ..worker import Worker, WorkerConfig, WorkerConfigError, WorkerStartupError, configure_logging
 
     configure_logging(log_level)
     for spec in imports:
@@ -153,7 +151,7 @@ def worker_command(
     sys.exit(code)
 
 
-@main.command("scheduler")
+@click.command("scheduler")
 @dsn_option
 @click.option(
     "--max-interval-seconds",
@@ -195,8 +193,8 @@ def scheduler_command(
 
     Several schedulers may run at once. SIGTERM/SIGINT stop it (exit code 0).
     """
-    from .scheduler import Scheduler, SchedulerConfig
-    from .worker import WorkerStartupError, configure_logging
+    from ..scheduler import Scheduler, SchedulerConfig
+    from ..worker import WorkerStartupError, configure_logging
 
     configure_logging(log_level)
     try:
@@ -213,3 +211,6 @@ def scheduler_command(
     except WorkerStartupError as exc:
         fail(str(exc), EXIT_DATABASE)
     sys.exit(code)
+
+
+COMMANDS: tuple[click.Command, ...] = (worker_command, scheduler_command)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from . import demo
-from .cli import dsn_option, fail, main
+from .. import demo
+from .common import dsn_option, fail
 
 
-@main.command("demo")
+@click.command("demo")
 @click.option(
     "--once",
     is_flag=True,
@@ -43,3 +43,6 @@ def demo_cmd(once: bool, dsn: str | None, data_dir: Path, workload: Path | None)
     except demo.DemoError as exc:
         fail(str(exc), 1)
     sys.exit(code)
+
+
+COMMANDS: tuple[click.Command, ...] = (demo_cmd,)

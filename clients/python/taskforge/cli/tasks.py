@@ -3,7 +3,7 @@
 Each command opens one autocommit connection (``--dsn``, else $TASKFORGE_DSN, else
 $DATABASE_URL), calls :mod:`taskforge.client`, and prints an aligned table, or JSON with
 ``--json``. Refusals by the database (TF400/TF404/TF409) are one line on stderr and exit code 3
-(see :mod:`taskforge.cli`). A value that cannot even be sent as its SQL argument type (an
+(see :mod:`taskforge.cli.app`). A value that cannot even be sent as its SQL argument type (an
 integer beyond int/bigint, text that is not UTF-8 or holds NUL, a payload with non-finite
 numbers, NUL or unpaired surrogates, a delay outside 0..100 years) or a bad ``--payload`` or
 ``--at`` is one line naming the option and exit code 2, and nothing is written.
@@ -23,8 +23,9 @@ import click
 import psycopg
 from click.core import ParameterSource
 
-from . import client, database as db
-from .cli import (
+from .. import client, database as db
+from ..output import format_value, key_values, table, to_json
+from .common import (
     EXIT_REFUSED,
     EXIT_USAGE,
     Choice,
@@ -35,9 +36,7 @@ from .cli import (
     dsn_option,
     fail,
     json_option,
-    main,
 )
-from .output import format_value, key_values, table, to_json
 
 
 def _usage(option: str, problem: str) -> NoReturn:
@@ -93,7 +92,7 @@ def parse_payload(text: str | None) -> Any:
 
 
 class Payload(Text):
-    """``--payload``: UTF-8 text (see :class:`taskforge.cli.Text`) parsed by :func:`parse_payload`."""
+    """``--payload``: UTF-8 text (see :class:`taskforge.cli.common.Text`) parsed by :func:`parse_payload`."""
 
     name = "json"
 
@@ -139,7 +138,7 @@ FILE_KEYS = ("task_type", "payload", "queue", "priority", "max_attempts", "at", 
 FILE_CHUNK = 1000
 
 
-@main.command("submit")
+@click.command("submit")
 @click.argument("task_type", type=Text(), required=False)
 @click.option(
     "--payload", type=Payload(), metavar="JSON", default=None, help="Task payload, a JSON object (default {})."
@@ -329,7 +328,7 @@ def _submit_from_file(stream: TextIO, dsn: str | None, as_json: bool) -> None:
     )
 
 
-@main.command("show")
+@click.command("show")
 @click.argument("task_id", type=SqlInt("bigint"))
 @dsn_option
 @json_option
@@ -388,7 +387,7 @@ def show_cmd(task_id: int, dsn: str | None, as_json: bool) -> None:
     )
 
 
-@main.command("list")
+@click.command("list")
 @click.option(
     "--state", type=Choice(client.STATES, case_sensitive=False), default=None, help="Only tasks in this state."
 )
@@ -482,7 +481,7 @@ def _cancelled_line(task_id: int, res: Any) -> str:
     return f"task {task_id} {res.task_state}"
 
 
-@main.command("cancel")
+@click.command("cancel")
 @click.argument("task_ids", metavar="TASK_ID", nargs=-1, required=True, type=SqlInt("bigint"))
 @click.option("--reason", type=Text(), default=None, help="Free text kept with the task (1,000 characters).")
 @dsn_option
@@ -498,7 +497,7 @@ def cancel_cmd(task_ids: tuple[int, ...], reason: str | None, dsn: str | None, a
     _each_task(task_ids, dsn, as_json, lambda conn, task_id: client.cancel(conn, task_id, reason), _cancelled_line)
 
 
-@main.command("retry")
+@click.command("retry")
 @click.argument("task_ids", metavar="TASK_ID", nargs=-1, required=True, type=SqlInt("bigint"))
 @click.option(
     "--extra-attempts",
@@ -522,7 +521,7 @@ def retry_cmd(task_ids: tuple[int, ...], extra_attempts: int, dsn: str | None, a
     )
 
 
-@main.command("workers")
+@click.command("workers")
 @click.option("--all", "include_stopped", is_flag=True, help="Include stopped (deregistered) workers.")
 @dsn_option
 @json_option
@@ -554,7 +553,7 @@ def workers_cmd(include_stopped: bool, dsn: str | None, as_json: bool) -> None:
     )
 
 
-@main.command("stats")
+@click.command("stats")
 @dsn_option
 @json_option
 def stats_cmd(dsn: str | None, as_json: bool) -> None:
@@ -586,3 +585,6 @@ def stats_cmd(dsn: str | None, as_json: bool) -> None:
             empty="  (nothing finished in the last 15 minutes)",
         )
     )
+
+
+COMMANDS: tuple[click.Command, ...] = (submit_cmd, show_cmd, list_cmd, cancel_cmd, retry_cmd, workers_cmd, stats_cmd)

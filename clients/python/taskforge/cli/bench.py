@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 import psycopg
 
-from .cli import EXIT_DATABASE, OptionError, Text, fail, main
+from .common import EXIT_DATABASE, OptionError, Text, fail
 
 WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer", "all")
 
@@ -36,7 +36,7 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     raise KeyboardInterrupt
 
 
-@main.command("bench")
+@click.command("bench")
 @click.argument("workload", type=click.Choice(WORKLOAD_CHOICES, case_sensitive=False))
 @click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peer only if named.")
 @click.option(
@@ -95,8 +95,8 @@ def bench_command(
 ) -> None:
     """Run WORKLOAD (e1, e2, e5, e6, pickup, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
-    from .benchmarks import runner
-    from .benchmarks.database import admin_dsn_default
+    from ..benchmarks import runner
+    from ..benchmarks.database import admin_dsn_default
 
     workload = workload.lower()
     if workload == "all":
@@ -125,3 +125,6 @@ def bench_command(
     if not state.ok:
         failed = [t.label for t in state.trials if not t.ok] + [p.label for p in state.points if not p.ok]
         fail(f"trust checks or trials failed: {', '.join(failed)} (see {out / 'report.md'})", 1)
+
+
+COMMANDS: tuple[click.Command, ...] = (bench_command,)

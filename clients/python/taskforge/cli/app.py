@@ -1,0 +1,67 @@
+"""The ``taskforge`` group: every command module's ``COMMANDS`` added to one click group.
+
+Human-friendly output by default, ``--json`` for scripts. Database errors raised by the SQL API
+(SQLSTATE TF400, TF404, TF409) and connection problems become one line on stderr and a
+non-zero exit code (:mod:`taskforge.cli.common`), never a traceback.
+
+A command module defines its commands with ``@click.command`` / ``@click.group`` (never
+importing this module) and lists them in ``COMMANDS``; :data:`COMMANDS` below adds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import psycopg
+
+from .. import client, database as db
+from . import bench, console, demo, migrate, queues, run, tasks
+from .common import EXIT_DATABASE, EXIT_REFUSED, EXIT_USAGE, UNMIGRATED_SQLSTATES, fail
+
+#: Every command of ``taskforge``, module by module.
+COMMANDS: tuple[click.Command, ...] = (
+    *migrate.COMMANDS,
+    *tasks.COMMANDS,
+    *queues.COMMANDS,
+    *run.COMMANDS,
+    *demo.COMMANDS,
+    *bench.COMMANDS,
+    *console.COMMANDS,
+)
+
+
+class TaskforgeGroup(click.Group):
+    """Turns expected failures into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except db.DsnMissing as exc:
+            fail(str(exc), EXIT_DATABASE)
+        except client.InvalidArgument as exc:  # a client-side check (the commands check options first)
+            fail(str(exc), EXIT_USAGE)
+        except psycopg.Error as exc:
+            diag = getattr(exc, "diag", None)
+            sqlstate = getattr(exc, "sqlstate", None) or ""
+            text = (diag.message_primary if diag is not None and diag.message_primary else str(exc)).strip()
+            if sqlstate.startswith("TF"):
+                fail(f"{sqlstate} {text}", EXIT_REFUSED)
+            if sqlstate in UNMIGRATED_SQLSTATES and "taskforge" in text:
+                fail(
+                    f"database error {sqlstate}: {text.splitlines()[0]}: the TaskForge schema is not installed in this "
+                    "database (or is older than this taskforge package); run `taskforge db migrate`",
+                    EXIT_DATABASE,
+                )
+            first_line = text.splitlines()[0] if text else type(exc).__name__
+            # The server's HINT says what to do (e.g. which GRANT a DBA must run): keep it.
+            hint = (diag.message_hint or "").strip() if diag is not None else ""
+            if hint:
+                first_line += " (" + " ".join(hint.split()) + ")"
+            fail(f"database error{' ' + sqlstate if sqlstate else ''}: {first_line}", EXIT_DATABASE)
+
+
+@click.group(cls=TaskforgeGroup, commands=COMMANDS)
+@click.version_option(package_name="taskforge")
+def main() -> None:
+    """TaskForge: PostgreSQL-backed background tasks."""
