@@ -23,6 +23,7 @@ from taskforge import client, sql
 __all__ = [
     "BULK_LIMIT",
     "CANCELLABLE_STATES",
+    "FINISHED_WINDOW_SECONDS",
     "PAGE_LIMIT",
     "RETRYABLE_STATES",
     "BulkOutcome",
@@ -273,10 +274,24 @@ def bulk_retry(
     return outcome
 
 
-def queues(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
-    """Every queue known to ``tf_queues`` or holding tasks: ``queue``, ``paused``, ``paused_at``,
-    ``max_running``, a count per task state, ``total``, and ``oldest_due_age_seconds`` (age of
-    the oldest due QUEUED task in seconds of database time, ``None`` when none is due)."""
+#: The window (seconds of database time) of the "finished" counts of :func:`queues`.
+FINISHED_WINDOW_SECONDS = 3600
+_LIVE_COUNTS = {"queued": "QUEUED", "running": "RUNNING", "retrying": "RETRYING"}
+
+
+def queues(
+    conn: psycopg.Connection[Any], *, finished_window_seconds: float = FINISHED_WINDOW_SECONDS
+) -> list[dict[str, Any]]:
+    """Every queue with live work, a control row (paused or limited) or a task finished in the
+    window, by name. Each row: ``queue``, ``paused``, ``paused_at``, ``max_running`` (``None`` =
+    no limit), the live counts ``QUEUED``, ``due`` (QUEUED and due now), ``RUNNING``,
+    ``RETRYING``, ``oldest_due_at`` / ``oldest_due_age_seconds`` (database time; ``None`` when
+    nothing is due), and ``finished_succeeded`` / ``finished_failed`` / ``finished_cancelled``:
+    tasks that reached that state in the last ``finished_window_seconds``.
+
+    Cost follows live work and the window, not the history: ``tf_queues`` reads the partial
+    indexes of the live states and the finished counts read ``tasks_finished_idx`` (counting
+    every finished task, as ``tf_queue_stats`` does, reads the whole table)."""
     by_queue: dict[str, dict[str, Any]] = {}
 
     def entry(name: str) -> dict[str, Any]:
@@ -287,36 +302,36 @@ def queues(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
                 "paused": False,
                 "paused_at": None,
                 "max_running": None,
-                **{s: 0 for s in client.STATES},
-                "total": 0,
+                "QUEUED": 0,
+                "due": 0,
+                "RUNNING": 0,
+                "RETRYING": 0,
+                "oldest_due_at": None,
                 "oldest_due_age_seconds": None,
+                "finished_succeeded": 0,
+                "finished_failed": 0,
+                "finished_cancelled": 0,
             },
         )
 
-    for row in _rows(conn, sql.CONSOLE_QUEUES):
-        entry(row["queue"]).update(paused=row["paused"], paused_at=row["paused_at"], max_running=row["max_running"])
-    for row in _rows(conn, sql.QUEUE_STATS):
+    for row in client.queues(conn):
         e = entry(row["queue"])
-        e[row["state"]] = int(row["tasks"])
-        e["total"] += int(row["tasks"])
-    for row in _rows(conn, sql.CONSOLE_OLDEST_DUE):
-        entry(row["queue"])["oldest_due_age_seconds"] = row["oldest_due_age_seconds"]
+        for key, value in row.items():
+            e[_LIVE_COUNTS.get(key, key)] = value
+    for row in client.finished_recently(conn, finished_window_seconds):
+        entry(row["queue"])[f"finished_{row['state'].lower()}"] = int(row["tasks"])
     return [by_queue[name] for name in sorted(by_queue)]
 
 
 def pause_queue(conn: psycopg.Connection[Any], queue: str) -> bool:
     """Pause a queue (``tf_pause_queue``): claims skip it, submits still succeed. True when the
     state changed (False: it was already paused). TF400 for a malformed queue name."""
-    if client.text_problem(queue):
-        raise client.InvalidArgument("queue", client.text_problem(queue) or "")
-    return bool(sql.one_value(conn, sql.CONSOLE_PAUSE_QUEUE, {"queue": queue}))
+    return client.pause_queue(conn, queue)
 
 
 def resume_queue(conn: psycopg.Connection[Any], queue: str) -> bool:
     """Resume a paused queue (``tf_resume_queue``); True when the state changed."""
-    if client.text_problem(queue):
-        raise client.InvalidArgument("queue", client.text_problem(queue) or "")
-    return bool(sql.one_value(conn, sql.CONSOLE_RESUME_QUEUE, {"queue": queue}))
+    return client.resume_queue(conn, queue)
 
 
 def worker_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:

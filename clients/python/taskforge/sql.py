@@ -287,18 +287,6 @@ SELECT t.task_id, r.task_state, r.max_attempts
  CROSS JOIN LATERAL taskforge.tf_retry(task_id => t.task_id, extra_attempts => %(extra_attempts)s) AS r
  ORDER BY t.n
 """
-# Queues: pause state (tf_queues), counts per state (tf_queue_stats) and the oldest due task.
-CONSOLE_QUEUES = "SELECT queue, paused, paused_at, max_running FROM taskforge.tf_queues ORDER BY queue"
-CONSOLE_PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s)"
-CONSOLE_RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s)"
-# Age (seconds of database time) of the oldest QUEUED task that is due, per queue (read along
-# tasks_queued_due_idx).
-CONSOLE_OLDEST_DUE = """
-SELECT queue, extract(epoch FROM now() - min(scheduled_at))::double precision AS oldest_due_age_seconds
-  FROM taskforge.tf_tasks
- WHERE state = 'QUEUED' AND scheduled_at <= now()
- GROUP BY queue
-"""
 CONSOLE_WORKER_COUNTS = "SELECT liveness, count(*) FROM taskforge.tf_workers GROUP BY liveness"
 # /metrics: attempts finished in the last %(window_seconds)s seconds per queue and outcome, and
 # the recovery lag of the attempts abandoned in that window (both along attempts_finished_idx).

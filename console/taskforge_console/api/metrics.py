@@ -4,9 +4,14 @@ A custom collector (prometheus_client) runs a few queries per scrape, each under
 read ``statement_timeout``; nothing is counted in the console process, so several consoles (or
 a restart) report the same figures. Families:
 
-- ``taskforge_tasks{queue,state}``: tasks per queue and state (tf_queue_stats).
+- ``taskforge_tasks{queue,state}``: live tasks (QUEUED, RUNNING, RETRYING) per queue (tf_queues).
+- ``taskforge_tasks_due{queue}``: QUEUED tasks that are due now.
+- ``taskforge_tasks_finished{queue,state}``: tasks that reached SUCCEEDED, FAILED or CANCELLED in
+  the last :data:`WINDOW_SECONDS` (not the totals since the beginning: those mean counting the
+  whole history, about 0.5 s per scrape at a million tasks).
 - ``taskforge_queue_oldest_due_age_seconds{queue}``: age of the oldest due QUEUED task.
-- ``taskforge_queue_paused{queue}``: 1 while a queue is paused.
+- ``taskforge_queue_paused{queue}``: 1 while a queue is paused; ``taskforge_queue_max_running``
+  the limit of a limited queue.
 - ``taskforge_workers{liveness}``: workers alive, stale, stopped (database time).
 - ``taskforge_attempts_finished{queue,outcome}``: attempts that finished in the last
   :data:`WINDOW_SECONDS` (a gauge over a sliding window: a total since the beginning would mean
@@ -75,21 +80,38 @@ class TaskforgeCollector(Collector):
         yield flag
 
     def _queues(self) -> Iterator[Metric]:
-        rows = self.db.read("metrics: queues", queries.queues)
-        tasks = GaugeMetricFamily("taskforge_tasks", "Tasks per queue and state", labels=["queue", "state"])
+        rows = self.db.read(
+            "metrics: queues", lambda conn: queries.queues(conn, finished_window_seconds=WINDOW_SECONDS)
+        )
+        tasks = GaugeMetricFamily("taskforge_tasks", "Live tasks per queue and state", labels=["queue", "state"])
+        due = GaugeMetricFamily("taskforge_tasks_due", "QUEUED tasks that are due now, per queue", labels=["queue"])
+        finished = GaugeMetricFamily(
+            "taskforge_tasks_finished",
+            f"Tasks that reached a terminal state in the last {WINDOW_SECONDS} s, per queue and state",
+            labels=["queue", "state"],
+        )
         oldest = GaugeMetricFamily(
             "taskforge_queue_oldest_due_age_seconds",
             "Age of the oldest QUEUED task that is due, per queue (database time)",
             labels=["queue"],
         )
         paused = GaugeMetricFamily("taskforge_queue_paused", "1 while the queue is paused", labels=["queue"])
+        limit = GaugeMetricFamily(
+            "taskforge_queue_max_running", "Most RUNNING tasks of a limited queue", labels=["queue"]
+        )
         for row in rows:
-            for state in ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED"):
-                tasks.add_metric([row["queue"], state], row[state])
+            name = row["queue"]
+            for state in ("QUEUED", "RUNNING", "RETRYING"):
+                tasks.add_metric([name, state], row[state])
+            due.add_metric([name], row["due"])
+            for state in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                finished.add_metric([name, state], row[f"finished_{state.lower()}"])
             if row["oldest_due_age_seconds"] is not None:
-                oldest.add_metric([row["queue"]], max(0.0, float(row["oldest_due_age_seconds"])))
-            paused.add_metric([row["queue"]], 1 if row["paused"] else 0)
-        yield from (tasks, oldest, paused)
+                oldest.add_metric([name], max(0.0, float(row["oldest_due_age_seconds"])))
+            paused.add_metric([name], 1 if row["paused"] else 0)
+            if row["max_running"] is not None:
+                limit.add_metric([name], row["max_running"])
+        yield from (tasks, due, finished, oldest, paused, limit)
 
     def _workers(self) -> Iterator[Metric]:
         counts = self.db.read("metrics: workers", queries.worker_counts)

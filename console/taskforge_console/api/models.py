@@ -235,18 +235,21 @@ class BulkRetried(BaseModel):
 
 
 class QueueInfo(BaseModel):
+    """A queue: its controls, live counts, and tasks finished in the last hour (database time)."""
+
     queue: str
     paused: bool
     paused_at: dt.datetime | None
     max_running: int | None = Field(description="Most RUNNING tasks of this queue at once (null: no limit).")
     QUEUED: int
+    due: int = Field(description="QUEUED tasks whose scheduled_at has passed.")
     RUNNING: int
     RETRYING: int
-    SUCCEEDED: int
-    FAILED: int
-    CANCELLED: int
-    total: int
-    oldest_due_age_seconds: float | None = Field(description="Age of the oldest due QUEUED task (database time).")
+    oldest_due_at: dt.datetime | None
+    oldest_due_age_seconds: float | None = Field(description="Age of the oldest due QUEUED task (seconds).")
+    finished_succeeded: int = Field(description="Tasks that SUCCEEDED in the last hour.")
+    finished_failed: int = Field(description="Tasks that FAILED in the last hour.")
+    finished_cancelled: int = Field(description="Tasks CANCELLED in the last hour.")
 
 
 class QueueList(BaseModel):
@@ -279,27 +282,16 @@ class WorkerList(BaseModel):
     workers: list[Worker]
 
 
-class QueueCounts(BaseModel):
-    queue: str
-    QUEUED: int
-    RUNNING: int
-    RETRYING: int
-    SUCCEEDED: int
-    FAILED: int
-    CANCELLED: int
-    total: int
+class ThroughputMinute(BaseModel):
+    """One UTC minute of one queue (tf_throughput_per_minute); minutes with nothing finished have no row."""
 
-
-class Throughput(BaseModel):
-    window_seconds: int
+    minute: dt.datetime
     queue: str
     attempts_finished: int
     attempts_succeeded: int
-    attempts_failed: int
-    succeeded_per_second: float
-    run_p50_seconds: float | None
-    run_p95_seconds: float | None
-    wait_p50_seconds: float | None
+    attempts_failed: int = Field(description="FAILED and ABANDONED attempts.")
+    first_attempts: int
+    wait_p50_seconds: float | None = Field(description="Queue wait (first start - creation) of first attempts.")
     wait_p95_seconds: float | None
 
 
@@ -310,6 +302,6 @@ class WorkerCounts(BaseModel):
 
 
 class Stats(BaseModel):
-    queues: list[QueueCounts]
-    throughput: list[Throughput] = Field(description="Per 60/300/900 s window of database time and queue.")
+    queues: list[QueueInfo]
     workers: WorkerCounts
+    per_minute: list[ThroughputMinute] = Field(description="The last hour, oldest minute first.")

@@ -20,7 +20,8 @@ bp = api_blueprint("api_system", __name__, "system", "Queues (pause, resume), wo
 
 @bp.get("/queues", responses={200: QueueList})
 def list_queues() -> Any:
-    """Every queue: paused or not, its limit, task counts per state, age of the oldest due task."""
+    """Every queue with live work, a control or a task finished in the last hour: paused or not,
+    its limit, live counts, age of the oldest due task, tasks finished in the last hour."""
     rows = console().db.read("queues", queries.queues)
     return QueueList.model_validate({"queues": rows}).model_dump(mode="json")
 
@@ -56,10 +57,14 @@ def list_workers(query: WorkersQuery) -> Any:
 
 @bp.get("/stats", responses={200: Stats})
 def stats() -> Any:
-    """Task counts per queue and state, throughput and latency over the last 1/5/15 minutes
-    (tf_throughput), and workers per liveness."""
+    """What the dashboard shows: the queues (as GET /api/queues), workers per liveness, and per
+    minute of the last hour finished attempts and first-attempt queue wait p50/p95."""
 
     def read(conn: Any) -> dict[str, Any]:
-        return {**client.stats(conn), "workers": queries.worker_counts(conn)}
+        return {
+            "queues": queries.queues(conn),
+            "workers": queries.worker_counts(conn),
+            "per_minute": client.throughput_per_minute(conn),
+        }
 
     return Stats.model_validate(console().db.read("statistics", read)).model_dump(mode="json")
