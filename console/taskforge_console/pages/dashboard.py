@@ -36,11 +36,12 @@ TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 
 def overview(conn: psycopg.Connection[Any]) -> dict[str, Any]:
-    """``{"queues": [...], "totals": {...}, "workers": {...}}``: per queue the row of
-    :func:`taskforge_console.queries.queues` plus ``finished_succeeded``/``_failed``/``_cancelled``
-    (tasks that reached that state in the last :data:`FINISHED_WINDOW_SECONDS`); totals of the
-    live and finished columns over all queues; workers per liveness."""
-    rows = queries.queues(conn)
+    """``{"queues": [...], "totals": {...}, "workers": {...}}``: per queue the ``tf_queues`` row
+    (:func:`taskforge.client.queues`: paused, max_running, queued, due, running, retrying, oldest
+    due task) plus ``finished_succeeded``/``_failed``/``_cancelled`` (tasks that reached that
+    state in the last :data:`FINISHED_WINDOW_SECONDS`); totals of the live and finished columns
+    over all queues; workers per liveness. Every read follows live work or the window."""
+    rows = client.queues(conn)
     recent = client.finished_recently(conn, FINISHED_WINDOW_SECONDS)
     by_queue: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -50,12 +51,20 @@ def overview(conn: psycopg.Connection[Any]) -> dict[str, Any]:
     for row in recent:
         entry = by_queue.setdefault(
             row["queue"],
-            {"queue": row["queue"], "paused": False, **{f"finished_{s.lower()}": 0 for s in TERMINAL}},
+            {
+                "queue": row["queue"],
+                "paused": False,
+                "paused_at": None,
+                "max_running": None,
+                **dict.fromkeys(("queued", "due", "running", "retrying"), 0),
+                "oldest_due_age_seconds": None,
+                **{f"finished_{s.lower()}": 0 for s in TERMINAL},
+            },
         )
         entry[f"finished_{row['state'].lower()}"] = int(row["tasks"])
     queue_rows = [by_queue[name] for name in sorted(by_queue)]
     totals: dict[str, int] = {}
-    for key in ("QUEUED", "due", "RUNNING", "RETRYING", *(f"finished_{s.lower()}" for s in TERMINAL)):
+    for key in ("queued", "due", "running", "retrying", *(f"finished_{s.lower()}" for s in TERMINAL)):
         totals[key] = sum(int(r.get(key) or 0) for r in queue_rows)
     return {"queues": queue_rows, "totals": totals, "workers": queries.worker_counts(conn)}
 
