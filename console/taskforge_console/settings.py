@@ -46,7 +46,8 @@ class Settings:
     - ``statement_timeout_ms``: limit of every read the console sends (database-side
       ``statement_timeout``, milliseconds, default 2000).
     - ``action_timeout_ms``: limit of one action (submit, cancel, retry, pause; milliseconds).
-    - ``max_content_length``: largest request body accepted (bytes; larger is 413).
+    - ``max_content_length``: largest request body accepted (bytes, default 2 MiB, so a payload of
+      the database's 1 MiB limit fits; larger is 413).
     - ``secret_key``: signs session cookies (random per process when ``None``).
     - ``secure_cookies``: mark cookies ``Secure`` (set it when served over HTTPS).
     - ``proxy_hops``: how many reverse proxies in front set ``X-Forwarded-*`` headers (0 = trust
@@ -61,7 +62,7 @@ class Settings:
     read_only: bool = False
     statement_timeout_ms: int = 2000
     action_timeout_ms: int = 30000
-    max_content_length: int = 1024 * 1024
+    max_content_length: int = 2 * 1024 * 1024
     secret_key: str | None = None
     secure_cookies: bool = False
     proxy_hops: int = 0
