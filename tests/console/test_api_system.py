@@ -152,7 +152,9 @@ def test_a_read_over_the_limit_is_cut_short(make_app: Any, db_dsn: str) -> None:
 
         seen.append(
             console().db.read_or(
-                "the test read", lambda conn: conn.execute("SELECT count(*) FROM taskforge.tf_tasks").fetchone(), None
+                "the <script>alert(1)</script> read",
+                lambda conn: conn.execute("SELECT count(*) FROM taskforge.tf_tasks").fetchone(),
+                None,
             )
         )
         return render_template("error.html", title="t", message="m")
@@ -171,7 +173,8 @@ def test_a_read_over_the_limit_is_cut_short(make_app: Any, db_dsn: str) -> None:
         metrics = client.get("/metrics", headers=BEARER).get_data(as_text=True)
         assert "taskforge_console_scrape_cut_short 1.0" in metrics
         page = client.get("/test-banner", headers=BEARER).get_data(as_text=True)
-        assert "the test read" in page and "cut short" in page
+        assert "the &lt;script&gt;alert(1)&lt;/script&gt; read" in page and "cut short" in page
+        assert "<script>alert" not in page  # the banner escapes what it names
         assert seen == [None]
     finally:
         release.set()
