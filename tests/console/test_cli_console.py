@@ -76,7 +76,8 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         return exc.code, json.loads(exc.read())
 
 
-def test_serves_with_waitress_under_a_prefix(console_dsn: str) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_serves_with_waitress_under_a_prefix(console_dsn: str, stop_signal: int) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKFORGE_CONSOLE_")}
     env["TASKFORGE_CONSOLE_TOKEN"] = TOKEN
     process = subprocess.Popen(
@@ -104,7 +105,7 @@ def test_serves_with_waitress_under_a_prefix(console_dsn: str) -> None:
         status, body = _get(base + "api/tasks?limit=1", {"Authorization": f"Bearer {TOKEN}"})
         assert status == 200 and "tasks" in body
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop_signal)
         try:
             code = process.wait(15)
         finally:

@@ -1,15 +1,17 @@
 """``taskforge console``: the web console and JSON API (package ``taskforge_console``, the
 ``console`` extra) served by waitress: one process, one connection pool (docs/console.md).
 
-Binds to 127.0.0.1 by default. Any other address is refused unless a token
+Binds to 127.0.0.1 by default; any other address is refused unless a token
 (``TASKFORGE_CONSOLE_TOKEN``) or a password (``TASKFORGE_CONSOLE_PASSWORD``) is configured, or
-``--insecure-bind`` is given. Secrets come from the environment only, never from the command
-line (where other users of the machine could read them in the process list).
+``--insecure-bind`` is given. Stops cleanly (exit code 0) on SIGINT or SIGTERM. Secrets come
+from the environment only, never from the command line (where other users of the machine
+could read them in the process list).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import signal
 from typing import Any
 
 import click
@@ -130,13 +132,19 @@ def console_cmd(
         + (f" ({', '.join(notes)})" if notes else ""),
         err=True,
     )
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)  # SIGTERM stops it like Ctrl-C (exit 0)
     try:
         server.run()
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.close()
         console(app).db.close()
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 #: The commands of this module (added to the ``taskforge`` group).
