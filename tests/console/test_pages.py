@@ -111,7 +111,9 @@ def test_live_regions_come_back_alone_for_htmx(web: Any, admin: Any, queue: str)
     ):
         full = text(web.get(path))
         assert f'id="{region}" data-refresh hx-get=' in full and "<html" in full
-        assert "data-refresh-select" in full, f"{path} has the refresh selector"
+        selector = re.search(r"<select data-refresh-select.*?</select>", full, re.S)
+        assert selector, f"{path} has the refresh selector"
+        assert re.findall(r'<option value="(\d+)">', selector.group(0)) == ["0", "1", "2", "5", "10", "30", "60"]
         part = text(web.get(path, headers={"HX-Request": "true"}))
         assert part.lstrip().startswith(f'<section id="{region}"'), path
         assert "<html" not in part

@@ -46,7 +46,9 @@ def timeline(task: dict[str, Any]) -> dict[str, Any]:
     start: dt.datetime = task["created_at"]
     instants = [start]
     for a in attempts:
-        instants += [t for t in (a["started_at"], a["finished_at"], a["lease_expires_at"]) if t is not None]
+        instants += [t for t in (a["started_at"], a["finished_at"]) if t is not None]
+        if a["finished_at"] is None or a["state"] == "ABANDONED":
+            instants.append(a["lease_expires_at"])  # the deadline matters only while running or once missed
     if task.get("finished_at") is not None:
         instants.append(task["finished_at"])
     end = max(instants)
