@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,11 @@ SCREENSHOT = ROOT / "docs" / "img" / "console-dashboard.png"
 XSS = "<script>alert(1)</script>"
 QUEUE = "checkout"  # the queue the real worker serves (the generated history uses others)
 URL_LINE = re.compile(r"taskforge console: (http://\S+/)")
+# Make the page believe its tab was hidden or shown (headless Chromium's tab is always visible).
+SET_VISIBILITY = """state => {
+  Object.defineProperty(document, "visibilityState", {value: state, configurable: true});
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""
 
 try:
     from playwright import sync_api
@@ -150,6 +154,27 @@ def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[An
     expect(page.locator("h1")).to_have_text("Dashboard")
     page.select_option("[data-refresh-select]", "1")
 
+    # Live refresh: every second while the tab is visible, nothing while it is hidden or off.
+    refreshes: list[str] = []
+    page.on("request", lambda r: refreshes.append(r.url) if r.headers.get("hx-request") == "true" else None)
+    page.goto("workers")
+    page.wait_for_timeout(2600)
+    assert len(refreshes) >= 2, refreshes
+    page.evaluate(SET_VISIBILITY, "hidden")
+    page.wait_for_timeout(200)
+    hidden_from = len(refreshes)
+    page.wait_for_timeout(2500)
+    assert len(refreshes) == hidden_from, "no refresh while the tab is hidden"
+    page.evaluate(SET_VISIBILITY, "visible")
+    page.wait_for_timeout(500)
+    assert len(refreshes) > hidden_from, "a refresh at once when the tab is shown again"
+    page.select_option("[data-refresh-select]", "0")
+    page.wait_for_timeout(200)
+    off_from = len(refreshes)
+    page.wait_for_timeout(2200)
+    assert len(refreshes) == off_from, "no refresh when off"
+    page.select_option("[data-refresh-select]", "1")
+
     # Submit a task through the form; it runs on the real worker and the page follows it.
     page.goto("submit")
     page.select_option("#task_type", "sleep")
@@ -178,7 +203,7 @@ def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[An
     expect(page.locator(f'tr[data-queue="{QUEUE}"] .badge.paused')).to_be_visible()
     with psycopg.connect(dsn, autocommit=True) as conn:
         waiting = client.submit(conn, "noop", queue=QUEUE).task_id
-    time.sleep(3)  # the worker polls every second or so and is woken by NOTIFY: long enough to claim
+    page.wait_for_timeout(3000)  # the worker polls every second or so and is woken by NOTIFY: long enough to claim
     assert state_of(dsn, waiting) == "QUEUED", "a paused queue's task is not claimed"
     shot(page, stack, "queues-paused")
     page.locator(f'tr[data-queue="{QUEUE}"] [data-queue-action="resume"]').click()
