@@ -438,6 +438,14 @@ UPDATE taskforge.workers
  WHERE worker_id = ANY(%(worker_ids)s::uuid[])
 """
 CONSOLE_DATA_COUNTS = "SELECT state, count(*) FROM taskforge.tasks GROUP BY state ORDER BY state"
+# bench/console_bench.py: the login role the console connects as ({name}: psycopg.sql.Identifier),
+# and the newest task that needed a second attempt (its page shows two attempts and an error).
+CONSOLE_BENCH_CREATE_ROLE = "CREATE ROLE {name} LOGIN IN ROLE taskforge_console"
+CONSOLE_BENCH_DROP_ROLE = "DROP ROLE IF EXISTS {name}"
+CONSOLE_BENCH_END_ROLE_SESSIONS = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %(role)s"
+CONSOLE_BENCH_A_RETRIED_TASK = """
+SELECT task_id FROM taskforge.tf_attempts WHERE attempt_number = 2 ORDER BY task_id DESC LIMIT 1
+"""
 
 # --- benchmarks (taskforge.benchmarks: `taskforge bench`) --------------------------------------
 # Sent only to throwaway databases the harness creates (taskforge_bench_<hex>) and to the admin
