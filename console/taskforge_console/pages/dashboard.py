@@ -29,44 +29,21 @@ from .common import read, read_or, render_page
 __all__ = ["FINISHED_WINDOW_SECONDS", "SERIES_MINUTES", "dashboard", "dashboard_series", "overview", "series"]
 
 #: The window of the "finished" columns (seconds of database time).
-FINISHED_WINDOW_SECONDS = 3600
+FINISHED_WINDOW_SECONDS = queries.FINISHED_WINDOW_SECONDS
 #: Minutes on the charts' x axis (the current one and the 59 before it, as the view holds).
 SERIES_MINUTES = 60
-TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
+#: The columns summed over all queues for the cards.
+TOTALS = ("QUEUED", "due", "RUNNING", "RETRYING", "finished_succeeded", "finished_failed", "finished_cancelled")
 
 
 def overview(conn: psycopg.Connection[Any]) -> dict[str, Any]:
-    """``{"queues": [...], "totals": {...}, "workers": {...}}``: per queue the ``tf_queues`` row
-    (:func:`taskforge.client.queues`: paused, max_running, queued, due, running, retrying, oldest
-    due task) plus ``finished_succeeded``/``_failed``/``_cancelled`` (tasks that reached that
-    state in the last :data:`FINISHED_WINDOW_SECONDS`); totals of the live and finished columns
-    over all queues; workers per liveness. Every read follows live work or the window."""
-    rows = client.queues(conn)
-    recent = client.finished_recently(conn, FINISHED_WINDOW_SECONDS)
-    by_queue: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        entry = dict(row)
-        entry.update({f"finished_{s.lower()}": 0 for s in TERMINAL})
-        by_queue[row["queue"]] = entry
-    for row in recent:
-        entry = by_queue.setdefault(
-            row["queue"],
-            {
-                "queue": row["queue"],
-                "paused": False,
-                "paused_at": None,
-                "max_running": None,
-                **dict.fromkeys(("queued", "due", "running", "retrying"), 0),
-                "oldest_due_age_seconds": None,
-                **{f"finished_{s.lower()}": 0 for s in TERMINAL},
-            },
-        )
-        entry[f"finished_{row['state'].lower()}"] = int(row["tasks"])
-    queue_rows = [by_queue[name] for name in sorted(by_queue)]
-    totals: dict[str, int] = {}
-    for key in ("queued", "due", "running", "retrying", *(f"finished_{s.lower()}" for s in TERMINAL)):
-        totals[key] = sum(int(r.get(key) or 0) for r in queue_rows)
-    return {"queues": queue_rows, "totals": totals, "workers": queries.worker_counts(conn)}
+    """``{"queues": [...], "totals": {...}, "workers": {...}}``: the rows of
+    :func:`taskforge_console.queries.queues` (live counts, oldest due task, pause state, tasks
+    finished in the last :data:`FINISHED_WINDOW_SECONDS`), their :data:`TOTALS` over all queues,
+    and workers per liveness. Every read follows live work or the window, not the history."""
+    rows = queries.queues(conn, finished_window_seconds=FINISHED_WINDOW_SECONDS)
+    totals = {key: sum(int(r.get(key) or 0) for r in rows) for key in TOTALS}
+    return {"queues": rows, "totals": totals, "workers": queries.worker_counts(conn)}
 
 
 @bp.get("/")
