@@ -152,7 +152,9 @@ def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[An
     page.fill("#password", PASSWORD)
     page.click("button[type=submit]")
     expect(page.locator("h1")).to_have_text("Dashboard")
+    expect(page.locator("html[data-refresh-seconds]")).to_have_count(1)  # pages.js has started
     page.select_option("[data-refresh-select]", "1")
+    expect(page.locator("html[data-refresh-seconds='1']")).to_have_count(1)
 
     # Live refresh: every second while the tab is visible, nothing while it is hidden or off.
     refreshes: list[str] = []

@@ -50,14 +50,8 @@
 
   function initSelectors() {
     document.querySelectorAll("[data-refresh-select]").forEach(function (select) {
-      if (select.dataset.bound === "1") { return; }
-      select.dataset.bound = "1";
       select.value = String(periodSeconds());
       if (select.value === "") { select.value = String(DEFAULT_SECONDS); }
-      select.addEventListener("change", function () {
-        savePeriod(parseInt(select.value, 10) || 0);
-        schedule();
-      });
     });
   }
 
@@ -98,6 +92,11 @@
 
   document.addEventListener("change", function (event) {
     var target = event.target;
+    if (target instanceof HTMLSelectElement && target.hasAttribute("data-refresh-select")) {
+      savePeriod(parseInt(target.value, 10) || 0);
+      schedule();
+      return;
+    }
     if (!(target instanceof HTMLInputElement)) { return; }
     if (target.hasAttribute("data-select-item")) {
       if (target.checked) { selected.add(target.value); } else { selected.delete(target.value); }
