@@ -129,8 +129,8 @@ COMMENT ON VIEW taskforge.tf_throughput IS
 -- (first attempt start - task creation, seconds) of the first attempts that finished in that
 -- minute (NULL when none did). minute is the start of the minute, truncated in UTC; the window
 -- is the current minute and the 59 before it. A minute in which no attempt of a queue finished
--- has no row. Reads attempts through attempts_finished_idx, so its cost follows the last hour's
--- attempts, not the history.
+-- has no row. Reads attempts through attempts_finished_idx and each one's task by primary key,
+-- so its cost follows the last hour's attempts, not the history.
 CREATE VIEW taskforge.tf_throughput_per_minute AS
 SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
        count(*) AS attempts_finished,
@@ -142,7 +142,12 @@ SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
        percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
            FILTER (WHERE a.attempt_number = 1) AS wait_p95_seconds
   FROM taskforge.attempts a
-  JOIN taskforge.tasks t ON t.task_id = a.task_id
+ -- One task per attempt, looked up by primary key. LIMIT 1 (task_id is the key, so it and the
+ -- ORDER BY change nothing) keeps the lookup per attempt: as a plain join the planner hashes
+ -- the whole tasks table once the hour holds some ten thousand attempts (3x slower at a
+ -- million tasks, docs/console.md#benchmark).
+ CROSS JOIN LATERAL (SELECT t.queue, t.created_at FROM taskforge.tasks t
+                      WHERE t.task_id = a.task_id ORDER BY t.task_id LIMIT 1) t
  WHERE a.finished_at >= date_trunc('minute', now(), 'UTC') - interval '59 minutes'
  GROUP BY date_trunc('minute', a.finished_at, 'UTC'), t.queue;
 COMMENT ON VIEW taskforge.tf_throughput_per_minute IS
