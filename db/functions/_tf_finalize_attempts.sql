@@ -23,7 +23,7 @@
 --               busy           another transaction holds the task's row: nothing was done and
 --                              nothing waited for; send the element again later
 --               not_found      no such task
---               not_running | stale_attempt | not_owner | lease_expired   as in tf_finalize.
+--               not_running | stale_attempt | not_owner | timed_out | lease_expired   as in tf_finalize.
 -- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
 --             written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
@@ -151,7 +151,8 @@ BEGIN
                CASE WHEN t.task_id IS NULL THEN 'not_found'
                     WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
                     ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             _tf_finalize_attempts.worker_id, req.attempt_number, v_now)
+                                             t.deadline_at, _tf_finalize_attempts.worker_id, req.attempt_number,
+                                             v_now)
                END AS reason,
                taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS new_state,
@@ -174,6 +175,7 @@ BEGIN
            SET state = j.new_state,
                owner_worker_id = NULL,
                lease_expires_at = NULL,
+               deadline_at = NULL,
                scheduled_at = CASE WHEN j.new_state = 'RETRYING'
                                    THEN v_now + make_interval(secs => taskforge.tf_backoff(
                                             j.attempt_number, tt.backoff_base_seconds,

@@ -21,7 +21,8 @@
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
---             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
+--             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
@@ -80,7 +81,7 @@ BEGIN
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, tf_finalize.worker_id,
+                                    v_task.lease_expires_at, v_task.deadline_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
@@ -117,6 +118,7 @@ BEGIN
        SET state = v_task_state,
            owner_worker_id = NULL,
            lease_expires_at = NULL,
+           deadline_at = NULL,
            scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,

@@ -4,20 +4,21 @@
 --            cancel_requested boolean, reason text)
 --
 -- Purpose:    the batch form of tf_renew: extend the leases of up to 1000 attempts one worker
---             still owns to now + lease_seconds, in one statement. Element i is (task_ids[i],
---             attempt_numbers[i]); each obeys tf_renew's guard (RUNNING, same attempt, same
---             owner, lease not yet expired). It never waits for a row lock: a task whose row
+--             still owns to now + lease_seconds (never past an attempt's deadline), in one
+--             statement. Element i is (task_ids[i], attempt_numbers[i]); each obeys tf_renew's
+--             guard (RUNNING, same attempt, same owner, deadline not passed, lease not yet
+--             expired). It never waits for a row lock: a task whose row
 --             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
 --             lease unchanged and not lost; renew it again shortly.
 -- Parameters: worker_id        the worker that owns the attempts.
 --             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
 --             attempt_numbers  int[] of the same length (each >= 1).
 --             lease_seconds    0 < s <= 86400 seconds.
--- Returns:    one row per element, in input order: renewed, the new deadline (NULL unless
---             renewed), cancel_requested (tf_cancel was called; as last committed for busy
---             rows, NULL for not_found), and reason NULL when renewed, else
---             busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
---             Only the last four mean the lease is lost.
+-- Returns:    one row per element, in input order: renewed, the new lease deadline (NULL
+--             unless renewed; never past the attempt's deadline_at), cancel_requested
+--             (tf_cancel was called; as last committed for busy rows, NULL for not_found), and
+--             reason NULL when renewed, else busy | not_found | not_running | stale_attempt |
+--             not_owner | timed_out | lease_expired. All but busy mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
 -- Plans:      one cached generic plan per statement; every row is reached by primary key
@@ -101,25 +102,26 @@ BEGIN
                CASE WHEN t.task_id IS NULL THEN 'not_found'
                     WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
                     ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             tf_renew_many.worker_id, r.attempt_number, v_now)
-               END AS reason
+                                             t.deadline_at, tf_renew_many.worker_id, r.attempt_number, v_now)
+               END AS reason,
+               least(v_lease, t.deadline_at) AS lease
           FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
           LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
     ), extended AS (
         UPDATE taskforge.tasks t
-           SET lease_expires_at = v_lease, updated_at = v_now
+           SET lease_expires_at = j.lease, updated_at = v_now
           FROM judged j
          WHERE j.reason IS NULL AND t.task_id = j.task_id
-        RETURNING t.task_id
+        RETURNING t.task_id, t.lease_expires_at
     ), attempt_leases AS (
         UPDATE taskforge.attempts a
-           SET lease_expires_at = v_lease
+           SET lease_expires_at = j.lease
           FROM judged j
          WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
     )
     SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
-           CASE WHEN e.task_id IS NOT NULL THEN v_lease END,
+           e.lease_expires_at,
            CASE WHEN j.found THEN j.cancel END,
            j.reason
       FROM judged j

@@ -14,6 +14,9 @@ CREATE TABLE taskforge.task_types (
         CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
     backoff_jitter       double precision NOT NULL DEFAULT 0.2
         CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    -- Attempt deadline in seconds from the claim (NULL = none); copied to each task at submit.
+    timeout_seconds      double precision
+        CONSTRAINT task_types_timeout_range CHECK (timeout_seconds > 0 AND timeout_seconds <= 604800),
     description          text,
     created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -39,6 +42,24 @@ CREATE TABLE taskforge.workers (
 );
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- One row per scheduler process start, written only by tf_scheduler_heartbeat (an upsert on the
+-- id the process picks at start). Liveness for probes: tf_schedulers, `taskforge healthcheck`.
+CREATE TABLE taskforge.schedulers (
+    scheduler_id       uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT schedulers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text CONSTRAINT schedulers_hostname_length CHECK (length(hostname) <= 255),
+    pid                int CONSTRAINT schedulers_pid_positive CHECK (pid > 0),
+    heartbeat_seconds  double precision NOT NULL
+        CONSTRAINT schedulers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT schedulers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at),
+    CONSTRAINT schedulers_stop_after_start CHECK (stopped_at >= started_at)
+);
+COMMENT ON TABLE taskforge.schedulers IS
+    'Scheduler processes: one row per process start, liveness from database-time heartbeats (tf_scheduler_heartbeat).';
 
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
@@ -85,6 +106,11 @@ CREATE TABLE taskforge.tasks (
     lease_expires_at   timestamptz,
     cancel_requested_at timestamptz,
     cancel_reason      text,
+    -- The task type's timeout_seconds when the task was submitted (NULL = no deadline), and the
+    -- deadline of the current attempt (claim time + timeout_seconds; set only while RUNNING).
+    -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
+    timeout_seconds    double precision,
+    deadline_at        timestamptz,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -117,14 +143,17 @@ CREATE TABLE taskforge.attempts (
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
     state              text NOT NULL
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
+    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
     outcome            text
         CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
     lease_expires_at   timestamptz NOT NULL,
+    -- The attempt's deadline (started_at + the task's timeout_seconds), NULL when none.
+    deadline_at        timestamptz,
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,

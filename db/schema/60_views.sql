@@ -12,7 +12,8 @@ SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
        t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
        t.payload, t.result, t.last_error,
        a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
-       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
+       t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
@@ -26,7 +27,7 @@ SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS
        CASE WHEN a.state = 'ABANDONED'
             THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
            AS recovery_lag_seconds,
-       a.result, a.error
+       a.result, a.error, a.deadline_at
   FROM taskforge.attempts a
   JOIN taskforge.tasks t ON t.task_id = a.task_id
   LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
@@ -47,6 +48,19 @@ SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbe
   FROM taskforge.workers w;
 COMMENT ON VIEW taskforge.tf_workers IS
     'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
+-- Schedulers with liveness from database time, by the rule of tf_workers: stopped (its last
+-- beat said so), stale (three missed heartbeats), or alive.
+CREATE VIEW taskforge.tf_schedulers AS
+SELECT s.scheduler_id, s.name, s.hostname, s.pid, s.heartbeat_seconds,
+       s.started_at, s.last_heartbeat_at, s.stopped_at,
+       extract(epoch FROM now() - s.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN s.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - s.last_heartbeat_at > make_interval(secs => 3 * s.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness
+  FROM taskforge.schedulers s;
+COMMENT ON VIEW taskforge.tf_schedulers IS
+    'Schedulers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
 -- Registered task types (tf_submit accepts only these) with their retry backoff policy (seconds),
 -- for forms and tools that offer a choice of type.
@@ -178,6 +192,10 @@ UNION ALL
 SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
   FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
 UNION ALL
+SELECT 'attempt deadline on a task that is not running, or a lease past the deadline', task_id, NULL,
+       format('state=%s deadline_at=%s lease_expires_at=%s', state, deadline_at, lease_expires_at)
+  FROM latest WHERE (state <> 'RUNNING' AND deadline_at IS NOT NULL) OR lease_expires_at > deadline_at
+UNION ALL
 SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
        format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)
   FROM latest WHERE coalesce(attempts, 0) <> attempt_count OR coalesce(max_number, 0) <> attempt_count
@@ -224,11 +242,11 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
-REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
-              taskforge.tf_task_types, taskforge.tf_invariant_violations
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+              taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
     FROM PUBLIC;
-GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
-                taskforge.tf_task_types, taskforge.tf_invariant_violations
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+                taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
     TO taskforge_client;

@@ -35,8 +35,6 @@ from taskforge.processes import ProcessHarness, taskforge_command
 from console_support import PASSWORD
 from sqlcore_helpers import wait_until
 
-pytestmark = pytest.mark.integration
-
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("TASKFORGE_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOT = ROOT / "docs" / "img" / "console-dashboard.png"

@@ -63,6 +63,7 @@ __all__ = [
     "list_tasks",
     "retry",
     "running_tasks",
+    "schedulers",
     "stats",
     "submit",
     "submit_many",
@@ -469,6 +470,13 @@ def workers(conn: psycopg.Connection, *, include_stopped: bool = False) -> list[
     ``stale`` (three missed heartbeats, database time) or ``stopped`` (deregistered; left out
     unless ``include_stopped``)."""
     return _dict_rows(conn, sql.WORKERS_LIST, {"include_stopped": include_stopped})
+
+
+def schedulers(conn: psycopg.Connection, *, include_stopped: bool = False) -> list[dict[str, Any]]:
+    """Scheduler processes from ``tf_schedulers``, newest start first. ``liveness`` is ``alive``,
+    ``stale`` (three missed heartbeats, database time) or ``stopped`` (a clean stop; left out
+    unless ``include_stopped``)."""
+    return _dict_rows(conn, sql.SCHEDULERS_LIST, {"include_stopped": include_stopped})
 
 
 def stats(conn: psycopg.Connection) -> dict[str, Any]:

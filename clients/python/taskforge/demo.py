@@ -42,7 +42,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 import click
 import psycopg
@@ -50,6 +50,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from . import client, database as db, sql
 from .processes import ManagedProcess, ProcessHarness
+from .progress import Progress
 
 __all__ = [
     "EXPECTATIONS",
@@ -409,47 +410,6 @@ def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
 # Display
 
 
-class Progress:
-    """A one-line progress bar on stderr when it is a terminal; otherwise a plain line every 5 s."""
-
-    def __init__(self, total: int, stream: TextIO | None = None):
-        self.total = total
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.line = ""
-        self.last_plain = 0.0
-
-    def update(self, done: int, counts: collections.Counter[str], elapsed: float) -> None:
-        width = 30
-        filled = int(width * done / self.total) if self.total else width
-        live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
-        self.line = (
-            f"draining [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} finished"
-            f"{' (' + live + ')' if live else ''}  {elapsed:5.1f} s"
-        )
-        if self.tty:
-            self.stream.write("\r\033[K" + self.line)
-            self.stream.flush()
-        elif time.monotonic() - self.last_plain >= 5 or done == self.total:
-            self.last_plain = time.monotonic()
-            self.stream.write(self.line + "\n")
-            self.stream.flush()
-
-    def event(self, text: str) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-        click.echo(text)
-        if self.tty and self.line:
-            self.stream.write(self.line)
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
 
@@ -577,13 +537,13 @@ def _maybe_kill(
             "lease_expires_at": t["lease_expires_at"],
             "recovered_reported": False,
         }
-        progress.event(
+        progress.note(
             f"SIGKILL {victim.name} (pid {victim.pid}) while it runs task {t['task_id']} "
             f"(sleep {t['payload']['ms']} ms, attempt {t['attempt_count']}); its lease "
             f"ends by {_t(t['lease_expires_at'])} and the scheduler then recovers the task"
         )
         replacement = run.start_worker(_worker_queues(run))
-        progress.event(
+        progress.note(
             f"started {replacement.name} (pid {replacement.pid}) in its place (a fresh worker id per process start)"
         )
         return
@@ -599,7 +559,7 @@ def _report_recovery(run: Run, conn: psycopg.Connection, progress: Progress) -> 
     run.kill["recovered_reported"] = True
     nxt = next((a for a in attempts if a["attempt_number"] == run.kill["attempt_number"] + 1), None)
     labels = run.worker_labels(conn)
-    progress.event(
+    progress.note(
         f"recovered task {run.kill['task_id']}: attempt {first['attempt_number']} ABANDONED at "
         f"{_t(first['abandoned_at'])}, {_ms(first['recovery_lag_seconds'])} after its lease expired"
         + (
@@ -616,7 +576,8 @@ def _worker_queues(run: Run) -> list[str]:
 
 def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bool:
     total = len(run.task_ids)
-    progress = Progress(total)
+    progress = Progress(notes=sys.stdout, noun="finished")
+    progress.start("draining", total)
     seen_running: dict[tuple[int, int], float] = {}  # (task, attempt) -> first seen RUNNING
     start = time.monotonic()
     done = 0
@@ -625,19 +586,19 @@ def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bo
             tasks = client.tasks_by_id(conn, run.task_ids)
             counts = collections.Counter(t["state"] for t in tasks)
             done = sum(counts[s] for s in TERMINAL)
-            progress.update(done, counts, time.monotonic() - start)
+            live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
+            progress.update(done, f"({live})" if live else "")
             _maybe_kill(run, conn, tasks, seen_running, progress)
             _report_recovery(run, conn, progress)
             for c in run.children:
                 if not c.killed and not c.alive() and c.name not in run.reported:
                     run.reported.add(c.name)
-                    progress.event(f"warning: {c.name} (pid {c.pid}) exited with code {c.returncode}; see {c.log_path}")
+                    progress.note(f"warning: {c.name} (pid {c.pid}) exited with code {c.returncode}; see {c.log_path}")
             if done == total:
+                progress.finish(f"{done}/{total} finished in {time.monotonic() - start:.1f} s")
                 return True
             if time.monotonic() - start > run.cfg.drain_timeout_seconds:
-                progress.event(
-                    f"timeout: {total - done} task(s) not finished after {run.cfg.drain_timeout_seconds:g} s"
-                )
+                progress.note(f"timeout: {total - done} task(s) not finished after {run.cfg.drain_timeout_seconds:g} s")
                 return False
             time.sleep(0.25)
     finally:

@@ -1,15 +1,28 @@
-"""Plain-text tables and JSON for the command line (no third-party formatting library)."""
+"""Tables and JSON for the command line. Tables are drawn by rich: plain aligned text when stdout
+is not a terminal, the same layout with a bold header and a dim rule on a terminal. Rows are
+never cut to the terminal's width (long cells are cut by :func:`format_value`). JSON never goes
+through rich."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import io
 import json
+import sys
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich.console import Console, Group
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
 __all__ = ["format_value", "key_values", "table", "to_json"]
+
+#: Width given to rich: wide enough that no row is ever cut or wrapped by rich.
+RENDER_WIDTH = 1_000_000
 
 
 def _json_default(value: Any) -> Any:
@@ -54,41 +67,64 @@ def format_value(value: Any, *, width: int | None = 60) -> str:
     return text
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
+
+
+def _render(grid: Table, terminal: bool | None) -> str:
+    """``grid`` as text: styled when ``terminal`` (default: whether stdout is a terminal), else
+    plain; trailing spaces of each line removed."""
+    if terminal is None:
+        terminal = sys.stdout.isatty()
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=terminal,
+        color_system="standard" if terminal else None,
+        width=RENDER_WIDTH,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    console.print(grid, crop=False)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
+
+
 def table(
     rows: Iterable[dict[str, Any]],
     columns: Sequence[str | tuple[str, str]],
     *,
     width: int | None = 60,
     empty: str = "(no rows)",
+    terminal: bool | None = None,
 ) -> str:
-    """An aligned text table. ``columns`` are keys or ``(key, header)`` pairs; numbers are
-    right-aligned. Returns ``empty`` when there are no rows."""
+    """An aligned table: upper-case headers over a rule of ``-``, columns two spaces apart,
+    numbers right-aligned, cells as :func:`format_value` writes them (cut at ``width``).
+    ``columns`` are keys or ``(key, header)`` pairs. Returns ``empty`` when there are no rows.
+    ``terminal`` chooses the styled form (default: whether stdout is a terminal)."""
     cols = [(c, c) if isinstance(c, str) else c for c in columns]
     rows = list(rows)
     if not rows:
         return empty
-    cells = [[format_value(r.get(key), width=width) for key, _ in cols] for r in rows]
-
-    def is_number(v: Any) -> bool:
-        return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
-
-    numeric = [
-        any(is_number(r.get(key)) for r in rows) and all(is_number(r.get(key)) or r.get(key) is None for r in rows)
-        for key, _ in cols
-    ]
-    widths = [max(len(header), *(len(c[i]) for c in cells)) for i, (_, header) in enumerate(cols)]
-
-    def line(values: list[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)]
-        return "  ".join(parts).rstrip()
-
-    out = [line([header.upper() for _, header in cols]), line(["-" * w for w in widths])]
-    out.extend(line(c) for c in cells)
-    return "\n".join(out)
+    grid = Table(box=None, padding=(0, 2, 0, 0), pad_edge=False, show_header=True, header_style="bold")
+    for key, header in cols:
+        values = [r.get(key) for r in rows]
+        numeric = any(_is_number(v) for v in values) and all(_is_number(v) or v is None for v in values)
+        grid.add_column(
+            Group(Text(header.upper()), Rule(characters="-", style="dim")),
+            justify="right" if numeric else "left",
+            no_wrap=True,
+        )
+    for r in rows:
+        grid.add_row(*(Text(format_value(r.get(key), width=width)) for key, _ in cols))
+    return _render(grid, terminal)
 
 
-def key_values(pairs: Iterable[tuple[str, Any]], *, width: int | None = None) -> str:
-    """``key: value`` lines with the values aligned."""
-    pairs = list(pairs)
-    pad = max((len(k) for k, _ in pairs), default=0)
-    return "\n".join(f"{k + ':':<{pad + 1}} {format_value(v, width=width)}" for k, v in pairs)
+def key_values(pairs: Iterable[tuple[str, Any]], *, width: int | None = None, terminal: bool | None = None) -> str:
+    """``key: value`` lines with the values aligned (``terminal``: as for :func:`table`)."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for key, value in pairs:
+        grid.add_row(Text(key + ":"), Text(format_value(value, width=width)))
+    return _render(grid, terminal)

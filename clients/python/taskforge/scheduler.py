@@ -13,6 +13,11 @@ LOCKED`` and re-check them under the lock, so each task is handled once.
 With ``retain_days`` set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
 in batches of ``batch_size``, at start and then every ``prune_interval_seconds``.
 
+Every ``heartbeat_seconds`` (checked before each pass; the sleep between passes never outlasts
+it) the scheduler calls ``tf_scheduler_heartbeat`` with the id it picked at start, and its last
+call on a clean stop says ``stopping``: ``tf_schedulers`` (and ``taskforge healthcheck``) tell
+from that durable signal whether a scheduler is alive.
+
 SIGTERM/SIGINT stop it after the current call (exit code 0). A lost connection is reopened
 with capped exponential backoff and jitter.
 """
@@ -20,9 +25,12 @@ with capped exponential backoff and jitter.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import socket
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +60,8 @@ class SchedulerConfig:
     retain_days:            prune terminal tasks finished more than this many days ago; None = never.
     prune_interval_seconds: time between prune rounds (> 0).
     reconnect_max_seconds:  cap of the reconnect backoff.
+    name:                   shown in ``tf_schedulers`` (1..200 characters); None = HOSTNAME-PID.
+    heartbeat_seconds:      interval of tf_scheduler_heartbeat (0 < s <= 3600; stale after 3 missed).
     """
 
     max_interval_seconds: float = 1.0
@@ -59,6 +69,8 @@ class SchedulerConfig:
     retain_days: float | None = None
     prune_interval_seconds: float = 60.0
     reconnect_max_seconds: float = 5.0
+    name: str | None = None
+    heartbeat_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         if not 0 < self.max_interval_seconds <= 3600:
@@ -71,6 +83,10 @@ class SchedulerConfig:
             raise ValueError(f"prune_interval_seconds: must be > 0 and <= 86400, got {self.prune_interval_seconds}")
         if not 0 < self.reconnect_max_seconds <= 3600:
             raise ValueError(f"reconnect_max_seconds: must be > 0, got {self.reconnect_max_seconds}")
+        if self.name is not None and not 1 <= len(self.name) <= 200:
+            raise ValueError(f"name: must be 1 to 200 characters, got {len(self.name)}")
+        if not 0 < self.heartbeat_seconds <= 3600:
+            raise ValueError(f"heartbeat_seconds: must be > 0 and <= 3600, got {self.heartbeat_seconds}")
 
 
 @dataclass(frozen=True)
@@ -102,6 +118,9 @@ class Scheduler:
             logger=self.log,
         )
         self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "pruned": 0}
+        self.scheduler_id = uuid.uuid4()  # one per process start (tf_schedulers)
+        self.name = self.config.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
+        self._next_beat = 0.0  # monotonic time of the next tf_scheduler_heartbeat
 
     def stop(self) -> None:
         """Ask the loop to end after the current call."""
@@ -112,6 +131,19 @@ class Scheduler:
         rows = self._db.execute(sql.SCHEDULER_TICK, {"max_tasks": self.config.batch_size}, what="recover/promote")
         recovered, failed, promoted, to_expiry, to_due = rows[0]
         return TickResult(recovered, failed, promoted, to_expiry, to_due)
+
+    def heartbeat(self, *, stopping: bool = False) -> None:
+        """Record this process in ``tf_schedulers`` (raises psycopg errors)."""
+        params = {
+            "scheduler_id": self.scheduler_id,
+            "name": self.name,
+            "hostname": socket.gethostname()[:255],
+            "pid": os.getpid(),
+            "heartbeat_seconds": self.config.heartbeat_seconds,
+            "stopping": stopping,
+        }
+        self._db.execute(sql.SCHEDULER_HEARTBEAT, params, what="scheduler heartbeat")
+        self._next_beat = time.monotonic() + self.config.heartbeat_seconds
 
     def prune(self) -> int:
         """Delete terminal tasks older than retain_days, batch after batch. Returns the count."""
@@ -150,6 +182,10 @@ class Scheduler:
                 else "off",
             )
             self._loop()
+            try:
+                self.heartbeat(stopping=True)
+            except psycopg.Error as exc:  # it then shows as stale, not stopped
+                self.log.warning("could not record the stop in tf_schedulers: %s", one_line(exc))
             self.log.info(
                 "scheduler stopped (recovered %d, ended %d, promoted %d, pruned %d)",
                 self.totals["recovered"],
@@ -174,6 +210,8 @@ class Scheduler:
         idle_spins = 0
         while not self._stop.is_set():
             try:
+                if time.monotonic() >= self._next_beat:
+                    self.heartbeat()
                 if next_prune is not None and time.monotonic() >= next_prune:
                     self.prune()
                     next_prune = time.monotonic() + cfg.prune_interval_seconds
@@ -190,7 +228,7 @@ class Scheduler:
             if result.recovered + result.failed >= cfg.batch_size or result.promoted >= cfg.batch_size:
                 idle_spins = 0
                 continue  # a full batch: there may be more right now
-            self._stop.wait(self._sleep_seconds(result, idle_spins))
+            self._stop.wait(min(self._sleep_seconds(result, idle_spins), max(0.0, self._next_beat - time.monotonic())))
             progressed = result.recovered + result.failed + result.promoted > 0
             overdue = any(
                 d is not None and d <= 0 for d in (result.seconds_to_lease_expiry, result.seconds_to_next_due)

@@ -82,13 +82,14 @@ SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, 
 HEARTBEAT = "SELECT taskforge.tf_heartbeat(worker_id => %(worker_id)s)"
 DEREGISTER_WORKER = "SELECT taskforge.tf_deregister_worker(worker_id => %(worker_id)s)"
 CLAIM = """
-SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at
+SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at,
+       timeout_seconds
   FROM taskforge.tf_claim(worker_id => %(worker_id)s, queues => %(queues)s,
                           lease_seconds => %(lease_seconds)s, max_tasks => %(max_tasks)s,
                           task_types => %(task_types)s)
 """
 RENEW = """
-SELECT renewed, lease_expires_at, cancel_requested
+SELECT renewed, lease_expires_at, cancel_requested, reason
   FROM taskforge.tf_renew(task_id => %(task_id)s, worker_id => %(worker_id)s,
                           attempt_number => %(attempt_number)s, lease_seconds => %(lease_seconds)s)
 """
@@ -104,7 +105,7 @@ SELECT accepted, task_state, reason
 # then kind 'claimed' (claim order).
 FINALIZE_AND_CLAIM = """
 SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue,
-       priority, max_attempts
+       priority, max_attempts, timeout_seconds
   FROM taskforge.tf_finalize_and_claim(
            worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
            attempt_numbers => %(attempt_numbers)s::int[], outcomes => %(outcomes)s::text[],
@@ -126,6 +127,12 @@ RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover
 PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 DB_NOW = "SELECT clock_timestamp()"
+# The scheduler's liveness beat (every heartbeat_seconds; stopping on a clean stop).
+SCHEDULER_HEARTBEAT = """
+SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name => %(name)s, hostname => %(hostname)s,
+                                        pid => %(pid)s, heartbeat_seconds => %(heartbeat_seconds)s,
+                                        stopping => %(stopping)s)
+"""
 # One scheduler pass (taskforge.scheduler): recover, then promote, in one round trip. The time
 # left until the next lease deadline and the next backoff end is computed by the database
 # (seconds, negative when already past, NULL when there is none), so the scheduler never
@@ -176,6 +183,13 @@ SELECT worker_id, name, hostname, pid, queues, task_types, heartbeat_seconds, st
   FROM taskforge.tf_workers
  WHERE %(include_stopped)s OR liveness <> 'stopped'
  ORDER BY started_at DESC, worker_id
+"""
+SCHEDULERS_LIST = """
+SELECT scheduler_id, name, hostname, pid, heartbeat_seconds, started_at, last_heartbeat_at, stopped_at,
+       seconds_since_heartbeat, liveness
+  FROM taskforge.tf_schedulers
+ WHERE %(include_stopped)s OR liveness <> 'stopped'
+ ORDER BY started_at DESC, scheduler_id
 """
 QUEUE_STATS = "SELECT queue, state, tasks, oldest_created_at FROM taskforge.tf_queue_stats ORDER BY queue, state"
 # Per minute (UTC) and queue over the last hour, oldest minute first (the console's charts).

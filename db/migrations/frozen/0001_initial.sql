@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 c4d021e41e8d140b). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 1be93ff0a437896c). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -92,6 +92,9 @@ CREATE TABLE taskforge.task_types (
         CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
     backoff_jitter       double precision NOT NULL DEFAULT 0.2
         CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    -- Attempt deadline in seconds from the claim (NULL = none); copied to each task at submit.
+    timeout_seconds      double precision
+        CONSTRAINT task_types_timeout_range CHECK (timeout_seconds > 0 AND timeout_seconds <= 604800),
     description          text,
     created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -117,6 +120,24 @@ CREATE TABLE taskforge.workers (
 );
 COMMENT ON TABLE taskforge.workers IS
     'Worker processes: one row per process start, liveness from database-time heartbeats.';
+
+-- One row per scheduler process start, written only by tf_scheduler_heartbeat (an upsert on the
+-- id the process picks at start). Liveness for probes: tf_schedulers, `taskforge healthcheck`.
+CREATE TABLE taskforge.schedulers (
+    scheduler_id       uuid PRIMARY KEY,
+    name               text NOT NULL CONSTRAINT schedulers_name_length CHECK (length(name) BETWEEN 1 AND 200),
+    hostname           text CONSTRAINT schedulers_hostname_length CHECK (length(hostname) <= 255),
+    pid                int CONSTRAINT schedulers_pid_positive CHECK (pid > 0),
+    heartbeat_seconds  double precision NOT NULL
+        CONSTRAINT schedulers_heartbeat_range CHECK (heartbeat_seconds > 0 AND heartbeat_seconds <= 3600),
+    started_at         timestamptz NOT NULL,
+    last_heartbeat_at  timestamptz NOT NULL,
+    stopped_at         timestamptz,
+    CONSTRAINT schedulers_heartbeat_after_start CHECK (last_heartbeat_at >= started_at),
+    CONSTRAINT schedulers_stop_after_start CHECK (stopped_at >= started_at)
+);
+COMMENT ON TABLE taskforge.schedulers IS
+    'Scheduler processes: one row per process start, liveness from database-time heartbeats (tf_scheduler_heartbeat).';
 
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
@@ -163,6 +184,11 @@ CREATE TABLE taskforge.tasks (
     lease_expires_at   timestamptz,
     cancel_requested_at timestamptz,
     cancel_reason      text,
+    -- The task type's timeout_seconds when the task was submitted (NULL = no deadline), and the
+    -- deadline of the current attempt (claim time + timeout_seconds; set only while RUNNING).
+    -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
+    timeout_seconds    double precision,
+    deadline_at        timestamptz,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -195,14 +221,17 @@ CREATE TABLE taskforge.attempts (
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
     state              text NOT NULL
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
+    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
     outcome            text
         CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
     lease_expires_at   timestamptz NOT NULL,
+    -- The attempt's deadline (started_at + the task's timeout_seconds), NULL when none.
+    deadline_at        timestamptz,
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,
@@ -252,7 +281,7 @@ CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE fin
 -- Purpose:    the final state an attempt takes for an outcome, written once for tf_finalize,
 --             the batch finalize (_tf_finalize_attempts) and tf_recover:
 --               succeeded -> SUCCEEDED; failed, retryable -> FAILED; cancelled -> CANCELLED;
---               lease_expired -> ABANDONED.
+--               lease_expired, timed_out -> ABANDONED.
 -- Parameters: outcome  as stored in attempts.outcome.
 -- Returns:    the attempt state, or NULL for an unknown outcome (callers validate first).
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
@@ -271,11 +300,12 @@ AS $fn$
         WHEN 'retryable' THEN 'FAILED'
         WHEN 'cancelled' THEN 'CANCELLED'
         WHEN 'lease_expired' THEN 'ABANDONED'
+        WHEN 'timed_out' THEN 'ABANDONED'
     END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_attempt_state_after(text) IS
-    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired).';
+    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out).';
 REVOKE ALL ON FUNCTION taskforge._tf_attempt_state_after(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_broken_invariant.sql
@@ -489,14 +519,17 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
 -- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
 --     max_tasks int, task_types text[])
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)   (private helper)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)                            (private helper)
 --
 -- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
 --             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
 --             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
 --             given) in the order priority DESC, created_at, task_id, skipping rows locked by
 --             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
---             and gets its RUNNING attempt row, in the caller's transaction.
+--             and gets its RUNNING attempt row, in the caller's transaction. A task with a
+--             timeout_seconds gets the attempt deadline now + timeout_seconds (tasks.deadline_at
+--             and attempts.deadline_at), and its lease never reaches past it.
 -- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
 --             queues         text[] or NULL (any queue); an empty array matches nothing.
 --             lease_seconds  0 < s <= 86400.
@@ -538,7 +571,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
     max_tasks int,
     task_types text[])
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -707,18 +741,22 @@ BEGIN
         UPDATE taskforge.tasks t
            SET state = 'RUNNING',
                owner_worker_id = _tf_claim_tasks.worker_id,
-               lease_expires_at = v_lease,
+               deadline_at = v_now + make_interval(secs => t.timeout_seconds),
+               lease_expires_at = least(v_lease, v_now + make_interval(secs => t.timeout_seconds)),
                attempt_count = t.attempt_count + 1,
                updated_at = v_now
          WHERE t.task_id = ANY (v_ids)
         RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at
+                  t.max_attempts, t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
     ), attempt_rows AS (
-        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
-        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, v_lease
+        INSERT INTO taskforge.attempts
+               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
+        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, c.lease_expires_at,
+               c.deadline_at
           FROM claimed c
     )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
+           c.lease_expires_at, c.timeout_seconds
       FROM claimed c
      ORDER BY c.priority DESC, c.created_at, c.task_id;
 END;
@@ -754,7 +792,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision,
 --               busy           another transaction holds the task's row: nothing was done and
 --                              nothing waited for; send the element again later
 --               not_found      no such task
---               not_running | stale_attempt | not_owner | lease_expired   as in tf_finalize.
+--               not_running | stale_attempt | not_owner | timed_out | lease_expired   as in tf_finalize.
 -- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
 --             written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
@@ -882,7 +920,8 @@ BEGIN
                CASE WHEN t.task_id IS NULL THEN 'not_found'
                     WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
                     ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             _tf_finalize_attempts.worker_id, req.attempt_number, v_now)
+                                             t.deadline_at, _tf_finalize_attempts.worker_id, req.attempt_number,
+                                             v_now)
                END AS reason,
                taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS new_state,
@@ -905,6 +944,7 @@ BEGIN
            SET state = j.new_state,
                owner_worker_id = NULL,
                lease_expires_at = NULL,
+               deadline_at = NULL,
                scheduled_at = CASE WHEN j.new_state = 'RETRYING'
                                    THEN v_now + make_interval(secs => taskforge.tf_backoff(
                                             j.attempt_number, tt.backoff_base_seconds,
@@ -978,20 +1018,23 @@ REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, ti
 
 -- >>> db/functions/_tf_guard.sql
 -- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
---                     worker_id uuid, attempt_number int, at timestamptz) -> text   (private helper)
+--                     deadline_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
+--   -> text                                                                    (private helper)
 --
 -- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call may act on a task
 --             only while the task is RUNNING, under the same attempt, owned by the same worker,
---             with its lease not yet expired at time "at".
--- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at; the
---             caller's worker_id and attempt_number; "at", the database time of the call.
+--             with its deadline not passed and its lease not yet expired at time "at".
+-- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at,
+--             deadline_at (NULL = none); the caller's worker_id and attempt_number; "at", the
+--             database time of the call.
 -- Returns:    NULL when the guard holds, else the first reason it fails, checked in this order:
---             'not_running' | 'stale_attempt' | 'not_owner' | 'lease_expired'.
+--             'not_running' | 'stale_attempt' | 'not_owner' | 'timed_out' (the attempt's
+--             deadline has passed: no lease reaches past it) | 'lease_expired'.
 -- Errors:     none.  Locks: none (callers lock the row first).  Clock: the "at" argument.
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_guard(
     state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
-    worker_id uuid, attempt_number int, at timestamptz)
+    deadline_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
@@ -1004,13 +1047,16 @@ AS $fn$
         WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
         WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
         WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN deadline_at <= at THEN 'timed_out'
         WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
     END
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) IS
-    'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | lease_expired.';
-REVOKE ALL ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, timestamptz, uuid, int, timestamptz) IS
+    'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | timed_out | lease_expired.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard(
+    text, uuid, int, timestamptz, timestamptz, uuid, int, timestamptz
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_invalid.sql
 -- taskforge._tf_invalid(argument text, problem text) -> void       (private helper)
@@ -1152,6 +1198,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 -- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
+--             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL.
@@ -1186,12 +1233,17 @@ DECLARE
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
+    v_type_found boolean;
+    v_timeout double precision;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', 'must not be NULL');
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type) THEN
+    -- The type must be registered; its attempt timeout is copied to the task.
+    SELECT true, tt.timeout_seconds INTO v_type_found, v_timeout
+      FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type;
+    IF v_type_found IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', format('unknown task type %s (register it with tf_register_task_type)',
             quote_literal(left(_tf_submit_one.task_type, 100))));
     END IF;
@@ -1230,10 +1282,10 @@ BEGIN
     LOOP
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, created_at, updated_at)
+                idempotency_key, fingerprint, timeout_seconds, created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
                 _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
-                _tf_submit_one.idempotency_key, v_fingerprint, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
@@ -1282,8 +1334,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
 --               any other outcome with a cancel request             -> CANCELLED
 --               failed         -> FAILED (ordinary error: terminal)
 --               retryable      -> RETRYING while attempt_count < max_attempts, else FAILED
---               lease_expired  -> QUEUED while attempt_count < max_attempts, else FAILED
--- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'.
+--               lease_expired, timed_out
+--                              -> QUEUED while attempt_count < max_attempts, else FAILED
+--                                 (recovery: the attempt is over, no backoff applies)
+-- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'
+--                               | 'timed_out'.
 --             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
 --             attempt_count     the task's attempt count (the number of the attempt that ended).
 --             max_attempts      the task's budget.
@@ -1302,7 +1357,7 @@ IMMUTABLE
 AS $fn$
     SELECT CASE
         WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
-        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired', 'timed_out') THEN NULL
         WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
         WHEN outcome = 'failed' THEN 'FAILED'
         WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END
@@ -1311,7 +1366,7 @@ AS $fn$
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
-    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired), given a cancel request and the budget.';
+    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out), given a cancel request and the budget.';
 REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
@@ -1440,7 +1495,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)
 --
 -- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
 --             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
@@ -1456,7 +1512,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 --             max_tasks      1..1000.
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
---             and finalize (together they are the fencing token).
+--             and finalize (together they are the fencing token). timeout_seconds (appended
+--             to the first version) is the attempt's time limit from now, NULL for none: no
+--             lease is granted past it, and recovery then records the attempt timed_out.
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
@@ -1472,7 +1530,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     max_tasks int DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -1559,7 +1618,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
---             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
+--             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
@@ -1618,7 +1678,7 @@ BEGIN
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, tf_finalize.worker_id,
+                                    v_task.lease_expires_at, v_task.deadline_at, tf_finalize.worker_id,
                                     tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
@@ -1655,6 +1715,7 @@ BEGIN
        SET state = v_task_state,
            owner_worker_id = NULL,
            lease_expires_at = NULL,
+           deadline_at = NULL,
            scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
@@ -1678,7 +1739,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 --
 -- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
 --             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
@@ -1692,7 +1753,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
---             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
+--             task_type, payload, queue, priority, max_attempts, lease_expires_at,
+--             timeout_seconds as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
 -- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
@@ -1715,7 +1777,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -1751,7 +1813,8 @@ BEGIN
         END IF;
         RETURN QUERY
         SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
-               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
+               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz,
+               NULL::double precision
           FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
                                                tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
                                                tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
@@ -1762,7 +1825,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
-           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at
+           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
                                      tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
                                      tf_finalize_and_claim.task_types) AS c;
@@ -1801,7 +1864,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 --                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
 -- Returns:    one row per element, in input order: accepted; the task state after the call
 --             (as last committed when refused; NULL for not_found); reason NULL when accepted,
---             else busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+--             else busy | not_found | not_running | stale_attempt | not_owner | timed_out | lease_expired.
 -- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
 --             Nothing is written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
@@ -2044,10 +2107,12 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 -- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
 --             whose lease has expired (oldest deadline first): the current attempt becomes
 --             ABANDONED (finished_at records when, so recovery lag = finished_at -
---             lease_expires_at is queryable in tf_attempts), and the task is
+--             lease_expires_at is queryable in tf_attempts) with outcome timed_out when the
+--             lease had reached the attempt's deadline (tasks.deadline_at: the handler ran out
+--             of time), else lease_expired (its worker stopped renewing), and the task is
 --               QUEUED at once (no backoff) when budget remains,
 --               CANCELLED when a cancel was requested while it ran,
---               FAILED (last_error type lease_expired) when its budget is spent.
+--               FAILED (last_error type lease_expired or timed_out) when its budget is spent.
 --             A row whose lease is still valid is never touched: expiry is tested in the
 --             candidate scan and again on the locked row version.
 -- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
@@ -2081,10 +2146,12 @@ BEGIN
 
     WITH expired AS (
         -- Read under the row lock (FOR UPDATE returns the latest version of each row).
-        SELECT t.task_id,
-               taskforge._tf_task_state_after('lease_expired', t.cancel_requested_at IS NOT NULL,
+        SELECT t.task_id, o.outcome,
+               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS next_state
           FROM taskforge.tasks t
+         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
+                                         ELSE 'lease_expired' END AS outcome) o
          WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
          ORDER BY t.lease_expires_at
          LIMIT tf_recover.max_tasks
@@ -2094,24 +2161,32 @@ BEGIN
            SET state = e.next_state,
                scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
                finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
-               last_error = CASE WHEN e.next_state = 'FAILED'
+               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
+                                 THEN jsonb_build_object('type', 'timed_out', 'message',
+                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
+                                             t.attempt_count, t.timeout_seconds))
+                                 WHEN e.next_state = 'FAILED'
                                  THEN jsonb_build_object('type', 'lease_expired', 'message',
                                       format('attempt %s lost its lease and no attempts remain', t.attempt_count))
                                  ELSE t.last_error END,
                owner_worker_id = NULL,
                lease_expires_at = NULL,
+               deadline_at = NULL,
                updated_at = v_now
           FROM expired e
          WHERE t.task_id = e.task_id
            AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-        RETURNING t.task_id, t.attempt_count, t.state, t.queue
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
     ), abandoned AS (
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after('lease_expired'),
-               outcome = 'lease_expired',
+           SET state = taskforge._tf_attempt_state_after(m.outcome),
+               outcome = m.outcome,
                finished_at = v_now,
-               error = jsonb_build_object('type', 'lease_expired',
-                                          'message', 'the lease expired before the attempt was finalized')
+               error = CASE m.outcome
+                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
+                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
+                           ELSE jsonb_build_object('type', 'lease_expired',
+                                'message', 'the lease expired before the attempt was finalized') END
           FROM moved m
          WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
         RETURNING a.task_id
@@ -2135,21 +2210,28 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(int) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED; task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_register_task_type.sql
 -- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
 --     backoff_cap_seconds double precision DEFAULT 300, backoff_jitter double precision DEFAULT 0.2,
---     description text DEFAULT NULL) -> void
+--     description text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL) -> void
 --
--- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy.
---             The policy applies to retryable failures finalized after the change.
+-- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy
+--             and attempt timeout. The backoff policy applies to retryable failures finalized
+--             after the change; the timeout to tasks submitted after it (each task keeps the
+--             timeout it was submitted with).
 -- Parameters: task_type             ^[a-z][a-z0-9_.-]{0,62}$
 --             backoff_base_seconds  0..86400 seconds   backoff_cap_seconds  0..86400 seconds
 --             backoff_jitter        0..1               description          free text or NULL
 --                                                       (NULL keeps the current description)
+--             timeout_seconds       0 < s <= 604800 (7 days): each attempt's deadline from its
+--                                   claim; no lease is granted past it, and recovery records
+--                                   the attempt timed_out (retried under the task's budget).
+--                                   NULL = no deadline. Appended to the first version; like the
+--                                   backoff settings, a call without it sets the default (NULL).
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument.
 -- Locks:      the task_types row (INSERT ... ON CONFLICT DO UPDATE).
@@ -2160,7 +2242,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_register_task_type(
     backoff_base_seconds double precision DEFAULT 2,
     backoff_cap_seconds double precision DEFAULT 300,
     backoff_jitter double precision DEFAULT 0.2,
-    description text DEFAULT NULL)
+    description text DEFAULT NULL,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE
@@ -2182,25 +2265,30 @@ BEGIN
         PERFORM taskforge._tf_invalid('backoff_jitter', format('must be between 0 and 1, got %s',
             coalesce(tf_register_task_type.backoff_jitter::text, 'NULL')));
     END IF;
+    IF tf_register_task_type.timeout_seconds IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds('timeout_seconds', tf_register_task_type.timeout_seconds, 0, 604800, true);
+    END IF;
 
     INSERT INTO taskforge.task_types AS tt
-           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, created_at, updated_at)
+           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, timeout_seconds,
+            created_at, updated_at)
     VALUES (tf_register_task_type.task_type, tf_register_task_type.backoff_base_seconds,
             tf_register_task_type.backoff_cap_seconds, tf_register_task_type.backoff_jitter,
-            tf_register_task_type.description, v_now, v_now)
+            tf_register_task_type.description, tf_register_task_type.timeout_seconds, v_now, v_now)
     ON CONFLICT (task_type) DO UPDATE
        SET backoff_base_seconds = EXCLUDED.backoff_base_seconds,
            backoff_cap_seconds  = EXCLUDED.backoff_cap_seconds,
            backoff_jitter       = EXCLUDED.backoff_jitter,
            description          = coalesce(EXCLUDED.description, tt.description),
+           timeout_seconds      = EXCLUDED.timeout_seconds,
            updated_at           = EXCLUDED.updated_at;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
-    'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
+COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text, double precision) IS
+    'Owner/DBA only: allow a task type or update its retry backoff policy and attempt timeout (seconds; NULL = none). Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
-    text, double precision, double precision, double precision, text
+    text, double precision, double precision, double precision, text, double precision
 ) FROM PUBLIC;
 
 -- >>> db/functions/tf_register_worker.sql
@@ -2270,18 +2358,24 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
 -- >>> db/functions/tf_renew.sql
 -- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
 --     lease_seconds double precision DEFAULT 30)
---   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+--   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 --
--- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds.
---             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease not yet
---             expired. A lease that has expired is lost even if nobody recovered it yet: the
+-- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds, but
+--             never past the attempt's deadline (tasks.deadline_at, set at claim from the
+--             task type's timeout_seconds): once the deadline has passed the lease is not
+--             extended and reason says timed_out, so a handler that ignores its deadline cannot
+--             hold the task; recovery then records the attempt timed_out.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, deadline not
+--             passed, lease not yet expired. A lease that has expired is lost even if nobody recovered it yet: the
 --             worker must stop renewing, and may still offer its result to tf_finalize, which
 --             will refuse it (the scheduler requeues the task).
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
 --             lease_seconds  0 < s <= 86400 seconds.
--- Returns:    one row. renewed = true with the new deadline, or renewed = false with
---             lease_expires_at NULL when the guard fails. cancel_requested tells the handler
---             that tf_cancel was called for the task (it should stop early and finalize).
+-- Returns:    one row. renewed = true with the new lease deadline (reason NULL), or
+--             renewed = false with lease_expires_at NULL and reason not_running |
+--             stale_attempt | not_owner | timed_out | lease_expired when the guard fails.
+--             cancel_requested tells the handler that tf_cancel was called for the task (it
+--             should stop early and finalize). (reason was appended to the first version.)
 -- Errors:     TF400 naming the argument; TF404 no such task.
 -- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
 --             then the matching attempts row.
@@ -2293,7 +2387,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     worker_id uuid,
     attempt_number int,
     lease_seconds double precision DEFAULT 30)
-RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -2303,6 +2397,7 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
     v_lease timestamptz;
+    v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
     IF tf_renew.task_id IS NULL THEN
@@ -2320,10 +2415,12 @@ BEGIN
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
-    IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
-                           tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
-        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
+    v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
+    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
+                                    v_task.lease_expires_at, v_task.deadline_at, tf_renew.worker_id,
+                                    tf_renew.attempt_number, v_now);
+    IF v_reason IS NOT NULL THEN
+        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
     END IF;
 
@@ -2333,12 +2430,12 @@ BEGIN
     UPDATE taskforge.attempts a
        SET lease_expires_at = v_lease
      WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
-    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL;
+    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
-    'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
+    'Extend the lease of an owned RUNNING task to now + lease_seconds, never past its attempt deadline. Guard: same owner, same attempt, deadline not passed, lease unexpired; else renewed=false with the reason. Reports cancel_requested. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
 
@@ -2349,20 +2446,21 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision
 --            cancel_requested boolean, reason text)
 --
 -- Purpose:    the batch form of tf_renew: extend the leases of up to 1000 attempts one worker
---             still owns to now + lease_seconds, in one statement. Element i is (task_ids[i],
---             attempt_numbers[i]); each obeys tf_renew's guard (RUNNING, same attempt, same
---             owner, lease not yet expired). It never waits for a row lock: a task whose row
+--             still owns to now + lease_seconds (never past an attempt's deadline), in one
+--             statement. Element i is (task_ids[i], attempt_numbers[i]); each obeys tf_renew's
+--             guard (RUNNING, same attempt, same owner, deadline not passed, lease not yet
+--             expired). It never waits for a row lock: a task whose row
 --             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
 --             lease unchanged and not lost; renew it again shortly.
 -- Parameters: worker_id        the worker that owns the attempts.
 --             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
 --             attempt_numbers  int[] of the same length (each >= 1).
 --             lease_seconds    0 < s <= 86400 seconds.
--- Returns:    one row per element, in input order: renewed, the new deadline (NULL unless
---             renewed), cancel_requested (tf_cancel was called; as last committed for busy
---             rows, NULL for not_found), and reason NULL when renewed, else
---             busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
---             Only the last four mean the lease is lost.
+-- Returns:    one row per element, in input order: renewed, the new lease deadline (NULL
+--             unless renewed; never past the attempt's deadline_at), cancel_requested
+--             (tf_cancel was called; as last committed for busy rows, NULL for not_found), and
+--             reason NULL when renewed, else busy | not_found | not_running | stale_attempt |
+--             not_owner | timed_out | lease_expired. All but busy mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
 -- Plans:      one cached generic plan per statement; every row is reached by primary key
@@ -2446,25 +2544,26 @@ BEGIN
                CASE WHEN t.task_id IS NULL THEN 'not_found'
                     WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
                     ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             tf_renew_many.worker_id, r.attempt_number, v_now)
-               END AS reason
+                                             t.deadline_at, tf_renew_many.worker_id, r.attempt_number, v_now)
+               END AS reason,
+               least(v_lease, t.deadline_at) AS lease
           FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
           LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
     ), extended AS (
         UPDATE taskforge.tasks t
-           SET lease_expires_at = v_lease, updated_at = v_now
+           SET lease_expires_at = j.lease, updated_at = v_now
           FROM judged j
          WHERE j.reason IS NULL AND t.task_id = j.task_id
-        RETURNING t.task_id
+        RETURNING t.task_id, t.lease_expires_at
     ), attempt_leases AS (
         UPDATE taskforge.attempts a
-           SET lease_expires_at = v_lease
+           SET lease_expires_at = j.lease
           FROM judged j
          WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
     )
     SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
-           CASE WHEN e.task_id IS NOT NULL THEN v_lease END,
+           e.lease_expires_at,
            CASE WHEN j.found THEN j.cancel END,
            j.reason
       FROM judged j
@@ -2580,6 +2679,94 @@ COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
 REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
+
+-- >>> db/functions/tf_scheduler_heartbeat.sql
+-- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
+--     pid int DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
+--     stopping boolean DEFAULT false) -> timestamptz
+--
+-- Purpose:    report that a scheduler process is alive (the durable signal behind tf_schedulers
+--             and `taskforge healthcheck`). The first call for a scheduler_id records the process
+--             start; later calls move last_heartbeat_at. heartbeat_seconds is how often the
+--             process promises to call: tf_schedulers reports it "stale" after three missed
+--             beats. The last call of a clean stop passes stopping => true ("stopped").
+-- Parameters: scheduler_id  chosen by the process at start (a fresh uuid per process start).
+--             name 1..200 characters; hostname at most 255 characters; pid > 0 (hostname and
+--             pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
+--             the latest call. heartbeat_seconds 0 < s <= 3600. stopping not NULL.
+-- Returns:    the database time recorded as last_heartbeat_at.
+-- Errors:     TF400 naming the argument; TF409 scheduler_id already stopped (a new process start
+--             needs a new id). Nothing is written on an error.
+-- Locks:      the schedulers row (INSERT ... ON CONFLICT DO UPDATE).
+-- Clock:      clock_timestamp().
+-- By hand:    yes, though it makes a dead scheduler look alive until its next missed beats.
+CREATE OR REPLACE FUNCTION taskforge.tf_scheduler_heartbeat(
+    scheduler_id uuid,
+    name text,
+    hostname text DEFAULT NULL,
+    pid int DEFAULT NULL,
+    heartbeat_seconds double precision DEFAULT 5,
+    stopping boolean DEFAULT false)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_at timestamptz;
+BEGIN
+    IF tf_scheduler_heartbeat.scheduler_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('scheduler_id', 'must not be NULL');
+    END IF;
+    IF tf_scheduler_heartbeat.name IS NULL OR length(tf_scheduler_heartbeat.name) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('name', 'must be 1 to 200 characters');
+    END IF;
+    IF length(tf_scheduler_heartbeat.hostname) > 255 THEN
+        PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
+            length(tf_scheduler_heartbeat.hostname)));
+    END IF;
+    IF tf_scheduler_heartbeat.pid IS NOT NULL AND tf_scheduler_heartbeat.pid < 1 THEN
+        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s',
+            tf_scheduler_heartbeat.pid));
+    END IF;
+    PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_scheduler_heartbeat.heartbeat_seconds, 0, 3600, true);
+    IF tf_scheduler_heartbeat.stopping IS NULL THEN
+        PERFORM taskforge._tf_invalid('stopping', 'must not be NULL');
+    END IF;
+
+    INSERT INTO taskforge.schedulers AS s
+           (scheduler_id, name, hostname, pid, heartbeat_seconds, started_at, last_heartbeat_at, stopped_at)
+    VALUES (tf_scheduler_heartbeat.scheduler_id, tf_scheduler_heartbeat.name, tf_scheduler_heartbeat.hostname,
+            tf_scheduler_heartbeat.pid, tf_scheduler_heartbeat.heartbeat_seconds, v_now, v_now,
+            CASE WHEN tf_scheduler_heartbeat.stopping THEN v_now END)
+    ON CONFLICT (scheduler_id) DO UPDATE
+       SET name = excluded.name,
+           hostname = excluded.hostname,
+           pid = excluded.pid,
+           heartbeat_seconds = excluded.heartbeat_seconds,
+           last_heartbeat_at = greatest(v_now, s.started_at),
+           stopped_at = CASE WHEN tf_scheduler_heartbeat.stopping THEN greatest(v_now, s.started_at) END
+     WHERE s.stopped_at IS NULL
+    RETURNING s.last_heartbeat_at INTO v_at;
+    IF v_at IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('scheduler_id: scheduler %s has stopped; a new process start needs a new id',
+                tf_scheduler_heartbeat.scheduler_id),
+            COLUMN = 'scheduler_id';
+    END IF;
+    RETURN v_at;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) IS
+    'Scheduler liveness beat (upsert per process start; stopping => true on a clean stop); returns database time. Errors: TF400, TF409 (scheduler already stopped).';
+REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_scheduler_heartbeat(
+    uuid, text, text, int, double precision, boolean
+) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_schema_version.sql
 -- taskforge.tf_schema_version() -> int
@@ -2893,7 +3080,8 @@ SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
        t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
        t.payload, t.result, t.last_error,
        a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
-       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
+       t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
@@ -2907,7 +3095,7 @@ SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS
        CASE WHEN a.state = 'ABANDONED'
             THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
            AS recovery_lag_seconds,
-       a.result, a.error
+       a.result, a.error, a.deadline_at
   FROM taskforge.attempts a
   JOIN taskforge.tasks t ON t.task_id = a.task_id
   LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
@@ -2928,6 +3116,19 @@ SELECT w.worker_id, w.name, w.hostname, w.pid, w.queues, w.task_types, w.heartbe
   FROM taskforge.workers w;
 COMMENT ON VIEW taskforge.tf_workers IS
     'Workers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
+
+-- Schedulers with liveness from database time, by the rule of tf_workers: stopped (its last
+-- beat said so), stale (three missed heartbeats), or alive.
+CREATE VIEW taskforge.tf_schedulers AS
+SELECT s.scheduler_id, s.name, s.hostname, s.pid, s.heartbeat_seconds,
+       s.started_at, s.last_heartbeat_at, s.stopped_at,
+       extract(epoch FROM now() - s.last_heartbeat_at)::double precision AS seconds_since_heartbeat,
+       CASE WHEN s.stopped_at IS NOT NULL THEN 'stopped'
+            WHEN now() - s.last_heartbeat_at > make_interval(secs => 3 * s.heartbeat_seconds) THEN 'stale'
+            ELSE 'alive' END AS liveness
+  FROM taskforge.schedulers s;
+COMMENT ON VIEW taskforge.tf_schedulers IS
+    'Schedulers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
 -- Registered task types (tf_submit accepts only these) with their retry backoff policy (seconds),
 -- for forms and tools that offer a choice of type.
@@ -3059,6 +3260,10 @@ UNION ALL
 SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
   FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
 UNION ALL
+SELECT 'attempt deadline on a task that is not running, or a lease past the deadline', task_id, NULL,
+       format('state=%s deadline_at=%s lease_expires_at=%s', state, deadline_at, lease_expires_at)
+  FROM latest WHERE (state <> 'RUNNING' AND deadline_at IS NOT NULL) OR lease_expires_at > deadline_at
+UNION ALL
 SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
        format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)
   FROM latest WHERE coalesce(attempts, 0) <> attempt_count OR coalesce(max_number, 0) <> attempt_count
@@ -3105,13 +3310,13 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
-REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-              taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
-              taskforge.tf_task_types, taskforge.tf_invariant_violations
+REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+              taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
     FROM PUBLIC;
-GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_queue_stats,
-                taskforge.tf_queues, taskforge.tf_throughput, taskforge.tf_throughput_per_minute,
-                taskforge.tf_task_types, taskforge.tf_invariant_violations
+GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
+                taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql

@@ -1,6 +1,6 @@
 -- Acting as taskforge_client and taskforge_console: submit, cancel, retry and every view work; claim, scheduler functions and the tables are refused with 42501.
 BEGIN;
-SELECT plan(28);
+SELECT plan(30);
 SET LOCAL ROLE taskforge_client;
 SELECT is(current_user::text, 'taskforge_client', 'acting as taskforge_client');
 SELECT lives_ok($$SELECT set_config('tftest.task_id', (SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_client', max_attempts => 2))::text, true)$$,
@@ -10,6 +10,7 @@ SELECT results_eq($$SELECT task_id, state, queue FROM taskforge.tf_tasks WHERE q
                   'client reads its task through tf_tasks');
 SELECT lives_ok('SELECT * FROM taskforge.tf_attempts LIMIT 1', 'client can read tf_attempts');
 SELECT lives_ok('SELECT * FROM taskforge.tf_workers LIMIT 1', 'client can read tf_workers');
+SELECT lives_ok('SELECT * FROM taskforge.tf_schedulers LIMIT 1', 'client can read tf_schedulers');
 SELECT results_eq($$SELECT tasks FROM taskforge.tf_queue_stats WHERE queue = 'catalog_as_client' AND state = 'QUEUED'$$,
                   ARRAY[1::bigint], 'client can read tf_queue_stats');
 SELECT lives_ok('SELECT * FROM taskforge.tf_throughput LIMIT 1', 'client can read tf_throughput');
@@ -24,6 +25,7 @@ SELECT lives_ok('SELECT taskforge.tf_backoff(1)', 'client can call tf_backoff');
 SELECT throws_ok($$SELECT taskforge.tf_register_worker('catalog-as-client')$$, '42501', NULL, 'client cannot register a worker');
 SELECT throws_ok($$SELECT * FROM taskforge.tf_claim(gen_random_uuid(), ARRAY['catalog_as_client'])$$, '42501', NULL, 'client cannot claim');
 SELECT throws_ok('SELECT * FROM taskforge.tf_promote()', '42501', NULL, 'client cannot call tf_promote');
+SELECT throws_ok($$SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'catalog-as-client')$$, '42501', NULL, 'client cannot call tf_scheduler_heartbeat');
 SELECT throws_ok('SELECT taskforge.tf_prune(0)', '42501', NULL, 'client cannot call tf_prune');
 SELECT throws_ok('SELECT * FROM taskforge.tasks', '42501', NULL, 'client cannot SELECT from taskforge.tasks');
 SELECT throws_ok($$DELETE FROM taskforge.attempts$$, '42501', NULL, 'client cannot DELETE from taskforge.attempts');

@@ -1,10 +1,12 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(28);
+SELECT plan(30);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
 SELECT has_check('taskforge', 'task_types', 'taskforge.task_types has CHECK constraints');
+SELECT has_check('taskforge', 'schedulers', 'taskforge.schedulers has CHECK constraints');
+SELECT col_has_check('taskforge', 'schedulers', 'heartbeat_seconds', 'schedulers.heartbeat_seconds is checked');
 SELECT col_has_check('taskforge', 'tasks', 'state', 'tasks.state is checked');
 SELECT col_has_check('taskforge', 'tasks', 'payload', 'tasks.payload is checked (JSON object)');
 SELECT col_has_check('taskforge', 'tasks', 'queue', 'tasks.queue is checked (name format)');
@@ -23,7 +25,7 @@ SELECT set_has('SELECT conname::text FROM cons',
                $$SELECT unnest(ARRAY['tasks_owner_iff_running', 'tasks_finished_iff_terminal', 'tasks_attempts_within_budget', 'tasks_retrying_has_budget',
                      'tasks_queued_has_budget', 'tasks_fingerprint_iff_key', 'tasks_cancel_reason_needs_request',
                      'attempts_final_iff_finished', 'attempts_finished_after_start', 'attempts_abandoned_after_expiry',
-                     'workers_heartbeat_after_start'])$$,
+                     'workers_heartbeat_after_start', 'schedulers_heartbeat_after_start', 'schedulers_stop_after_start'])$$,
                'the multi-column state-machine constraints exist');
 SELECT is_empty('SELECT conname FROM cons WHERE NOT convalidated', 'every CHECK constraint is validated (no NOT VALID left)');
 

@@ -1,11 +1,12 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(33);
+SELECT plan(34);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
 SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
 SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
+SELECT has_function('taskforge', 'tf_scheduler_heartbeat', ARRAY['uuid', 'text', 'text', 'integer', 'double precision', 'boolean'], 'tf_scheduler_heartbeat exists');
 SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_claim exists');
 SELECT has_function('taskforge', 'tf_renew', ARRAY['bigint', 'uuid', 'integer', 'double precision'], 'tf_renew exists');
 SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb'], 'tf_finalize exists');
@@ -23,7 +24,7 @@ SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_ma
 SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
 SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
 SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'], 'tf_set_queue_limit exists');
-SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text'], 'tf_register_task_type exists');
+SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text', 'double precision'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS
 SELECT p.oid, p.oid::regprocedure::text AS signature, p.proname, p.prosecdef, p.proconfig, p.proacl,

@@ -10,7 +10,6 @@ Modules, by job:
 * :mod:`.workloads`   E1, E2, E5, E6 and pickup latency with real worker/scheduler processes
 * :mod:`.ceiling`     pgbench: a bare SKIP LOCKED queue and TaskForge's own functions
 * :mod:`.peer`        the same no-op jobs through procrastinate, in its own virtualenv
-* :mod:`.progress`    what the running trial is doing, on stderr
 * :mod:`.report`      the bundle: raw JSON, ``report.md``
 * :mod:`.charts`      PNG charts (matplotlib, Agg backend)
 * :mod:`.console_data` a large valid history written with INSERT ... SELECT (console benchmark)

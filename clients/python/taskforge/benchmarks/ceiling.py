@@ -25,8 +25,8 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from .. import sql
+from ..progress import Progress
 from .database import bench_dir
-from .progress import Progress
 from .results import CeilingPoint
 
 __all__ = ["SCRIPTS", "available_scripts", "measure_point", "parse_pgbench", "pgbench_binary"]
@@ -139,7 +139,7 @@ def measure_point(
     if script == "finalize_and_claim":
         argv += ["-D", "task_id=0", "-D", "attempt_number=0"]
     env = dict(os.environ, **_libpq_env(dsn))
-    progress.trial(f"{point.label} (pgbench {seconds:g} s)", 1)
+    progress.start(f"{point.label} (pgbench {seconds:g} s)", 1)
     for _ in range(MAX_TRIES):
         with psycopg.connect(dsn, autocommit=True) as conn:
             _prepare(conn, script, clients, rows)
@@ -160,5 +160,5 @@ def measure_point(
     else:
         point.error = f"the queue ran dry even with {rows // 2} rows"
     point.ok = point.error is None
-    progress.done(f"{point.cycles_per_second:,.0f} cycles/s" if point.ok else f"FAILED: {point.error}")
+    progress.finish(f"{point.cycles_per_second:,.0f} cycles/s" if point.ok else f"FAILED: {point.error}")
     return point

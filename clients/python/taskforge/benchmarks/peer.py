@@ -26,9 +26,9 @@ import psycopg
 
 from .. import sql
 from ..processes import ProcessHarness
+from ..progress import Progress
 from . import stats
 from .database import bench_dir
-from .progress import Progress
 from .results import CheckResult, TrialResult
 
 __all__ = ["PEER_REQUIREMENT", "PeerError", "ensure_venv", "run_peer_trial"]
@@ -140,7 +140,7 @@ def run_peer_trial(
         tasks=jobs,
         options={"requirement": PEER_REQUIREMENT, "warmup": warmup},
     )
-    progress.trial(f"{result.label} (procrastinate noop x{jobs})", jobs)
+    progress.start(f"{result.label} (procrastinate noop x{jobs})", jobs)
     harness = ProcessHarness(dsn, log_dir / result.label, env=_peer_env(dsn))
     job_ids: list[int] = []
     try:
@@ -168,7 +168,7 @@ def run_peer_trial(
             first, last, started, succeeded = sql.one_row(conn, sql.BENCH_PEER_SPAN, {"job_ids": job_ids})
     except PeerError as exc:
         result.error = str(exc)
-        progress.done(f"FAILED: {result.error.splitlines()[0]}")
+        progress.finish(f"FAILED: {result.error.splitlines()[0]}")
         return result
     result.checks = [
         CheckResult(
@@ -187,7 +187,7 @@ def run_peer_trial(
         result.throughput = stats.throughput(jobs, first, last)
     result.metrics["procrastinate_statuses"] = statuses
     result.ok = not result.failed_checks() and result.throughput is not None
-    progress.done(
+    progress.finish(
         f"{result.throughput:,.1f} jobs/s"
         if result.ok
         else "TRUST CHECK FAILED: " + "; ".join(c.detail for c in result.failed_checks())

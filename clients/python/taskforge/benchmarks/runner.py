@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..progress import Progress
 from . import ceiling, charts, environment, peer, summary, workloads
 from .database import fresh_database
-from .progress import Progress
 from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
 from .workloads import WorkloadSpec

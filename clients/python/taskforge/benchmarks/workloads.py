@@ -29,8 +29,8 @@ from psycopg.types.json import Jsonb
 
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
+from ..progress import Progress
 from . import stats, trust
-from .progress import Progress
 from .results import CheckResult, TrialResult
 
 __all__ = [
@@ -249,7 +249,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
     )
     harness = ProcessHarness(dsn, log_dir / result.label)
     killer: _Killer | None = None
-    progress.trial(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)
+    progress.start(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
             for _ in range(spec.schedulers):
@@ -284,7 +284,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
             result.checks += database_checks(conn)
             result.checks.append(_exit_checks(result.exit_codes, {p.name for p in killer.killed}))
     result.ok = result.error is None and not result.failed_checks()
-    progress.done(_summary(result))
+    progress.finish(_summary(result))
     return result
 
 
@@ -321,7 +321,7 @@ def run_pickup(
     )
     harness = ProcessHarness(dsn, log_dir / result.label)
     task_ids: list[int] = []
-    progress.trial(f"{result.label} (noop x{count}, one at a time)", count)
+    progress.start(f"{result.label} (noop x{count}, one at a time)", count)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
             harness.worker(*SYNTHETIC, "--queue", BENCH_QUEUE)
@@ -354,5 +354,5 @@ def run_pickup(
     }
     result.ok = result.error is None and not result.failed_checks()
     p50 = result.metrics["pickup_p50_ms"]
-    progress.done(f"pickup median {p50:.1f} ms" if p50 is not None and result.ok else _summary(result))
+    progress.finish(f"pickup median {p50:.1f} ms" if p50 is not None and result.ok else _summary(result))
     return result

@@ -16,12 +16,13 @@ import click
 import psycopg
 
 from .. import client, database as db
-from . import bench, console, demo, migrate, queues, run, tasks
+from . import bench, console, demo, health, migrate, queues, run, tasks
 from .common import EXIT_DATABASE, EXIT_REFUSED, EXIT_USAGE, UNMIGRATED_SQLSTATES, fail
 
 #: Every command of ``taskforge``, module by module.
 COMMANDS: tuple[click.Command, ...] = (
     *migrate.COMMANDS,
+    *health.COMMANDS,
     *tasks.COMMANDS,
     *queues.COMMANDS,
     *run.COMMANDS,

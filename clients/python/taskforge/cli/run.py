@@ -180,6 +180,14 @@ def worker_command(
     show_default=True,
     help="Time between prune rounds (with --retain-days).",
 )
+@click.option("--name", type=Text(), default=None, help="Scheduler name shown in tf_schedulers. Default: HOSTNAME-PID.")
+@click.option(
+    "--heartbeat-seconds",
+    type=click.FloatRange(0.5, 3600),
+    default=5.0,
+    show_default=True,
+    help="Interval of its tf_scheduler_heartbeat (stale after 3 missed beats; see `taskforge healthcheck`).",
+)
 @log_level_option
 def scheduler_command(
     dsn: str | None,
@@ -187,6 +195,8 @@ def scheduler_command(
     batch_size: int,
     retain_days: float | None,
     prune_interval_seconds: float,
+    name: str | None,
+    heartbeat_seconds: float,
     log_level: str,
 ) -> None:
     """Run a scheduler: recover expired leases, promote retries, prune old history.
@@ -203,6 +213,8 @@ def scheduler_command(
             batch_size=batch_size,
             retain_days=retain_days,
             prune_interval_seconds=prune_interval_seconds,
+            name=name,
+            heartbeat_seconds=heartbeat_seconds,
         )
     except ValueError as exc:  # e.g. NaN, which passes click.FloatRange
         fail(str(exc), EXIT_USAGE)

@@ -6,14 +6,12 @@ import logging
 import threading
 
 import psycopg
-import pytest
 
+import taskforge.synthetic  # noqa: F401  (the worker below runs the synthetic task types)
 from taskforge import sql
 from taskforge.worker import Worker, WorkerConfig
 
 from itest_support import attempts, submit, task, wait_for
-
-pytestmark = pytest.mark.integration
 
 
 class DropsAfterFinalize:

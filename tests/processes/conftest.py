@@ -1,4 +1,4 @@
-"""Fixtures for the integration tests: real worker and scheduler processes, real signals.
+"""Fixtures for the tests that start real worker and scheduler processes (real signals).
 
 Processes are started by taskforge.processes (the harness the demo and the benchmarks use too) as
 ``python -m taskforge.cli worker|scheduler ...`` with TASKFORGE_DSN set to the session's test
@@ -82,12 +82,6 @@ def spawn_factory(tmp_path):
         spawner.shutdown()
 
 
-@pytest.fixture()
-def queue() -> str:
-    """A queue name no other test uses."""
-    return f"it_{uuid.uuid4().hex[:12]}"
-
-
 #: Task types of itest_handlers.py and examples/handlers_example.py, with their backoff base (s).
 TEST_TASK_TYPES = {
     "itest.fail_once": 0.1,
@@ -95,6 +89,7 @@ TEST_TASK_TYPES = {
     "itest.nan_result": 2,
     "itest.nul_result": 2,
     "itest.sleep_report": 2,
+    "itest.stubborn": 2,
     "word_count": 1,
 }
 

@@ -10,7 +10,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from taskforge import database as tfdb
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_psql_session(fresh_database):

@@ -1,4 +1,5 @@
-"""Helpers for the integration tests: polling waits and small database reads.
+"""Helpers for the tests of workers and schedulers (tests/processes, tests/sql): polling waits
+and small database reads.
 
 Reads go to the tables' views (tf_tasks, tf_attempts, tf_workers); writes use the public
 tf_* functions, as any client would.

@@ -16,7 +16,7 @@ import pytest
 
 from itest_support import attempts, history, submit, task, wait_for, wait_log, wait_registered, wait_running
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 LEASE_EXPIRED = "SELECT lease_expires_at < clock_timestamp() FROM taskforge.tasks WHERE task_id = %s"
 SECONDS_SINCE = "SELECT extract(epoch FROM clock_timestamp() - %s::timestamptz)::float8"

@@ -7,47 +7,19 @@ the end. Also: migrating as a user without CREATEROLE.
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg
 import pytest
 from click.testing import CliRunner
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 
 from taskforge import database as tfdb
 from taskforge.cli import main as cli_main
 
-from sqlcore_helpers import claim, finalize, register_worker, submit, unique_name
+from sqlcore_helpers import as_user, claim, finalize, register_worker, submit, unique_name
 
 GROUPS = ("taskforge_worker", "taskforge_scheduler", "taskforge_client", "taskforge_console")
-
-
-def as_user(dsn: str, user: str) -> str:
-    """The same DSN, logging in as another user (no password: trust authentication)."""
-    params = conninfo_to_dict(dsn)
-    params.pop("password", None)
-    params["user"] = user
-    return make_conninfo(**params)
-
-
-@pytest.fixture()
-def login_role(admin_dsn):
-    """Factory: create a LOGIN role (NOSUPERUSER NOCREATEROLE NOCREATEDB) in the given group roles
-    and return its name. Every role made is dropped after the test."""
-    made: list[str] = []
-
-    def make(*groups: str) -> str:
-        name = unique_name("tf_test_login")
-        with psycopg.connect(admin_dsn, autocommit=True) as c:
-            c.execute(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB')
-            made.append(name)
-            for group in groups:
-                c.execute(f'GRANT "{group}" TO "{name}"')
-        return name
-
-    yield make
-    with psycopg.connect(admin_dsn, autocommit=True) as c:
-        for name in made:
-            c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,))
-            c.execute(f'DROP ROLE IF EXISTS "{name}"')
 
 
 # One harmless call per function. A caller without EXECUTE gets 42501 before anything runs; a
@@ -81,6 +53,8 @@ CALLS = {
     "tf_recover": "SELECT * FROM taskforge.tf_recover(max_tasks => 1)",
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
+    "tf_scheduler_heartbeat": "SELECT taskforge.tf_scheduler_heartbeat("
+    "scheduler_id => gen_random_uuid(), name => 'perm-check')",
     "tf_backoff": "SELECT taskforge.tf_backoff(failed_attempt => 1)",
     "tf_schema_version": "SELECT taskforge.tf_schema_version()",
     "tf_register_task_type": "SELECT taskforge.tf_register_task_type('perm_check')",
@@ -93,7 +67,7 @@ CALLS = {
     "_tf_submit_one": "SELECT * FROM taskforge._tf_submit_one("
     "'noop', '{}'::jsonb, 'perm_check', 0, 1, NULL, NULL, now(), '')",
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
-    "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, 1, now())",
+    "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, NULL, 1, now())",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
     "_tf_lock_queue": "SELECT taskforge._tf_lock_queue('perm_check')",
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
@@ -120,7 +94,7 @@ ALLOWED = {
         "tf_finalize_many",
         "tf_finalize_and_claim",
     },
-    "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune"},
+    "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune", "tf_scheduler_heartbeat"},
     "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
     "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
     None: set(),  # a login role in no TaskForge group
@@ -275,7 +249,7 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
         )
 
 
-def test_scheduler_only_recovers_promotes_prunes(db_dsn, conn, login_role):
+def test_scheduler_only_recovers_promotes_prunes_and_beats(db_dsn, conn, login_role):
     role = login_role("taskforge_scheduler")
     queue = unique_name("roleq")
     worker_id = register_worker(conn, "dying-worker", [queue])
@@ -287,16 +261,25 @@ def test_scheduler_only_recovers_promotes_prunes(db_dsn, conn, login_role):
         assert recovered >= 1
         s.execute("SELECT * FROM taskforge.tf_promote()").fetchone()
         assert s.execute("SELECT taskforge.tf_prune(older_than_seconds => 3153600000)").fetchone()[0] == 0
+        scheduler_id = uuid.uuid4()
+        s.execute("SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %s, name => 'roles-sched')", (scheduler_id,))
         for statement in (
             "SELECT * FROM taskforge.tf_submit(task_type => 'noop')",
             "SELECT taskforge.tf_register_worker(name => 'sched')",
             "SELECT * FROM taskforge.tf_tasks",
+            "SELECT * FROM taskforge.tf_schedulers",
             "SELECT * FROM taskforge.tasks",
             f"SELECT * FROM taskforge.tf_cancel(task_id => {task_id})",
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 s.execute(statement)
     assert conn.execute("SELECT state FROM taskforge.tasks WHERE task_id = %s", (task_id,)).fetchone()[0] == "QUEUED"
+    assert (
+        conn.execute(
+            "SELECT liveness FROM taskforge.tf_schedulers WHERE scheduler_id = %s", (scheduler_id,)
+        ).fetchone()[0]
+        == "alive"
+    )
     (row,) = claim(conn, worker_id, [queue])
     assert finalize(conn, task_id, worker_id, row[1])[0]
 

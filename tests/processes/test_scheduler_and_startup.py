@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from itest_support import (
     wait_running,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_fail_once_batch_gives_exactly_failed_then_succeeded_for_every_task(spawn, conn, queue, test_task_types):
@@ -150,6 +151,47 @@ def run_cli(dsn: str, *args: str, timeout: float = 120) -> subprocess.CompletedP
         text=True,
         timeout=timeout,
     )
+
+
+def scheduler_rows(c: psycopg.Connection) -> dict[str, tuple]:
+    rows = c.execute("SELECT name, liveness, last_heartbeat_at, pid FROM taskforge.tf_schedulers").fetchall()
+    return {name: (liveness, beat, pid) for name, liveness, beat, pid in rows}
+
+
+def test_scheduler_beats_in_tf_schedulers_and_healthcheck_follows(fresh_database, spawn_factory):
+    """A real scheduler records itself in tf_schedulers and beats every --heartbeat-seconds even
+    when its passes may sleep longer; killed, it turns stale; stopped cleanly, stopped. The probe
+    (`python -m taskforge.cli healthcheck`) follows each change."""
+    dsn = migrated(fresh_database)
+    spawn = spawn_factory(dsn)
+    done = run_cli(dsn, "healthcheck")
+    assert done.returncode == 1 and "scheduler: no scheduler alive: none has run" in done.stderr, done.stderr
+
+    args = ("--heartbeat-seconds", "1", "--max-interval-seconds", "60")
+    doomed = spawn.scheduler(*args, "--name", "probe-doomed", name="probe-doomed")
+    with psycopg.connect(dsn, autocommit=True) as c:
+        wait_for(lambda: "probe-doomed" in scheduler_rows(c), message="the first beat", procs=[doomed])
+        liveness, first, pid = scheduler_rows(c)["probe-doomed"]
+        assert liveness == "alive" and pid == doomed.pid
+        # Beats keep coming although an idle pass may sleep up to 60 s.
+        wait_for(lambda: scheduler_rows(c)["probe-doomed"][1] > first, timeout=10, message="a second beat")
+        done = run_cli(dsn, "healthcheck")
+        assert done.returncode == 0 and "scheduler 1 alive (probe-doomed beat" in done.stdout, done.stderr
+
+        doomed.kill()
+        wait_for(lambda: scheduler_rows(c)["probe-doomed"][0] == "stale", timeout=20, message="three missed beats")
+        done = run_cli(dsn, "healthcheck", "--json")
+        assert done.returncode == 1
+        assert json.loads(done.stdout)["checks"]["scheduler"]["stale"] == 1
+
+        clean = spawn.scheduler(*args, "--name", "probe-clean", name="probe-clean")
+        wait_for(lambda: "probe-clean" in scheduler_rows(c), message="the new scheduler's first beat", procs=[clean])
+        assert run_cli(dsn, "healthcheck").returncode == 0
+        clean.signal(signal.SIGTERM)
+        assert clean.wait(LONG) == 0
+        assert scheduler_rows(c)["probe-clean"][0] == "stopped"
+        done = run_cli(dsn, "healthcheck")
+        assert done.returncode == 1 and "(1 stale, 1 stopped)" in done.stderr, done.stderr
 
 
 def test_worker_and_scheduler_refuse_a_newer_schema_version(fresh_database):

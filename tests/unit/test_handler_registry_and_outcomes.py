@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 
 import psycopg
 import pytest
@@ -329,6 +330,10 @@ def test_scheduler_sleeps_until_the_earliest_deadline_computed_by_the_database()
         SchedulerConfig(batch_size=0)
     with pytest.raises(ValueError):
         SchedulerConfig(max_interval_seconds=0)
+    with pytest.raises(ValueError, match="heartbeat_seconds"):
+        SchedulerConfig(heartbeat_seconds=0)
+    with pytest.raises(ValueError, match="name"):
+        SchedulerConfig(name="")
 
 
 def test_scheduler_retries_transient_errors_and_stops_on_permanent_ones():
@@ -346,6 +351,7 @@ def test_scheduler_retries_transient_errors_and_stops_on_permanent_ones():
         return TickResult(0, 0, 0, None, None)
 
     s.tick = tick
+    s.heartbeat = lambda **_: None  # this test is about the pass's errors
     s._loop()
     assert len(calls) == 2, "a transient error must be retried, not end the scheduler"
 
@@ -355,5 +361,32 @@ def test_scheduler_retries_transient_errors_and_stops_on_permanent_ones():
         raise psycopg.errors.InvalidParameterValue("a programming error (SQLSTATE class 22)")
 
     s2.tick = refused
+    s2.heartbeat = lambda **_: None
     with pytest.raises(psycopg.Error):
         s2._loop()
+
+
+def test_scheduler_beats_before_its_first_pass_and_never_sleeps_past_a_beat():
+    """tf_scheduler_heartbeat comes first, then every heartbeat_seconds, even when a pass could
+    sleep max_interval_seconds (60 s here)."""
+    from taskforge.scheduler import Scheduler, SchedulerConfig, TickResult
+
+    s = Scheduler("dbname=unused", SchedulerConfig(max_interval_seconds=60, heartbeat_seconds=0.05))
+    events = []
+
+    def heartbeat(*, stopping=False):
+        events.append("beat")
+        s._next_beat = time.monotonic() + s.config.heartbeat_seconds
+
+    def tick():
+        events.append("tick")
+        if events.count("tick") == 4:
+            s.stop()
+        return TickResult(0, 0, 0, None, None)
+
+    s.heartbeat, s.tick = heartbeat, tick
+    started = time.monotonic()
+    s._loop()
+    assert time.monotonic() - started < 10
+    assert events[:2] == ["beat", "tick"]
+    assert events.count("beat") >= 3, events

@@ -17,7 +17,7 @@ import pytest
 
 from itest_support import LONG, history, submit, task, wait_for, wait_log, wait_registered, wait_running
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 # Connections of the worker started by the test (workers of earlier tests are gone by then).
 WORKER_CONNECTIONS = """

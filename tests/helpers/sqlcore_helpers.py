@@ -13,11 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
 from taskforge import sql
 
 __all__ = [
+    "as_user",
     "backend_waits_on_lock",
     "catalog_snapshot",
     "claim",
@@ -33,6 +35,14 @@ __all__ = [
     "unique_name",
     "wait_until",
 ]
+
+
+def as_user(dsn: str, user: str) -> str:
+    """The same DSN, logging in as another user (no password: trust authentication)."""
+    params = conninfo_to_dict(dsn)
+    params.pop("password", None)
+    params["user"] = user
+    return make_conninfo(**params)
 
 
 def unique_name(prefix: str = "q") -> str:

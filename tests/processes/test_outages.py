@@ -10,7 +10,7 @@ import pytest
 
 from itest_support import all_in, attempts, history, states, submit, task, wait_for, wait_log, wait_registered
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 # Connections of this test's workers: opened after the test started (killed processes of
 # earlier tests may leave a backend behind for a moment).

@@ -23,7 +23,7 @@ from itest_support import (
     worker_row,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_sigkill_mid_task_is_recovered_after_the_lease_and_succeeds_on_attempt_2(spawn, conn, queue):

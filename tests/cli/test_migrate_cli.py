@@ -21,7 +21,7 @@ from taskforge.cli import main
 
 from sqlcore_helpers import catalog_snapshot, compare_snapshots
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NO_ENV_DSN = {"TASKFORGE_DSN": None, "DATABASE_URL": None}
 
 

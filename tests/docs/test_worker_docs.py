@@ -13,7 +13,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from itest_support import ROOT
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 DOC = ROOT / "docs" / "worker.md"
 DOC_DSN = "postgresql://postgres@127.0.0.1/taskforge_dev"

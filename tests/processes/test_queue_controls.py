@@ -11,7 +11,7 @@ import pytest
 
 from itest_support import LONG, all_in, submit, wait_for, wait_registered
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_a_limit_of_two_holds_with_eight_worker_slots(spawn, conn, db_dsn, queue):

@@ -1,4 +1,4 @@
-"""Handlers the integration tests load with ``taskforge worker --import tests/integration/itest_handlers.py``.
+"""Handlers the process tests load with ``taskforge worker --import tests/helpers/itest_handlers.py``.
 
 The database must know these task types (the tests register them with tf_register_task_type).
 """
@@ -37,3 +37,12 @@ def sleep_report(payload, ctx):
         "priority": ctx.priority,
         "max_attempts": ctx.max_attempts,
     }
+
+
+@handler("itest.stubborn")
+def stubborn(payload, ctx):
+    """Ignores its deadline and every signal from the context: plain time.sleep(payload.seconds)."""
+    import time
+
+    time.sleep(payload.get("seconds", 0))
+    return {"slept": payload.get("seconds", 0), "timed_out_seen": ctx.timed_out}

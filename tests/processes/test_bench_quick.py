@@ -1,0 +1,69 @@
+"""`taskforge bench --quick` as a smoke test (the arithmetic and trust checks of the harness are
+unit tests: tests/unit/test_bench_checks.py).
+
+It runs the quick E1, E2, E5, E6, pickup and ceiling through the CLI against the
+test server and asserts that the trust checks passed and the bundle exists. It never asserts a
+speed: this machine is shared and small.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# --- the quick run, end to end ----------------------------------------------------------------------
+
+
+@pytest.mark.timeout(300)
+def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
+    out = tmp_path / "bundle"
+    failures = []
+    for workload in ("e1", "e2", "e5", "e6", "pickup", "ceiling"):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "taskforge.cli",
+                "bench",
+                workload,
+                "--quick",
+                "--out",
+                str(out / workload),
+                "--dsn",
+                admin_dsn,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=str(ROOT),
+            timeout=240,
+        )
+        if proc.returncode != 0:
+            failures.append(f"{workload}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+            continue
+        bundle = out / workload
+        for name in ("environment.json", "summary.json", "report.md"):
+            assert (bundle / name).is_file(), f"{workload}: {name} missing"
+        raw = sorted((bundle / ("ceiling" if workload == "ceiling" else "trials")).glob("*.json"))
+        assert raw, f"{workload}: no raw records"
+        for path in raw:
+            record = json.loads(path.read_text())
+            assert record["environment"]["postgresql"]["version"]
+            body = record.get("trial") or record.get("point")
+            assert body["ok"], f"{path.name}: {body.get('error')} {body.get('checks')}"
+            for check in body.get("checks", []):
+                assert check["ok"], f"{path.name}: trust check {check['name']} failed: {check['detail']}"
+        assert "Trust checks" in (bundle / "report.md").read_text()
+    assert not failures, "\n\n".join(failures)
+    assert (out / "e6" / "charts" / "e6_recovery_lag.png").is_file()
+    assert (out / "e1" / "charts" / "throughput.png").is_file()
+    # every throwaway database was dropped
+    import psycopg
+
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        left = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'taskforge_bench_%'").fetchone()[0]
+    assert left == 0
