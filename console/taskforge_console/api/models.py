@@ -12,7 +12,7 @@ from uuid import UUID
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
-from taskforge import client
+from taskforge import client, names
 
 from ..queries import BULK_LIMIT, PAGE_LIMIT
 
@@ -20,9 +20,10 @@ State = Literal["QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELL
 AttemptState = Literal["RUNNING", "SUCCEEDED", "FAILED", "ABANDONED", "CANCELLED"]
 
 
-#: Bounds and formats the database enforces (docs/sql-api.md, "Limits"), stated in the document.
-TASK_TYPE_PATTERN = r"^[a-z][a-z0-9_.-]{0,62}$"
-QUEUE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
+#: Bounds and formats the database enforces (docs/sql-api.md, "Limits"), stated in the document;
+#: the name patterns are taskforge.names' (the database's, checked by tests/sql/test_name_rules.py).
+TASK_TYPE_PATTERN = names.TASK_TYPE_PATTERN.pattern
+QUEUE_PATTERN = names.QUEUE_PATTERN.pattern
 PRIORITY_RANGE = (-32768, 32767)
 MAX_ATTEMPTS_RANGE = (1, 1000)
 EXTRA_ATTEMPTS_RANGE = (1, 1000)
