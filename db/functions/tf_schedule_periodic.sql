@@ -10,7 +10,8 @@
 --             deploy that declares its schedules again neither skips nor repeats a tick; a new
 --             cron or timezone starts from the first tick after now. Tasks already enqueued are
 --             not touched.
--- Parameters: name          ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, the schedule's key.
+-- Parameters: name          the schedule's key, taskforge._tf_name_pattern('schedule'):
+--                           ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
 --             cron          a standard 5-field expression, "minute hour day-of-month month
 --                           day-of-week" (taskforge._tf_cron_parse: *, lists, ranges, steps,
 --                           JAN-DEC, SUN-SAT, 0 and 7 = Sunday, the Vixie day rule, @daily...).
@@ -49,10 +50,7 @@ DECLARE
     v_next timestamptz;
     v_created boolean;
 BEGIN
-    IF tf_schedule_periodic.name IS NULL OR tf_schedule_periodic.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('name', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(tf_schedule_periodic.name, 100)), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('name', tf_schedule_periodic.name, 'schedule');
     PERFORM taskforge._tf_cron_parse(tf_schedule_periodic.cron);
     PERFORM taskforge._tf_submit_one(tf_schedule_periodic.task_type, tf_schedule_periodic.payload,
         tf_schedule_periodic.queue, tf_schedule_periodic.priority, tf_schedule_periodic.max_attempts,

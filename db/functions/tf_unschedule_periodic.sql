@@ -4,7 +4,7 @@
 --             it already enqueued stay as they are (cancel them with tf_cancel).
 --             Removing a schedule that does not exist is not an error: the answer is false,
 --             so a deploy script can state "this schedule is gone" and run twice.
--- Parameters: name  ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
+-- Parameters: name  taskforge._tf_name_pattern('schedule'): ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
 -- Returns:    true when a schedule was deleted, false when there was none of that name.
 -- Errors:     TF400 name NULL or not a schedule name.
 -- Locks:      the schedule row (waits for a scheduler that is enqueueing it).
@@ -19,10 +19,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 BEGIN
-    IF tf_unschedule_periodic.name IS NULL OR tf_unschedule_periodic.name !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('name', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(tf_unschedule_periodic.name, 100)), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('name', tf_unschedule_periodic.name, 'schedule');
     DELETE FROM taskforge.periodic_schedules s WHERE s.name = tf_unschedule_periodic.name;
     RETURN FOUND;
 END;

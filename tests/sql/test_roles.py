@@ -76,7 +76,13 @@ CALLS = {
     "_tf_submit_one": "SELECT * FROM taskforge._tf_submit_one("
     "'noop', '{}'::jsonb, 'perm_check', 0, 1, NULL, NULL, now(), '')",
     "_tf_fingerprint": "SELECT taskforge._tf_fingerprint('noop', '{}'::jsonb, 'q', 0, 1, NULL)",
-    "_tf_guard": "SELECT taskforge._tf_guard('RUNNING', NULL, 1, NULL, NULL, NULL, 1, now())",
+    "_tf_guard": "SELECT taskforge._tf_guard(NULL::taskforge.tasks, NULL, 1, now())",
+    "_tf_guard_batch": "SELECT taskforge._tf_guard_batch(NULL::taskforge.tasks, NULL, NULL, 1, now())",
+    "_tf_check_fencing": "SELECT taskforge._tf_check_fencing(1, NULL, 1)",
+    "_tf_check_batch": "SELECT taskforge._tf_check_batch(NULL, NULL, NULL)",
+    "_tf_unknown_worker": "SELECT taskforge._tf_unknown_worker(NULL)",
+    "_tf_name_pattern": "SELECT taskforge._tf_name_pattern('queue')",
+    "_tf_check_name": "SELECT taskforge._tf_check_name('queue', 'q', 'queue')",
     "_tf_invalid": "SELECT taskforge._tf_invalid('x', 'y')",
     "_tf_lock_queue": "SELECT taskforge._tf_lock_queue('perm_check')",
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
@@ -236,7 +242,16 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "QUEUED",
             {"a": 1},
         )
-        views = ("tf_attempts", "tf_workers", "tf_queue_stats", "tf_queues", "tf_throughput", "tf_invariant_violations")
+        views = (
+            "tf_attempts",
+            "tf_workers",
+            "tf_queue_stats",
+            "tf_queues",
+            "tf_throughput",
+            "tf_throughput_per_minute",
+            "tf_task_types",
+            "tf_invariant_violations",
+        )
         for view in views:
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
