@@ -71,7 +71,7 @@ def test_readme_worker_session(fresh_database):
     user, host, port = params.get("user", "postgres"), params.get("host", "127.0.0.1"), params.get("port", 5432)
     uri = f"postgresql://{user}@{host}:{port}/{params['dbname']}"
     blocks = re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
-    block = next(b for b in blocks if "taskforge worker" in b)
+    block = next(b for b in blocks if "taskforge worker" in b and "taskforge_dev" in b)
     assert "postgresql://postgres@127.0.0.1/taskforge_dev" in block
     script = block.replace("postgresql://postgres@127.0.0.1/taskforge_dev", uri)
     out = subprocess.run(["bash", "-e", "-c", script], cwd=README.parent, capture_output=True, text=True, timeout=120)
