@@ -3,7 +3,7 @@
 -- Purpose:    the final state an attempt takes for an outcome, written once for tf_finalize,
 --             the batch finalize (_tf_finalize_attempts) and tf_recover:
 --               succeeded -> SUCCEEDED; failed, retryable -> FAILED; cancelled -> CANCELLED;
---               lease_expired -> ABANDONED.
+--               lease_expired, timed_out -> ABANDONED.
 -- Parameters: outcome  as stored in attempts.outcome.
 -- Returns:    the attempt state, or NULL for an unknown outcome (callers validate first).
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
@@ -22,9 +22,10 @@ AS $fn$
         WHEN 'retryable' THEN 'FAILED'
         WHEN 'cancelled' THEN 'CANCELLED'
         WHEN 'lease_expired' THEN 'ABANDONED'
+        WHEN 'timed_out' THEN 'ABANDONED'
     END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_attempt_state_after(text) IS
-    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired).';
+    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out).';
 REVOKE ALL ON FUNCTION taskforge._tf_attempt_state_after(text) FROM PUBLIC;

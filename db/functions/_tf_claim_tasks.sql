@@ -1,14 +1,17 @@
 -- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
 --     max_tasks int, task_types text[])
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)   (private helper)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)                            (private helper)
 --
 -- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
 --             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
 --             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
 --             given) in the order priority DESC, created_at, task_id, skipping rows locked by
 --             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
---             and gets its RUNNING attempt row, in the caller's transaction.
+--             and gets its RUNNING attempt row, in the caller's transaction. A task with a
+--             timeout_seconds gets the attempt deadline now + timeout_seconds (tasks.deadline_at
+--             and attempts.deadline_at), and its lease never reaches past it.
 -- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
 --             queues         text[] or NULL (any queue); an empty array matches nothing.
 --             lease_seconds  0 < s <= 86400.
@@ -50,7 +53,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
     max_tasks int,
     task_types text[])
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -115,9 +119,7 @@ BEGIN
         PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
     END IF;
     IF _tf_claim_tasks.max_tasks = 0 THEN
         RETURN;
@@ -219,18 +221,22 @@ BEGIN
         UPDATE taskforge.tasks t
            SET state = 'RUNNING',
                owner_worker_id = _tf_claim_tasks.worker_id,
-               lease_expires_at = v_lease,
+               deadline_at = v_now + make_interval(secs => t.timeout_seconds),
+               lease_expires_at = least(v_lease, v_now + make_interval(secs => t.timeout_seconds)),
                attempt_count = t.attempt_count + 1,
                updated_at = v_now
          WHERE t.task_id = ANY (v_ids)
         RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at
+                  t.max_attempts, t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
     ), attempt_rows AS (
-        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
-        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, v_lease
+        INSERT INTO taskforge.attempts
+               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
+        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, c.lease_expires_at,
+               c.deadline_at
           FROM claimed c
     )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
+           c.lease_expires_at, c.timeout_seconds
       FROM claimed c
      ORDER BY c.priority DESC, c.created_at, c.task_id;
 END;

@@ -6,6 +6,7 @@
 -- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
+--             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL.
@@ -40,12 +41,17 @@ DECLARE
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
+    v_type_found boolean;
+    v_timeout double precision;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', 'must not be NULL');
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type) THEN
+    -- The type must be registered; its attempt timeout is copied to the task.
+    SELECT true, tt.timeout_seconds INTO v_type_found, v_timeout
+      FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type;
+    IF v_type_found IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', format('unknown task type %s (register it with tf_register_task_type)',
             quote_literal(left(_tf_submit_one.task_type, 100))));
     END IF;
@@ -57,9 +63,8 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
     END IF;
-    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
+        PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
     IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
@@ -84,10 +89,10 @@ BEGIN
     LOOP
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, created_at, updated_at)
+                idempotency_key, fingerprint, timeout_seconds, created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
                 _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
-                _tf_submit_one.idempotency_key, v_fingerprint, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 

@@ -9,8 +9,11 @@
 --               any other outcome with a cancel request             -> CANCELLED
 --               failed         -> FAILED (ordinary error: terminal)
 --               retryable      -> RETRYING while attempt_count < max_attempts, else FAILED
---               lease_expired  -> QUEUED while attempt_count < max_attempts, else FAILED
--- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'.
+--               lease_expired, timed_out
+--                              -> QUEUED while attempt_count < max_attempts, else FAILED
+--                                 (recovery: the attempt is over, no backoff applies)
+-- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'
+--                               | 'timed_out'.
 --             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
 --             attempt_count     the task's attempt count (the number of the attempt that ended).
 --             max_attempts      the task's budget.
@@ -29,7 +32,7 @@ IMMUTABLE
 AS $fn$
     SELECT CASE
         WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
-        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired', 'timed_out') THEN NULL
         WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
         WHEN outcome = 'failed' THEN 'FAILED'
         WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END
@@ -38,5 +41,5 @@ AS $fn$
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
-    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired), given a cancel request and the budget.';
+    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out), given a cancel request and the budget.';
 REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;

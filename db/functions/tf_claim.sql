@@ -1,7 +1,8 @@
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)
 --
 -- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
 --             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
@@ -17,7 +18,9 @@
 --             max_tasks      1..1000.
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
---             and finalize (together they are the fencing token).
+--             and finalize (together they are the fencing token). timeout_seconds (appended
+--             to the first version) is the attempt's time limit from now, NULL for none: no
+--             lease is granted past it, and recovery then records the attempt timed_out.
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
@@ -33,7 +36,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     max_tasks int DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER

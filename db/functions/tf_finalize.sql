@@ -21,7 +21,8 @@
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
---             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
+--             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
@@ -54,16 +55,7 @@ DECLARE
     v_delay double precision;
     v_updated int;
 BEGIN
-    IF tf_finalize.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_finalize.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -79,9 +71,7 @@ BEGIN
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, tf_finalize.worker_id,
-                                    tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;
@@ -117,6 +107,7 @@ BEGIN
        SET state = v_task_state,
            owner_worker_id = NULL,
            lease_expires_at = NULL,
+           deadline_at = NULL,
            scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,

@@ -4,7 +4,7 @@
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 --
 -- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
 --             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
@@ -18,7 +18,8 @@
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
---             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
+--             task_type, payload, queue, priority, max_attempts, lease_expires_at,
+--             timeout_seconds as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
 -- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
@@ -41,7 +42,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -77,7 +78,8 @@ BEGIN
         END IF;
         RETURN QUERY
         SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
-               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
+               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz,
+               NULL::double precision
           FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
                                                tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
                                                tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
@@ -88,7 +90,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
-           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at
+           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
                                      tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
                                      tf_finalize_and_claim.task_types) AS c;

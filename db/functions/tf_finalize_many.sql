@@ -20,7 +20,7 @@
 --                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
 -- Returns:    one row per element, in input order: accepted; the task state after the call
 --             (as last committed when refused; NULL for not_found); reason NULL when accepted,
---             else busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+--             else busy | not_found | not_running | stale_attempt | not_owner | timed_out | lease_expired.
 -- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
 --             Nothing is written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.

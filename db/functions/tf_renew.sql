@@ -1,17 +1,23 @@
 -- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
 --     lease_seconds double precision DEFAULT 30)
---   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+--   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 --
--- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds.
---             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease not yet
---             expired. A lease that has expired is lost even if nobody recovered it yet: the
+-- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds, but
+--             never past the attempt's deadline (tasks.deadline_at, set at claim from the
+--             task type's timeout_seconds): once the deadline has passed the lease is not
+--             extended and reason says timed_out, so a handler that ignores its deadline cannot
+--             hold the task; recovery then records the attempt timed_out.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, deadline not
+--             passed, lease not yet expired. A lease that has expired is lost even if nobody recovered it yet: the
 --             worker must stop renewing, and may still offer its result to tf_finalize, which
 --             will refuse it (the scheduler requeues the task).
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
 --             lease_seconds  0 < s <= 86400 seconds.
--- Returns:    one row. renewed = true with the new deadline, or renewed = false with
---             lease_expires_at NULL when the guard fails. cancel_requested tells the handler
---             that tf_cancel was called for the task (it should stop early and finalize).
+-- Returns:    one row. renewed = true with the new lease deadline (reason NULL), or
+--             renewed = false with lease_expires_at NULL and reason not_running |
+--             stale_attempt | not_owner | timed_out | lease_expired when the guard fails.
+--             cancel_requested tells the handler that tf_cancel was called for the task (it
+--             should stop early and finalize). (reason was appended to the first version.)
 -- Errors:     TF400 naming the argument; TF404 no such task.
 -- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
 --             then the matching attempts row.
@@ -23,7 +29,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     worker_id uuid,
     attempt_number int,
     lease_seconds double precision DEFAULT 30)
-RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -33,27 +39,19 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
     v_lease timestamptz;
+    v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
-    IF tf_renew.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_renew.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
-    IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
-                           tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
-        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
+    v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
+    IF v_reason IS NOT NULL THEN
+        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
     END IF;
 
@@ -63,11 +61,11 @@ BEGIN
     UPDATE taskforge.attempts a
        SET lease_expires_at = v_lease
      WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
-    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL;
+    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
-    'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
+    'Extend the lease of an owned RUNNING task to now + lease_seconds, never past its attempt deadline. Guard: same owner, same attempt, deadline not passed, lease unexpired; else renewed=false with the reason. Reports cancel_requested. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;

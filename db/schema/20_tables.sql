@@ -6,14 +6,17 @@
 
 -- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
-    task_type            text PRIMARY KEY
-        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    -- Name format: CHECK task_types_name_format in 50_name_rules.sql.
+    task_type            text PRIMARY KEY,
     backoff_base_seconds double precision NOT NULL DEFAULT 2
         CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
     backoff_cap_seconds  double precision NOT NULL DEFAULT 300
         CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
     backoff_jitter       double precision NOT NULL DEFAULT 0.2
         CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    -- Attempt deadline in seconds from the claim (NULL = none); copied to each task at submit.
+    timeout_seconds      double precision
+        CONSTRAINT task_types_timeout_range CHECK (timeout_seconds > 0 AND timeout_seconds <= 604800),
     description          text,
     created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -61,8 +64,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY
-        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -82,8 +84,7 @@ CREATE TABLE taskforge.tasks (
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
     payload            jsonb NOT NULL
         CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL
-        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
     priority           int NOT NULL
         CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
     max_attempts       int NOT NULL
@@ -103,6 +104,11 @@ CREATE TABLE taskforge.tasks (
     lease_expires_at   timestamptz,
     cancel_requested_at timestamptz,
     cancel_reason      text,
+    -- The task type's timeout_seconds when the task was submitted (NULL = no deadline), and the
+    -- deadline of the current attempt (claim time + timeout_seconds; set only while RUNNING).
+    -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
+    timeout_seconds    double precision,
+    deadline_at        timestamptz,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -135,14 +141,17 @@ CREATE TABLE taskforge.attempts (
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
     state              text NOT NULL
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
+    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
     outcome            text
         CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
     lease_expires_at   timestamptz NOT NULL,
+    -- The attempt's deadline (started_at + the task's timeout_seconds), NULL when none.
+    deadline_at        timestamptz,
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,

@@ -12,7 +12,8 @@ SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
        t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
        t.payload, t.result, t.last_error,
        a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
-       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
+       t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
@@ -26,7 +27,7 @@ SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS
        CASE WHEN a.state = 'ABANDONED'
             THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
            AS recovery_lag_seconds,
-       a.result, a.error
+       a.result, a.error, a.deadline_at
   FROM taskforge.attempts a
   JOIN taskforge.tasks t ON t.task_id = a.task_id
   LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
@@ -152,6 +153,10 @@ SELECT 'running task without owner or lease'::text AS rule, task_id, NULL::int A
 UNION ALL
 SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
   FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt deadline on a task that is not running, or a lease past the deadline', task_id, NULL,
+       format('state=%s deadline_at=%s lease_expires_at=%s', state, deadline_at, lease_expires_at)
+  FROM latest WHERE (state <> 'RUNNING' AND deadline_at IS NOT NULL) OR lease_expires_at > deadline_at
 UNION ALL
 SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
        format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)

@@ -37,3 +37,12 @@ def sleep_report(payload, ctx):
         "priority": ctx.priority,
         "max_attempts": ctx.max_attempts,
     }
+
+
+@handler("itest.stubborn")
+def stubborn(payload, ctx):
+    """Ignores its deadline and every signal from the context: plain time.sleep(payload.seconds)."""
+    import time
+
+    time.sleep(payload.get("seconds", 0))
+    return {"slept": payload.get("seconds", 0), "timed_out_seen": ctx.timed_out}

@@ -89,6 +89,7 @@ TEST_TASK_TYPES = {
     "itest.nan_result": 2,
     "itest.nul_result": 2,
     "itest.sleep_report": 2,
+    "itest.stubborn": 2,
     "word_count": 1,
 }
 

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from .names import TASK_TYPE_PATTERN
+
 __all__ = [
     "ERROR_MAX_BYTES",
     "RESULT_MAX_BYTES",
@@ -58,8 +60,6 @@ __all__ = [
     "sanitize_text",
 ]
 
-#: Same rule as taskforge.task_types (tf_register_task_type).
-TASK_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
 #: Cap of a stored error, in bytes of UTF-8 JSON text (the database caps at 16 KiB as well).
 ERROR_MAX_BYTES = 16 * 1024
 #: Longest error message kept, in characters; the traceback keeps its last frames.
@@ -93,9 +93,12 @@ class TaskContext:
     """What a handler knows about the attempt it runs.
 
     Attributes: ``task_id`` (int), ``attempt_number`` (int, 1-based), ``task_type``,
-    ``queue``, ``priority`` (int), ``max_attempts`` (int), ``worker_id`` (str uuid).
-    :attr:`cancel_requested` and :attr:`lease_lost` are updated by the worker's renewal loop
-    (at each renewal, every lease/3 seconds) while the handler runs.
+    ``queue``, ``priority`` (int), ``max_attempts`` (int), ``worker_id`` (str uuid),
+    ``timeout_seconds`` (float seconds, or None: the task type's attempt time limit) and
+    ``deadline`` (the same limit on this process's ``time.monotonic()`` clock, taken from just
+    before the claim, so never later than the database's deadline; None without a limit).
+    :attr:`cancel_requested`, :attr:`lease_lost` and :attr:`timed_out` are updated by the
+    worker's renewal loop (at each renewal, every lease/3 seconds) while the handler runs.
     """
 
     task_id: int
@@ -105,7 +108,10 @@ class TaskContext:
     priority: int = 0
     max_attempts: int = 1
     worker_id: str | None = None
+    timeout_seconds: float | None = None
+    deadline: float | None = None
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _timed_out: threading.Event = field(default_factory=threading.Event, repr=False)
     _lease_lost: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
@@ -129,16 +135,38 @@ class TaskContext:
         now, and tf_finalize will refuse this attempt's result. Stop as soon as convenient."""
         return self._lease_lost.is_set()
 
+    @property
+    def timed_out(self) -> bool:
+        """True once the attempt's deadline has passed (by :attr:`deadline` on the monotonic
+        clock, or because a renewal was refused ``timed_out``). The database grants no lease
+        past the deadline: a result offered after it is refused and the attempt is recorded
+        ``timed_out`` (retried within the task's budget). Stop as soon as convenient."""
+        if self._timed_out.is_set():
+            return True
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def seconds_left(self) -> float | None:
+        """Seconds until :attr:`deadline` (monotonic clock; 0.0 once passed), or None without
+        a time limit."""
+        if self.deadline is None:
+            return None
+        return 0.0 if self._timed_out.is_set() else max(0.0, self.deadline - time.monotonic())
+
     def sleep(self, seconds: float) -> bool:
-        """Wait ``seconds`` (monotonic clock), returning early with True if a cancel is requested.
+        """Wait ``seconds`` (monotonic clock), returning early with True if a cancel is
+        requested or the attempt's deadline passes first.
 
         Returns False when the full time elapsed.
         """
         deadline = time.monotonic() + max(0.0, float(seconds))
         while True:
+            if self.timed_out:
+                return True
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
+            if self.deadline is not None:
+                remaining = min(remaining, max(0.0, self.deadline - time.monotonic()) + 0.001)
             if self._cancel.wait(min(remaining, 0.5)):
                 return True
 
@@ -150,6 +178,11 @@ class TaskContext:
     def mark_lease_lost(self) -> None:
         """Record that the lease is lost (:attr:`lease_lost` becomes True)."""
         self._lease_lost.set()
+
+    def mark_timed_out(self) -> None:
+        """Record that the database refused a renewal because the deadline passed
+        (:attr:`timed_out` becomes True)."""
+        self._timed_out.set()
 
 
 class HandlerRegistry:
@@ -167,7 +200,7 @@ class HandlerRegistry:
         registered for the type (unless ``replace=True``). Registering the same function twice
         is harmless. Returns fn.
         """
-        if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.match(task_type):
+        if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.fullmatch(task_type):
             raise ValueError(f"task type {task_type!r} must match {TASK_TYPE_PATTERN.pattern}")
         if not callable(fn):
             raise TypeError(f"handler for {task_type!r} must be callable, got {type(fn).__name__}")

@@ -82,13 +82,14 @@ SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, 
 HEARTBEAT = "SELECT taskforge.tf_heartbeat(worker_id => %(worker_id)s)"
 DEREGISTER_WORKER = "SELECT taskforge.tf_deregister_worker(worker_id => %(worker_id)s)"
 CLAIM = """
-SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at
+SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at,
+       timeout_seconds
   FROM taskforge.tf_claim(worker_id => %(worker_id)s, queues => %(queues)s,
                           lease_seconds => %(lease_seconds)s, max_tasks => %(max_tasks)s,
                           task_types => %(task_types)s)
 """
 RENEW = """
-SELECT renewed, lease_expires_at, cancel_requested
+SELECT renewed, lease_expires_at, cancel_requested, reason
   FROM taskforge.tf_renew(task_id => %(task_id)s, worker_id => %(worker_id)s,
                           attempt_number => %(attempt_number)s, lease_seconds => %(lease_seconds)s)
 """
@@ -104,7 +105,7 @@ SELECT accepted, task_state, reason
 # then kind 'claimed' (claim order).
 FINALIZE_AND_CLAIM = """
 SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue,
-       priority, max_attempts
+       priority, max_attempts, timeout_seconds
   FROM taskforge.tf_finalize_and_claim(
            worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
            attempt_numbers => %(attempt_numbers)s::int[], outcomes => %(outcomes)s::text[],

@@ -10,7 +10,8 @@ Payloads (``ms`` in milliseconds):
 
 * ``noop``            ``{}``           does nothing, returns None;
 * ``sleep``           ``{"ms": int}``  waits ``ms`` (0..86,400,000) on the monotonic clock, and ends
-                                       ``cancelled`` early if a cancel is requested meanwhile;
+                                       ``cancelled`` early if a cancel is requested meanwhile,
+                                       a retryable error at its attempt deadline;
 * ``fail_once``       ``{}``           retryable failure on attempt 1, success afterwards;
 * ``fail``            ``{}``           an ordinary (terminal) error;
 * ``retryable_fail``  ``{}``           a retryable error on every attempt (spends the budget);
@@ -38,8 +39,13 @@ def sleep(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
     ms = payload.get("ms", 0) if isinstance(payload, dict) else None
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
         raise ValueError(f'sleep: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
-    # Event.wait, not time.sleep: it sleeps on the monotonic clock and notices a cancel.
+    # Event.wait, not time.sleep: it sleeps on the monotonic clock and notices a cancel or
+    # the attempt's deadline (a cooperative handler gives up with a retryable error).
     if ctx.sleep(ms / 1000.0):
+        if ctx.timed_out:
+            raise RetryableError(
+                f"sleep: the attempt's deadline ({ctx.timeout_seconds} s) passed before {ms} ms elapsed"
+            )
         raise TaskCancelled(f"sleep: cancel requested before {ms} ms elapsed")
     return {"slept_ms": ms}
 

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 2982efda32fb72b3). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 f98da5101af5a482). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -84,14 +84,17 @@ SET ROLE taskforge_owner;
 
 -- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
-    task_type            text PRIMARY KEY
-        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    -- Name format: CHECK task_types_name_format in 50_name_rules.sql.
+    task_type            text PRIMARY KEY,
     backoff_base_seconds double precision NOT NULL DEFAULT 2
         CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
     backoff_cap_seconds  double precision NOT NULL DEFAULT 300
         CONSTRAINT task_types_cap_range CHECK (backoff_cap_seconds BETWEEN 0 AND 86400),
     backoff_jitter       double precision NOT NULL DEFAULT 0.2
         CONSTRAINT task_types_jitter_range CHECK (backoff_jitter BETWEEN 0 AND 1),
+    -- Attempt deadline in seconds from the claim (NULL = none); copied to each task at submit.
+    timeout_seconds      double precision
+        CONSTRAINT task_types_timeout_range CHECK (timeout_seconds > 0 AND timeout_seconds <= 604800),
     description          text,
     created_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at           timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -139,8 +142,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY
-        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -160,8 +162,7 @@ CREATE TABLE taskforge.tasks (
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
     payload            jsonb NOT NULL
         CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL
-        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
     priority           int NOT NULL
         CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
     max_attempts       int NOT NULL
@@ -181,6 +182,11 @@ CREATE TABLE taskforge.tasks (
     lease_expires_at   timestamptz,
     cancel_requested_at timestamptz,
     cancel_reason      text,
+    -- The task type's timeout_seconds when the task was submitted (NULL = no deadline), and the
+    -- deadline of the current attempt (claim time + timeout_seconds; set only while RUNNING).
+    -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
+    timeout_seconds    double precision,
+    deadline_at        timestamptz,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -213,14 +219,17 @@ CREATE TABLE taskforge.attempts (
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
     state              text NOT NULL
         CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled) or lease_expired.
+    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
+    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
     outcome            text
         CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired')),
+            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
     lease_expires_at   timestamptz NOT NULL,
+    -- The attempt's deadline (started_at + the task's timeout_seconds), NULL when none.
+    deadline_at        timestamptz,
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,
@@ -270,7 +279,7 @@ CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE fin
 -- Purpose:    the final state an attempt takes for an outcome, written once for tf_finalize,
 --             the batch finalize (_tf_finalize_attempts) and tf_recover:
 --               succeeded -> SUCCEEDED; failed, retryable -> FAILED; cancelled -> CANCELLED;
---               lease_expired -> ABANDONED.
+--               lease_expired, timed_out -> ABANDONED.
 -- Parameters: outcome  as stored in attempts.outcome.
 -- Returns:    the attempt state, or NULL for an unknown outcome (callers validate first).
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
@@ -289,11 +298,12 @@ AS $fn$
         WHEN 'retryable' THEN 'FAILED'
         WHEN 'cancelled' THEN 'CANCELLED'
         WHEN 'lease_expired' THEN 'ABANDONED'
+        WHEN 'timed_out' THEN 'ABANDONED'
     END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_attempt_state_after(text) IS
-    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired).';
+    'Private: the final attempt state for an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out).';
 REVOKE ALL ON FUNCTION taskforge._tf_attempt_state_after(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_broken_invariant.sql
@@ -387,6 +397,107 @@ COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
     'Private: wraps a non-object error as {"message": ...} and caps its size at 16 KiB (strings cut to 4,000 characters).';
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_batch.sql
+-- taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[]) -> void
+--                                                                       (private helper)
+--
+-- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
+--             and the batch finalize _tf_finalize_attempts), before anything is locked or
+--             written. Element i is (task_ids[i], attempt_numbers[i]).
+-- Parameters: worker_id        must not be NULL.
+--             task_ids         a one-dimensional bigint[] of 1..1000 elements, no NULL, no task
+--                              twice (one call holds one answer per task).
+--             attempt_numbers  a one-dimensional int[] of the same length, each at least 1.
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
+--             array shapes first, then the first bad element, then the first repeated task.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[])
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_n int := cardinality(task_ids);
+    v_bad_ord bigint;
+BEGIN
+    IF worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(task_ids) <> 1 THEN
+        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
+            coalesce(v_n::text, 'NULL')));
+    END IF;
+    IF cardinality(attempt_numbers) IS DISTINCT FROM v_n OR array_ndims(attempt_numbers) <> 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_numbers', format(
+            'must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(attempt_numbers)::text, 'NULL')));
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
+     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+     ORDER BY r.ord
+     LIMIT 1;
+    IF task_ids[v_bad_ord] IS NULL AND v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
+    ELSIF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
+            coalesce(attempt_numbers[v_bad_ord]::text, 'NULL')));
+    END IF;
+    IF v_n > 1 THEN
+        SELECT r.ord INTO v_bad_ord
+          FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+                  FROM unnest(task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+         WHERE r.seen > 1
+         ORDER BY r.ord
+         LIMIT 1;
+        IF v_bad_ord IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+                format('task %s appears more than once in one call', task_ids[v_bad_ord]));
+        END IF;
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) IS
+    'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_fencing.sql
+-- taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int) -> void
+--                                                                       (private helper)
+--
+-- Purpose:    validate the fencing token (task, worker, attempt) a worker gives tf_renew and
+--             tf_finalize, before anything is locked or written.
+-- Parameters: task_id, worker_id  must not be NULL;  attempt_number  at least 1.
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument (checked in the order above).
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF attempt_number IS NULL OR attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(attempt_number::text, 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) IS
+    'Private: validates the (task_id, worker_id, attempt_number) a worker passes to tf_renew and tf_finalize, or raises TF400 naming it.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_int.sql
 -- taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint) -> void
 --                                                                     (private helper)
@@ -400,7 +511,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
 RETURNS void
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
@@ -415,6 +526,36 @@ COMMENT ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) IS
     'Private: validates a whole-number argument within inclusive bounds or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_name.sql
+-- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
+--
+-- Purpose:    validate one queue or task type name argument against its rule
+--             (taskforge._tf_name_pattern), with the one TF400 message for a bad name.
+-- Parameters: argument  the parameter name for the error ('queue', 'requests[3].queue', ...).
+--             name      the value; NULL is refused.
+--             kind      'queue' | 'task_type'.
+-- Returns:    nothing.
+-- Errors:     TF400 '<argument>: must match <pattern>, got <quoted name or NULL>'.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+-- Hot paths test the pattern inline first and call this only to raise.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_name(argument text, name text, kind text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF name IS NULL OR name !~ taskforge._tf_name_pattern(kind) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must match %s, got %s', taskforge._tf_name_pattern(kind),
+            coalesce(quote_literal(left(name, 100)), 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_name(text, text, text) IS
+    'Private: validates one queue or task type name (taskforge._tf_name_pattern) or raises TF400 naming the argument.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_name(text, text, text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_names.sql
 -- taskforge._tf_check_names(argument text, names text[], kind text) -> void   (private helper)
 --
@@ -424,20 +565,18 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FRO
 --             array is allowed (it matches nothing); a NULL or malformed element is not.
 -- Parameters: argument  the parameter name for the error message ('queues', 'task_types').
 --             names     text[] or NULL.
---             kind      'queue'     ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---                       'task_type' ^[a-z][a-z0-9_.-]{0,62}$
+--             kind      'queue' | 'task_type' (the patterns: taskforge._tf_name_pattern)
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument and the first bad element.
 -- Locks:      none.  Clock: none.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_check_names(argument text, names text[], kind text)
 RETURNS void
 LANGUAGE plpgsql
-STABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    v_pattern text := CASE kind WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
-                                WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$' END;
+    v_pattern text := taskforge._tf_name_pattern(kind);
     v_bad text;
     v_found boolean;
 BEGIN
@@ -479,7 +618,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_check_seconds(
     max_seconds double precision, min_exclusive boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
@@ -507,14 +646,17 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
 -- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
 --     max_tasks int, task_types text[])
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)   (private helper)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)                            (private helper)
 --
 -- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
 --             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
 --             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
 --             given) in the order priority DESC, created_at, task_id, skipping rows locked by
 --             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
---             and gets its RUNNING attempt row, in the caller's transaction.
+--             and gets its RUNNING attempt row, in the caller's transaction. A task with a
+--             timeout_seconds gets the attempt deadline now + timeout_seconds (tasks.deadline_at
+--             and attempts.deadline_at), and its lease never reaches past it.
 -- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
 --             queues         text[] or NULL (any queue); an empty array matches nothing.
 --             lease_seconds  0 < s <= 86400.
@@ -556,7 +698,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
     max_tasks int,
     task_types text[])
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -621,9 +764,7 @@ BEGIN
         PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
     END IF;
     IF _tf_claim_tasks.max_tasks = 0 THEN
         RETURN;
@@ -725,18 +866,22 @@ BEGIN
         UPDATE taskforge.tasks t
            SET state = 'RUNNING',
                owner_worker_id = _tf_claim_tasks.worker_id,
-               lease_expires_at = v_lease,
+               deadline_at = v_now + make_interval(secs => t.timeout_seconds),
+               lease_expires_at = least(v_lease, v_now + make_interval(secs => t.timeout_seconds)),
                attempt_count = t.attempt_count + 1,
                updated_at = v_now
          WHERE t.task_id = ANY (v_ids)
         RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at
+                  t.max_attempts, t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
     ), attempt_rows AS (
-        INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
-        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, v_lease
+        INSERT INTO taskforge.attempts
+               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
+        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, c.lease_expires_at,
+               c.deadline_at
           FROM claimed c
     )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts, v_lease
+    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
+           c.lease_expires_at, c.timeout_seconds
       FROM claimed c
      ORDER BY c.priority DESC, c.created_at, c.task_id;
 END;
@@ -772,7 +917,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision,
 --               busy           another transaction holds the task's row: nothing was done and
 --                              nothing waited for; send the element again later
 --               not_found      no such task
---               not_running | stale_attempt | not_owner | lease_expired   as in tf_finalize.
+--               not_running | stale_attempt | not_owner | timed_out | lease_expired   as in tf_finalize.
 -- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
 --             written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
@@ -810,21 +955,8 @@ DECLARE
     v_bad_arg text;
     v_bad_problem text;
 BEGIN
-    IF _tf_finalize_attempts.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must hold 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF array_ndims(_tf_finalize_attempts.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', 'must be a one-dimensional array');
-    END IF;
-    IF cardinality(_tf_finalize_attempts.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(_tf_finalize_attempts.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(_tf_finalize_attempts.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
+                                      _tf_finalize_attempts.attempt_numbers);
     IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
        OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
         PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
@@ -841,43 +973,24 @@ BEGIN
             v_n, cardinality(_tf_finalize_attempts.errors)));
     END IF;
 
-    -- The first bad element, if any, in one pass.
+    -- The first bad outcome or result, if any, in one pass.
     SELECT r.ord,
-           CASE WHEN r.task_id IS NULL THEN 'task_ids'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN 'attempt_numbers'
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN 'outcomes'
-                ELSE 'results' END,
-           CASE WHEN r.task_id IS NULL THEN 'must not be NULL'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN
-                    format('must be at least 1, got %s', coalesce(r.attempt_number::text, 'NULL'))
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+                THEN 'outcomes' ELSE 'results' END,
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
                     format('must be one of succeeded, failed, retryable, cancelled; got %s',
                            coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
                 ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
                             octet_length(r.result::text)) END
       INTO v_bad_ord, v_bad_arg, v_bad_problem
-      FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
-                  _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
-           WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, ord)
-     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
-        OR r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+      FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
+           WITH ORDINALITY AS r(outcome, result, ord)
+     WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
         OR octet_length(r.result::text) > c_max_result_bytes
      ORDER BY r.ord
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
-    END IF;
-    IF v_n > 1 THEN
-        SELECT r.ord INTO v_bad_ord
-          FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-                  FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-         WHERE r.seen > 1
-         ORDER BY r.ord
-         LIMIT 1;
-    END IF;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));
     END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
@@ -897,11 +1010,8 @@ BEGIN
     ), judged AS (
         SELECT req.ord, req.task_id, req.attempt_number, req.outcome, req.result,
                t.state AS old_state, t.task_type,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             _tf_finalize_attempts.worker_id, req.attempt_number, v_now)
-               END AS reason,
+               taskforge._tf_guard_batch(t, v_locked, _tf_finalize_attempts.worker_id, req.attempt_number,
+                                          v_now) AS reason,
                taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS new_state,
                CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error
@@ -923,6 +1033,7 @@ BEGIN
            SET state = j.new_state,
                owner_worker_id = NULL,
                lease_expires_at = NULL,
+               deadline_at = NULL,
                scheduled_at = CASE WHEN j.new_state = 'RETRYING'
                                    THEN v_now + make_interval(secs => taskforge.tf_backoff(
                                             j.attempt_number, tt.backoff_base_seconds,
@@ -995,40 +1106,76 @@ COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, times
 REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
--- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
---                     worker_id uuid, attempt_number int, at timestamptz) -> text   (private helper)
+-- taskforge._tf_guard(task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
+--   -> text                                                                    (private helper)
 --
--- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call may act on a task
---             only while the task is RUNNING, under the same attempt, owned by the same worker,
---             with its lease not yet expired at time "at".
--- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at; the
---             caller's worker_id and attempt_number; "at", the database time of the call.
+-- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call
+--             may act on a task only while the task is RUNNING, under the same attempt, owned
+--             by the same worker, with its deadline not passed and its lease not yet expired at
+--             time "at".
+-- Parameters: task  the task row as locked by the caller (state, owner_worker_id,
+--                   attempt_count, deadline_at, lease_expires_at are read);
+--             worker_id, attempt_number  the caller's fencing token; "at", the database time of
+--             the call.
 -- Returns:    NULL when the guard holds, else the first reason it fails, checked in this order:
---             'not_running' | 'stale_attempt' | 'not_owner' | 'lease_expired'.
+--             'not_running' | 'stale_attempt' | 'not_owner' | 'timed_out' (the attempt's
+--             deadline has passed: no lease reaches past it) | 'lease_expired'.
 -- Errors:     none.  Locks: none (callers lock the row first).  Clock: the "at" argument.
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_guard(
-    state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
-    worker_id uuid, attempt_number int, at timestamptz)
+    task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
 -- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
--- (a SET clause would prevent that); the batch functions evaluate it once per row. It uses
+-- (a SET clause would prevent that), and a field of a whole-row reference to the caller's
+-- table becomes a plain column there; the batch functions evaluate it once per row. It uses
 -- only built-in operators, and every caller is a taskforge function whose search_path is
 -- pinned to pg_catalog, pg_temp.
 AS $fn$
     SELECT CASE
-        WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
-        WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
-        WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
-        WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
+        WHEN (task).state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
+        WHEN (task).attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
+        WHEN (task).owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN (task).deadline_at <= at THEN 'timed_out'
+        WHEN (task).lease_expires_at IS NULL OR (task).lease_expires_at <= at THEN 'lease_expired'
     END
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) IS
-    'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | lease_expired.';
-REVOKE ALL ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, uuid, int, timestamptz) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) IS
+    'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | timed_out | lease_expired.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_guard_batch.sql
+-- taskforge._tf_guard_batch(task taskforge.tasks, locked bigint[], worker_id uuid,
+--                            attempt_number int, at timestamptz) -> text   (private helper)
+--
+-- Purpose:    why a batch function (tf_renew_many, the batch finalize) may not act on one
+--             element: the task does not exist, its row is held by another transaction (the
+--             batch locks with SKIP LOCKED and never waits), or the ownership guard fails.
+-- Parameters: task      the tasks row of the element (all NULL when no such task: LEFT JOIN);
+--             locked    the task ids this call managed to lock;
+--             worker_id, attempt_number, at   as taskforge._tf_guard.
+-- Returns:    NULL when the element may be acted on, else 'not_found' | 'busy' | a reason of
+--             taskforge._tf_guard.
+-- Errors:     none.  Locks: none.  Clock: the "at" argument.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_guard_batch(
+    task taskforge.tasks, locked bigint[], worker_id uuid, attempt_number int, at timestamptz)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause, so that it is inlined into the batch statements (see taskforge._tf_guard).
+AS $fn$
+    SELECT CASE
+        WHEN (task).task_id IS NULL THEN 'not_found'
+        WHEN NOT ((task).task_id = ANY (locked)) THEN 'busy'
+        ELSE taskforge._tf_guard(task, worker_id, attempt_number, at)
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) IS
+    'Private: not_found | busy (locked elsewhere) | the guard''s reason for one element of a batch renew or finalize; NULL when it may act.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_invalid.sql
 -- taskforge._tf_invalid(argument text, problem text) -> void       (private helper)
@@ -1064,7 +1211,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
 --
 -- Purpose:    the queue-control row of one queue, created when missing and locked, for
 --             tf_pause_queue, tf_resume_queue and tf_set_queue_limit.
--- Parameters: queue  a queue name, ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$ (the rule tf_submit applies).
+-- Parameters: queue  a queue name (taskforge._tf_name_pattern('queue'), the rule tf_submit applies).
 -- Returns:    the taskforge.queues row, locked FOR UPDATE until the caller's transaction ends.
 -- Errors:     TF400 queue NULL or malformed (nothing written).
 -- Locks:      inserts the row if missing; the row FOR UPDATE (claimers of a limited queue take
@@ -1081,10 +1228,7 @@ AS $fn$
 DECLARE
     v_row taskforge.queues%ROWTYPE;
 BEGIN
-    IF _tf_lock_queue.queue IS NULL OR _tf_lock_queue.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_lock_queue.queue, 100)), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('queue', _tf_lock_queue.queue, 'queue');
     INSERT INTO taskforge.queues AS q (queue) VALUES (_tf_lock_queue.queue) ON CONFLICT (queue) DO NOTHING;
     SELECT * INTO STRICT v_row FROM taskforge.queues q WHERE q.queue = _tf_lock_queue.queue FOR UPDATE;
     RETURN v_row;
@@ -1131,6 +1275,36 @@ COMMENT ON FUNCTION taskforge._tf_lock_task(bigint) IS
     'Private: SELECT ... FOR UPDATE of one task, returned as a row; TF404 when there is none.';
 REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
 
+-- >>> db/functions/_tf_name_pattern.sql
+-- taskforge._tf_name_pattern(kind text) -> text                        (private helper)
+--
+-- Purpose:    the one home of the name rules: the regular expression a queue name or a task
+--             type name must match. The table CHECKs (db/schema/50_name_rules.sql), every
+--             validator (taskforge._tf_check_name, _tf_check_names, _tf_submit_one) and the
+--             Python constants (taskforge.names, compared by a test) use it.
+--               'queue'      ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$  (case-sensitive; ':' allowed)
+--               'task_type'  ^[a-z][a-z0-9_.-]{0,62}$           (lower case, dotted namespaces)
+-- Parameters: kind  'queue' | 'task_type'.
+-- Returns:    the pattern (POSIX regular expression for ~), NULL for any other kind.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+-- Plans:      inlined and folded to a constant wherever it is called with a constant kind.
+CREATE OR REPLACE FUNCTION taskforge._tf_name_pattern(kind text)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: PostgreSQL inlines and folds it into the calling expression (CHECK
+-- constraints and the validators) as the literal pattern.
+AS $fn$
+    SELECT CASE kind
+        WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
+        WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$'
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_name_pattern(text) IS
+    'Private: the regular expression a queue (kind ''queue'') or task type (kind ''task_type'') name must match.';
+REVOKE ALL ON FUNCTION taskforge._tf_name_pattern(text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_notify_queues.sql
 -- taskforge._tf_notify_queues(queues text[]) -> void                  (private helper)
 --
@@ -1170,6 +1344,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 -- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
+--             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL.
@@ -1204,12 +1379,17 @@ DECLARE
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
+    v_type_found boolean;
+    v_timeout double precision;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', 'must not be NULL');
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type) THEN
+    -- The type must be registered; its attempt timeout is copied to the task.
+    SELECT true, tt.timeout_seconds INTO v_type_found, v_timeout
+      FROM taskforge.task_types tt WHERE tt.task_type = _tf_submit_one.task_type;
+    IF v_type_found IS NULL THEN
         PERFORM taskforge._tf_invalid(p || 'task_type', format('unknown task type %s (register it with tf_register_task_type)',
             quote_literal(left(_tf_submit_one.task_type, 100))));
     END IF;
@@ -1221,9 +1401,8 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
     END IF;
-    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
+        PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
     IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
@@ -1248,10 +1427,10 @@ BEGIN
     LOOP
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, created_at, updated_at)
+                idempotency_key, fingerprint, timeout_seconds, created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
                 _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
-                _tf_submit_one.idempotency_key, v_fingerprint, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
@@ -1300,8 +1479,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
 --               any other outcome with a cancel request             -> CANCELLED
 --               failed         -> FAILED (ordinary error: terminal)
 --               retryable      -> RETRYING while attempt_count < max_attempts, else FAILED
---               lease_expired  -> QUEUED while attempt_count < max_attempts, else FAILED
--- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'.
+--               lease_expired, timed_out
+--                              -> QUEUED while attempt_count < max_attempts, else FAILED
+--                                 (recovery: the attempt is over, no backoff applies)
+-- Parameters: outcome           'succeeded' | 'failed' | 'retryable' | 'cancelled' | 'lease_expired'
+--                               | 'timed_out'.
 --             cancel_requested  tasks.cancel_requested_at IS NOT NULL.
 --             attempt_count     the task's attempt count (the number of the attempt that ended).
 --             max_attempts      the task's budget.
@@ -1320,7 +1502,7 @@ IMMUTABLE
 AS $fn$
     SELECT CASE
         WHEN outcome = 'succeeded' THEN 'SUCCEEDED'
-        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired') THEN NULL
+        WHEN outcome IS NULL OR outcome NOT IN ('cancelled', 'failed', 'retryable', 'lease_expired', 'timed_out') THEN NULL
         WHEN outcome = 'cancelled' OR cancel_requested THEN 'CANCELLED'
         WHEN outcome = 'failed' THEN 'FAILED'
         WHEN attempt_count < max_attempts THEN CASE outcome WHEN 'retryable' THEN 'RETRYING' ELSE 'QUEUED' END
@@ -1329,8 +1511,34 @@ AS $fn$
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
-    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired), given a cancel request and the budget.';
+    'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out), given a cancel request and the budget.';
 REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;
+
+-- >>> db/functions/_tf_unknown_worker.sql
+-- taskforge._tf_unknown_worker(worker_id uuid) -> void                  (private helper)
+--
+-- Purpose:    the one "no registered worker" error, for tf_heartbeat and the claim, raised when
+--             worker_id names no worker or a deregistered one.
+-- Parameters: worker_id  the id that was not found.
+-- Returns:    never; always raises.
+-- Errors:     TF404 'worker_id: no registered worker <id> (unknown or deregistered)', COLUMN worker_id.
+-- Locks:      none.  Clock: none.  By hand: harmless (it only raises).
+CREATE OR REPLACE FUNCTION taskforge._tf_unknown_worker(worker_id uuid)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises: never let the planner fold a call with constant arguments
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'TF404',
+        MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', worker_id),
+        COLUMN = 'worker_id';
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_unknown_worker(uuid) IS
+    'Private: raises TF404 "worker_id: no registered worker <id> (unknown or deregistered)".';
+REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
@@ -1458,7 +1666,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz)
+--            priority int, max_attempts int, lease_expires_at timestamptz,
+--            timeout_seconds double precision)
 --
 -- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
 --             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
@@ -1474,7 +1683,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 --             max_tasks      1..1000.
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
---             and finalize (together they are the fencing token).
+--             and finalize (together they are the fencing token). timeout_seconds (appended
+--             to the first version) is the attempt's time limit from now, NULL for none: no
+--             lease is granted past it, and recovery then records the attempt timed_out.
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
@@ -1490,7 +1701,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     max_tasks int DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz)
+              priority int, max_attempts int, lease_expires_at timestamptz,
+              timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -1577,7 +1789,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
---             reason NULL when accepted, else not_running | stale_attempt | not_owner | lease_expired.
+--             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
+--             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
 -- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
 --             task), then its attempts row.
@@ -1610,16 +1823,7 @@ DECLARE
     v_delay double precision;
     v_updated int;
 BEGIN
-    IF tf_finalize.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_finalize.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -1635,9 +1839,7 @@ BEGIN
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, tf_finalize.worker_id,
-                                    tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;
@@ -1673,6 +1875,7 @@ BEGIN
        SET state = v_task_state,
            owner_worker_id = NULL,
            lease_expires_at = NULL,
+           deadline_at = NULL,
            scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
@@ -1696,7 +1899,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 --     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 --
 -- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
 --             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
@@ -1710,7 +1913,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
---             task_type, payload, queue, priority, max_attempts, lease_expires_at as tf_claim;
+--             task_type, payload, queue, priority, max_attempts, lease_expires_at,
+--             timeout_seconds as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
 -- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
@@ -1733,7 +1937,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -1769,7 +1973,8 @@ BEGIN
         END IF;
         RETURN QUERY
         SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
-               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz
+               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz,
+               NULL::double precision
           FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
                                                tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
                                                tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
@@ -1780,7 +1985,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
-           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at
+           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
                                      tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
                                      tf_finalize_and_claim.task_types) AS c;
@@ -1819,7 +2024,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 --                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
 -- Returns:    one row per element, in input order: accepted; the task state after the call
 --             (as last committed when refused; NULL for not_found); reason NULL when accepted,
---             else busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
+--             else busy | not_found | not_running | stale_attempt | not_owner | timed_out | lease_expired.
 -- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
 --             Nothing is written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
@@ -1881,9 +2086,7 @@ BEGIN
        SET last_heartbeat_at = greatest(v_now, w.started_at)
      WHERE w.worker_id = tf_heartbeat.worker_id AND w.stopped_at IS NULL;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_heartbeat.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(tf_heartbeat.worker_id);
     END IF;
     RETURN v_now;
 END;
@@ -2062,10 +2265,12 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 -- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
 --             whose lease has expired (oldest deadline first): the current attempt becomes
 --             ABANDONED (finished_at records when, so recovery lag = finished_at -
---             lease_expires_at is queryable in tf_attempts), and the task is
+--             lease_expires_at is queryable in tf_attempts) with outcome timed_out when the
+--             lease had reached the attempt's deadline (tasks.deadline_at: the handler ran out
+--             of time), else lease_expired (its worker stopped renewing), and the task is
 --               QUEUED at once (no backoff) when budget remains,
 --               CANCELLED when a cancel was requested while it ran,
---               FAILED (last_error type lease_expired) when its budget is spent.
+--               FAILED (last_error type lease_expired or timed_out) when its budget is spent.
 --             A row whose lease is still valid is never touched: expiry is tested in the
 --             candidate scan and again on the locked row version.
 -- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
@@ -2099,10 +2304,12 @@ BEGIN
 
     WITH expired AS (
         -- Read under the row lock (FOR UPDATE returns the latest version of each row).
-        SELECT t.task_id,
-               taskforge._tf_task_state_after('lease_expired', t.cancel_requested_at IS NOT NULL,
+        SELECT t.task_id, o.outcome,
+               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS next_state
           FROM taskforge.tasks t
+         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
+                                         ELSE 'lease_expired' END AS outcome) o
          WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
          ORDER BY t.lease_expires_at
          LIMIT tf_recover.max_tasks
@@ -2112,24 +2319,32 @@ BEGIN
            SET state = e.next_state,
                scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
                finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
-               last_error = CASE WHEN e.next_state = 'FAILED'
+               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
+                                 THEN jsonb_build_object('type', 'timed_out', 'message',
+                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
+                                             t.attempt_count, t.timeout_seconds))
+                                 WHEN e.next_state = 'FAILED'
                                  THEN jsonb_build_object('type', 'lease_expired', 'message',
                                       format('attempt %s lost its lease and no attempts remain', t.attempt_count))
                                  ELSE t.last_error END,
                owner_worker_id = NULL,
                lease_expires_at = NULL,
+               deadline_at = NULL,
                updated_at = v_now
           FROM expired e
          WHERE t.task_id = e.task_id
            AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-        RETURNING t.task_id, t.attempt_count, t.state, t.queue
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
     ), abandoned AS (
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after('lease_expired'),
-               outcome = 'lease_expired',
+           SET state = taskforge._tf_attempt_state_after(m.outcome),
+               outcome = m.outcome,
                finished_at = v_now,
-               error = jsonb_build_object('type', 'lease_expired',
-                                          'message', 'the lease expired before the attempt was finalized')
+               error = CASE m.outcome
+                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
+                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
+                           ELSE jsonb_build_object('type', 'lease_expired',
+                                'message', 'the lease expired before the attempt was finalized') END
           FROM moved m
          WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
         RETURNING a.task_id
@@ -2153,21 +2368,28 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(int) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED; task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_register_task_type.sql
 -- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
 --     backoff_cap_seconds double precision DEFAULT 300, backoff_jitter double precision DEFAULT 0.2,
---     description text DEFAULT NULL) -> void
+--     description text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL) -> void
 --
--- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy.
---             The policy applies to retryable failures finalized after the change.
+-- Purpose:    allow a task type (tf_submit rejects unknown types) or update its retry policy
+--             and attempt timeout. The backoff policy applies to retryable failures finalized
+--             after the change; the timeout to tasks submitted after it (each task keeps the
+--             timeout it was submitted with).
 -- Parameters: task_type             ^[a-z][a-z0-9_.-]{0,62}$
 --             backoff_base_seconds  0..86400 seconds   backoff_cap_seconds  0..86400 seconds
 --             backoff_jitter        0..1               description          free text or NULL
 --                                                       (NULL keeps the current description)
+--             timeout_seconds       0 < s <= 604800 (7 days): each attempt's deadline from its
+--                                   claim; no lease is granted past it, and recovery records
+--                                   the attempt timed_out (retried under the task's budget).
+--                                   NULL = no deadline. Appended to the first version; like the
+--                                   backoff settings, a call without it sets the default (NULL).
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument.
 -- Locks:      the task_types row (INSERT ... ON CONFLICT DO UPDATE).
@@ -2178,7 +2400,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_register_task_type(
     backoff_base_seconds double precision DEFAULT 2,
     backoff_cap_seconds double precision DEFAULT 300,
     backoff_jitter double precision DEFAULT 0.2,
-    description text DEFAULT NULL)
+    description text DEFAULT NULL,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE
@@ -2189,10 +2412,7 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
 BEGIN
-    IF tf_register_task_type.task_type IS NULL OR tf_register_task_type.task_type !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('task_type', format(
-            'must match ^[a-z][a-z0-9_.-]{0,62}$, got %s', coalesce(quote_literal(tf_register_task_type.task_type), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('task_type', tf_register_task_type.task_type, 'task_type');
     PERFORM taskforge._tf_check_seconds('backoff_base_seconds', tf_register_task_type.backoff_base_seconds, 0, 86400);
     PERFORM taskforge._tf_check_seconds('backoff_cap_seconds', tf_register_task_type.backoff_cap_seconds, 0, 86400);
     IF tf_register_task_type.backoff_jitter IS NULL OR tf_register_task_type.backoff_jitter = 'NaN'::float8
@@ -2200,25 +2420,30 @@ BEGIN
         PERFORM taskforge._tf_invalid('backoff_jitter', format('must be between 0 and 1, got %s',
             coalesce(tf_register_task_type.backoff_jitter::text, 'NULL')));
     END IF;
+    IF tf_register_task_type.timeout_seconds IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds('timeout_seconds', tf_register_task_type.timeout_seconds, 0, 604800, true);
+    END IF;
 
     INSERT INTO taskforge.task_types AS tt
-           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, created_at, updated_at)
+           (task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description, timeout_seconds,
+            created_at, updated_at)
     VALUES (tf_register_task_type.task_type, tf_register_task_type.backoff_base_seconds,
             tf_register_task_type.backoff_cap_seconds, tf_register_task_type.backoff_jitter,
-            tf_register_task_type.description, v_now, v_now)
+            tf_register_task_type.description, tf_register_task_type.timeout_seconds, v_now, v_now)
     ON CONFLICT (task_type) DO UPDATE
        SET backoff_base_seconds = EXCLUDED.backoff_base_seconds,
            backoff_cap_seconds  = EXCLUDED.backoff_cap_seconds,
            backoff_jitter       = EXCLUDED.backoff_jitter,
            description          = coalesce(EXCLUDED.description, tt.description),
+           timeout_seconds      = EXCLUDED.timeout_seconds,
            updated_at           = EXCLUDED.updated_at;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text) IS
-    'Owner/DBA only: allow a task type or update its retry backoff policy (seconds). Errors: TF400.';
+COMMENT ON FUNCTION taskforge.tf_register_task_type(text, double precision, double precision, double precision, text, double precision) IS
+    'Owner/DBA only: allow a task type or update its retry backoff policy and attempt timeout (seconds; NULL = none). Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
-    text, double precision, double precision, double precision, text
+    text, double precision, double precision, double precision, text, double precision
 ) FROM PUBLIC;
 
 -- >>> db/functions/tf_register_worker.sql
@@ -2288,18 +2513,24 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
 -- >>> db/functions/tf_renew.sql
 -- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
 --     lease_seconds double precision DEFAULT 30)
---   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+--   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 --
--- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds.
---             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, lease not yet
---             expired. A lease that has expired is lost even if nobody recovered it yet: the
+-- Purpose:    extend the lease of a task the caller still owns, to now + lease_seconds, but
+--             never past the attempt's deadline (tasks.deadline_at, set at claim from the
+--             task type's timeout_seconds): once the deadline has passed the lease is not
+--             extended and reason says timed_out, so a handler that ignores its deadline cannot
+--             hold the task; recovery then records the attempt timed_out.
+--             Guard (taskforge._tf_guard): RUNNING, same attempt, same owner, deadline not
+--             passed, lease not yet expired. A lease that has expired is lost even if nobody recovered it yet: the
 --             worker must stop renewing, and may still offer its result to tf_finalize, which
 --             will refuse it (the scheduler requeues the task).
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
 --             lease_seconds  0 < s <= 86400 seconds.
--- Returns:    one row. renewed = true with the new deadline, or renewed = false with
---             lease_expires_at NULL when the guard fails. cancel_requested tells the handler
---             that tf_cancel was called for the task (it should stop early and finalize).
+-- Returns:    one row. renewed = true with the new lease deadline (reason NULL), or
+--             renewed = false with lease_expires_at NULL and reason not_running |
+--             stale_attempt | not_owner | timed_out | lease_expired when the guard fails.
+--             cancel_requested tells the handler that tf_cancel was called for the task (it
+--             should stop early and finalize). (reason was appended to the first version.)
 -- Errors:     TF400 naming the argument; TF404 no such task.
 -- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
 --             then the matching attempts row.
@@ -2311,7 +2542,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     worker_id uuid,
     attempt_number int,
     lease_seconds double precision DEFAULT 30)
-RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean)
+RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -2321,27 +2552,19 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
     v_lease timestamptz;
+    v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
-    IF tf_renew.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_renew.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_lease := v_now + make_interval(secs => tf_renew.lease_seconds);
-    IF taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count, v_task.lease_expires_at,
-                           tf_renew.worker_id, tf_renew.attempt_number, v_now) IS NOT NULL THEN
-        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL;
+    v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
+    IF v_reason IS NOT NULL THEN
+        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
     END IF;
 
@@ -2351,12 +2574,12 @@ BEGIN
     UPDATE taskforge.attempts a
        SET lease_expires_at = v_lease
      WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
-    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL;
+    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
-    'Extend the lease of an owned RUNNING task to now + lease_seconds. Guard: same owner, same attempt, lease unexpired; else renewed=false. Reports cancel_requested. Errors: TF400, TF404.';
+    'Extend the lease of an owned RUNNING task to now + lease_seconds, never past its attempt deadline. Guard: same owner, same attempt, deadline not passed, lease unexpired; else renewed=false with the reason. Reports cancel_requested. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
 
@@ -2367,20 +2590,21 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision
 --            cancel_requested boolean, reason text)
 --
 -- Purpose:    the batch form of tf_renew: extend the leases of up to 1000 attempts one worker
---             still owns to now + lease_seconds, in one statement. Element i is (task_ids[i],
---             attempt_numbers[i]); each obeys tf_renew's guard (RUNNING, same attempt, same
---             owner, lease not yet expired). It never waits for a row lock: a task whose row
+--             still owns to now + lease_seconds (never past an attempt's deadline), in one
+--             statement. Element i is (task_ids[i], attempt_numbers[i]); each obeys tf_renew's
+--             guard (RUNNING, same attempt, same owner, deadline not passed, lease not yet
+--             expired). It never waits for a row lock: a task whose row
 --             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
 --             lease unchanged and not lost; renew it again shortly.
 -- Parameters: worker_id        the worker that owns the attempts.
 --             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
 --             attempt_numbers  int[] of the same length (each >= 1).
 --             lease_seconds    0 < s <= 86400 seconds.
--- Returns:    one row per element, in input order: renewed, the new deadline (NULL unless
---             renewed), cancel_requested (tf_cancel was called; as last committed for busy
---             rows, NULL for not_found), and reason NULL when renewed, else
---             busy | not_found | not_running | stale_attempt | not_owner | lease_expired.
---             Only the last four mean the lease is lost.
+-- Returns:    one row per element, in input order: renewed, the new lease deadline (NULL
+--             unless renewed; never past the attempt's deadline_at), cancel_requested
+--             (tf_cancel was called; as last committed for busy rows, NULL for not_found), and
+--             reason NULL when renewed, else busy | not_found | not_running | stale_attempt |
+--             not_owner | timed_out | lease_expired. All but busy mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
 -- Plans:      one cached generic plan per statement; every row is reached by primary key
@@ -2408,46 +2632,12 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    v_n int := cardinality(tf_renew_many.task_ids);
     v_now timestamptz;
     v_lease timestamptz;
     v_locked bigint[];
-    v_bad_ord bigint;
 BEGIN
-    IF tf_renew_many.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(tf_renew_many.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF cardinality(tf_renew_many.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(tf_renew_many.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(tf_renew_many.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
-    v_bad_ord := array_position(tf_renew_many.task_ids, NULL);
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM unnest(tf_renew_many.attempt_numbers) WITH ORDINALITY AS r(attempt_number, ord)
-     WHERE r.attempt_number IS NULL OR r.attempt_number < 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
-            coalesce(tf_renew_many.attempt_numbers[v_bad_ord]::text, 'NULL')));
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-              FROM unnest(tf_renew_many.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-     WHERE r.seen > 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', tf_renew_many.task_ids[v_bad_ord]));
-    END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
@@ -2461,28 +2651,25 @@ BEGIN
     WITH judged AS (
         SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
                t.task_id IS NOT NULL AS found,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             tf_renew_many.worker_id, r.attempt_number, v_now)
-               END AS reason
+               taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
+               least(v_lease, t.deadline_at) AS lease
           FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
           LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
     ), extended AS (
         UPDATE taskforge.tasks t
-           SET lease_expires_at = v_lease, updated_at = v_now
+           SET lease_expires_at = j.lease, updated_at = v_now
           FROM judged j
          WHERE j.reason IS NULL AND t.task_id = j.task_id
-        RETURNING t.task_id
+        RETURNING t.task_id, t.lease_expires_at
     ), attempt_leases AS (
         UPDATE taskforge.attempts a
-           SET lease_expires_at = v_lease
+           SET lease_expires_at = j.lease
           FROM judged j
          WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
     )
     SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
-           CASE WHEN e.task_id IS NOT NULL THEN v_lease END,
+           e.lease_expires_at,
            CASE WHEN j.found THEN j.cancel END,
            j.reason
       FROM judged j
@@ -2984,6 +3171,17 @@ COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
+-- >>> db/schema/50_name_rules.sql
+-- Name formats of the stored names, from their one home, taskforge._tf_name_pattern (which is
+-- why these CHECKs are added here, after the functions, and not in 20_tables.sql). The pattern
+-- is folded to a constant when the constraint expression is planned.
+ALTER TABLE taskforge.task_types
+    ADD CONSTRAINT task_types_name_format CHECK (task_type ~ taskforge._tf_name_pattern('task_type'));
+ALTER TABLE taskforge.tasks
+    ADD CONSTRAINT tasks_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
+ALTER TABLE taskforge.queues
+    ADD CONSTRAINT queues_name_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
+
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
@@ -2999,7 +3197,8 @@ SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
        t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
        t.payload, t.result, t.last_error,
        a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
-       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at
+       a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
+       t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
@@ -3013,7 +3212,7 @@ SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS
        CASE WHEN a.state = 'ABANDONED'
             THEN extract(epoch FROM a.finished_at - a.lease_expires_at)::double precision END
            AS recovery_lag_seconds,
-       a.result, a.error
+       a.result, a.error, a.deadline_at
   FROM taskforge.attempts a
   JOIN taskforge.tasks t ON t.task_id = a.task_id
   LEFT JOIN taskforge.workers w ON w.worker_id = a.worker_id;
@@ -3139,6 +3338,10 @@ SELECT 'running task without owner or lease'::text AS rule, task_id, NULL::int A
 UNION ALL
 SELECT 'owner or lease on a task that is not running', task_id, NULL, format('state=%s', state)
   FROM latest WHERE state <> 'RUNNING' AND (owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL)
+UNION ALL
+SELECT 'attempt deadline on a task that is not running, or a lease past the deadline', task_id, NULL,
+       format('state=%s deadline_at=%s lease_expires_at=%s', state, deadline_at, lease_expires_at)
+  FROM latest WHERE (state <> 'RUNNING' AND deadline_at IS NOT NULL) OR lease_expires_at > deadline_at
 UNION ALL
 SELECT 'attempt numbers with gaps or not matching attempt_count', task_id, NULL,
        format('attempt_count=%s rows=%s max_number=%s', attempt_count, coalesce(attempts, 0), max_number)

@@ -216,7 +216,11 @@ class Dispatcher:
     def _started(self, rows: list[tuple[Any, ...]], sent_at: float) -> int:
         renew_at = sent_at + self.config.renew_seconds
         info = self._log.isEnabledFor(logging.INFO)  # one line per task start and end at INFO
-        for _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts in rows:
+        for row in rows:
+            _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts = row[
+                :11
+            ]
+            timeout_seconds = row[11]
             ctx = TaskContext(
                 task_id=task_id,
                 attempt_number=attempt_number,
@@ -225,6 +229,9 @@ class Dispatcher:
                 priority=priority,
                 max_attempts=max_attempts,
                 worker_id=self.worker_id,
+                timeout_seconds=timeout_seconds,
+                # From before the claim was sent: never later than the database's deadline.
+                deadline=None if timeout_seconds is None else sent_at + timeout_seconds,
             )
             item = RunningAttempt(ctx=ctx, payload=payload, next_renew=renew_at)
             self.attempts.add(item)

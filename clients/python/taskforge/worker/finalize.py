@@ -27,9 +27,11 @@ from .attempts import RunningAttempt
 from .config import BUSY_RETRY_SECONDS
 from .connection import one_line
 
-__all__ = ["BUSY", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
+__all__ = ["BUSY", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
 
 BUSY = "busy"
+#: The guard's reason once an attempt's deadline has passed (no lease is granted beyond it).
+TIMED_OUT = "timed_out"
 #: While one attempt's finalize or renewal keeps coming back busy, log it at most this often (s).
 LOG_EVERY_SECONDS = 10.0
 
@@ -79,6 +81,16 @@ def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_
             ctx.task_id,
             ctx.attempt_number,
             reason,
+            task_state,
+        )
+    elif reason == TIMED_OUT:
+        log.warning(
+            "tf_finalize did not accept the %s outcome of task %s attempt %s: the attempt passed its "
+            "deadline (timeout_seconds %s) before finishing; recovery records it timed_out (task is %s)",
+            sent,
+            ctx.task_id,
+            ctx.attempt_number,
+            ctx.timeout_seconds,
             task_state,
         )
     else:

@@ -34,7 +34,7 @@ from .. import sql
 from .attempts import AttemptTable, RunningAttempt
 from .config import WorkerConfig
 from .connection import DbConnection, is_transient_error, one_line
-from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay
+from .finalize import BUSY, LOG_EVERY_SECONDS, TIMED_OUT, busy_delay
 
 __all__ = ["Renewer"]
 
@@ -154,6 +154,20 @@ class Renewer:
                 if item.outcome is not None:
                     continue  # finished and being finalized: tf_finalize reports how that ended
                 ctx.mark_lease_lost()
+                if reason == TIMED_OUT or ctx.timed_out:
+                    # Refused timed_out, or (once recovery got there first) not_running after the
+                    # deadline passed on this process's clock too.
+                    ctx.mark_timed_out()
+                    self._log.warning(
+                        "task %s attempt %s passed its deadline (timeout_seconds %s): no lease past it "
+                        "(tf_renew_many: %s; ctx.timed_out is now True); recovery records the attempt "
+                        "timed_out and the task is retried within its budget",
+                        task_id,
+                        attempt_number,
+                        ctx.timeout_seconds,
+                        reason,
+                    )
+                    continue
                 self._log.warning(
                     "lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; "
                     "the handler keeps running and its result will still be offered to "
