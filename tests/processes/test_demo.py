@@ -194,7 +194,6 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
         assert not process_exists(pid)
 
 
-@pytest.mark.slow
 @pytest.fixture()
 def outside_pytest_tmp():
     """A directory outside /tmp/pytest-of-<user>, which every new pytest session makes private
@@ -205,6 +204,7 @@ def outside_pytest_tmp():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_demo_once_with_the_embedded_postgres(outside_pytest_tmp, tmp_path):
     data_dir = outside_pytest_tmp / ".taskforge"
     proc = subprocess.run(
