@@ -38,6 +38,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
+    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
@@ -62,6 +63,14 @@ BEGIN
     IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+    END IF;
+    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
+    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
+    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
+    IF jsonb_path_exists(_tf_submit_one.payload,
+                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
+            c_max_payload_depth));
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
         PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',

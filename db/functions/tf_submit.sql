@@ -6,7 +6,15 @@
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
 --             eligible once scheduled_at (NULL = now) has passed.
 -- Parameters: task_type        a registered type (tf_register_task_type).
---             payload          a JSON object, at most 1 MiB as JSON text.
+--             payload          a JSON object, at most 1 MiB as JSON text and nested at most
+--                              100 levels deep (objects and arrays; the payload object is level
+--                              1, so {"a": [1]} is 2 deep). Deeper documents are refused because
+--                              clients decode payloads recursively (Python's json stops near
+--                              1000 levels). The argument is parsed as jsonb before the function
+--                              runs: malformed JSON is 22P02, text with a NUL (\u0000) is 22P05,
+--                              and a document nested beyond what max_stack_depth allows (some
+--                              10,000 levels with the default 2 MB) is 54001; no body can
+--                              turn those into TF400.
 --             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
 --             priority         -32768..32767; higher is claimed first.
 --             max_attempts     1..1000; total budget (first run, retries, crash replacements).

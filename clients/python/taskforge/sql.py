@@ -102,9 +102,10 @@ SELECT accepted, task_state, reason
 # The worker's hot path: finalize the attempts it finished and claim for its free slots in one
 # round trip and one commit. Arrays are element-aligned; results and errors are JSON text
 # (cast to jsonb[]), NULL elements where there is none. Rows: kind 'finalized' (input order),
-# then kind 'claimed' (claim order).
+# then kind 'claimed' (claim order). The payload comes back as JSON text: the handler slot
+# decodes it, so a payload Python cannot decode costs its own attempt, never the dispatcher.
 FINALIZE_AND_CLAIM = """
-SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue,
+SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload::text AS payload, queue,
        priority, max_attempts, timeout_seconds
   FROM taskforge.tf_finalize_and_claim(
            worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 856cb5845a5eb16f). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 fbc77de0f34bd149). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -1230,6 +1230,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
+    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
@@ -1254,6 +1255,14 @@ BEGIN
     IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+    END IF;
+    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
+    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
+    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
+    IF jsonb_path_exists(_tf_submit_one.payload,
+                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
+            c_max_payload_depth));
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
         PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
@@ -2852,7 +2861,15 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, int) TO taskforge_c
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
 --             eligible once scheduled_at (NULL = now) has passed.
 -- Parameters: task_type        a registered type (tf_register_task_type).
---             payload          a JSON object, at most 1 MiB as JSON text.
+--             payload          a JSON object, at most 1 MiB as JSON text and nested at most
+--                              100 levels deep (objects and arrays; the payload object is level
+--                              1, so {"a": [1]} is 2 deep). Deeper documents are refused because
+--                              clients decode payloads recursively (Python's json stops near
+--                              1000 levels). The argument is parsed as jsonb before the function
+--                              runs: malformed JSON is 22P02, text with a NUL (\u0000) is 22P05,
+--                              and a document nested beyond what max_stack_depth allows (some
+--                              10,000 levels with the default 2 MB) is 54001; no body can
+--                              turn those into TF400.
 --             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
 --             priority         -32768..32767; higher is claimed first.
 --             max_attempts     1..1000; total budget (first run, retries, crash replacements).
@@ -2922,7 +2939,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, times
 --             tf_submit's parameters; an omitted key takes tf_submit's default, JSON null is
 --             SQL NULL (so "priority": null is TF400, as in tf_submit), any other key is TF400:
 --               task_type        string (required).
---               payload          a JSON object, at most 1 MiB as JSON text; default {}.
+--               payload          a JSON object, at most 1 MiB as JSON text and 100 levels deep
+--                                (as tf_submit); default {}.
 --               queue            string; default 'default'.
 --               priority         a whole number; default 0.
 --               max_attempts     a whole number; default 3.
