@@ -44,6 +44,7 @@ DECLARE
     v_stored bytea;
     v_type_found boolean;
     v_timeout double precision;
+    v_payload_bytes int;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -60,9 +61,19 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be a JSON object, got %s',
             coalesce(jsonb_typeof(_tf_submit_one.payload), 'NULL')));
     END IF;
-    IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
+    -- Size before rendering: pg_column_size reads the jsonb value's own length. jsonb takes at
+    -- most about 4 bytes per byte of JSON text (an array of 0s), so a value over 8 times the cap
+    -- is too long as text: refused without rendering it. The sizes go to _tf_invalid as numbers:
+    -- a statement naming the payload would copy it (issue 10 item 2, docs/sql-api.md).
+    v_payload_bytes := pg_column_size(_tf_submit_one.payload);
+    IF v_payload_bytes > 8 * c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got a jsonb value of %s bytes',
+            c_max_payload_bytes, v_payload_bytes));
+    END IF;
+    v_payload_bytes := octet_length(_tf_submit_one.payload::text);
+    IF v_payload_bytes > c_max_payload_bytes THEN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
-            c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+            c_max_payload_bytes, v_payload_bytes));
     END IF;
     -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
     -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
