@@ -10,7 +10,7 @@
 CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
 RETURNS void
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN

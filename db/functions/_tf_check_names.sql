@@ -6,20 +6,18 @@
 --             array is allowed (it matches nothing); a NULL or malformed element is not.
 -- Parameters: argument  the parameter name for the error message ('queues', 'task_types').
 --             names     text[] or NULL.
---             kind      'queue'     ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---                       'task_type' ^[a-z][a-z0-9_.-]{0,62}$
+--             kind      'queue' | 'task_type' (the patterns: taskforge._tf_name_pattern)
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument and the first bad element.
 -- Locks:      none.  Clock: none.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_check_names(argument text, names text[], kind text)
 RETURNS void
 LANGUAGE plpgsql
-STABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    v_pattern text := CASE kind WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
-                                WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$' END;
+    v_pattern text := taskforge._tf_name_pattern(kind);
     v_bad text;
     v_found boolean;
 BEGIN

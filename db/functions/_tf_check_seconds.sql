@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_check_seconds(
     max_seconds double precision, min_exclusive boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN

@@ -119,9 +119,7 @@ BEGIN
         PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
     END IF;
     IF _tf_claim_tasks.max_tasks = 0 THEN
         RETURN;

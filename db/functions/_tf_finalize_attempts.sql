@@ -61,21 +61,8 @@ DECLARE
     v_bad_arg text;
     v_bad_problem text;
 BEGIN
-    IF _tf_finalize_attempts.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must hold 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF array_ndims(_tf_finalize_attempts.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', 'must be a one-dimensional array');
-    END IF;
-    IF cardinality(_tf_finalize_attempts.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(_tf_finalize_attempts.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(_tf_finalize_attempts.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
+                                      _tf_finalize_attempts.attempt_numbers);
     IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
        OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
         PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
@@ -92,43 +79,24 @@ BEGIN
             v_n, cardinality(_tf_finalize_attempts.errors)));
     END IF;
 
-    -- The first bad element, if any, in one pass.
+    -- The first bad outcome or result, if any, in one pass.
     SELECT r.ord,
-           CASE WHEN r.task_id IS NULL THEN 'task_ids'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN 'attempt_numbers'
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN 'outcomes'
-                ELSE 'results' END,
-           CASE WHEN r.task_id IS NULL THEN 'must not be NULL'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN
-                    format('must be at least 1, got %s', coalesce(r.attempt_number::text, 'NULL'))
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+                THEN 'outcomes' ELSE 'results' END,
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
                     format('must be one of succeeded, failed, retryable, cancelled; got %s',
                            coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
                 ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
                             octet_length(r.result::text)) END
       INTO v_bad_ord, v_bad_arg, v_bad_problem
-      FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
-                  _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
-           WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, ord)
-     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
-        OR r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+      FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
+           WITH ORDINALITY AS r(outcome, result, ord)
+     WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
         OR octet_length(r.result::text) > c_max_result_bytes
      ORDER BY r.ord
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
-    END IF;
-    IF v_n > 1 THEN
-        SELECT r.ord INTO v_bad_ord
-          FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-                  FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-         WHERE r.seen > 1
-         ORDER BY r.ord
-         LIMIT 1;
-    END IF;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));
     END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
@@ -148,12 +116,8 @@ BEGIN
     ), judged AS (
         SELECT req.ord, req.task_id, req.attempt_number, req.outcome, req.result,
                t.state AS old_state, t.task_type,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             t.deadline_at, _tf_finalize_attempts.worker_id, req.attempt_number,
-                                             v_now)
-               END AS reason,
+               taskforge._tf_guard_batch(t, v_locked, _tf_finalize_attempts.worker_id, req.attempt_number,
+                                          v_now) AS reason,
                taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS new_state,
                CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error

@@ -2,7 +2,7 @@
 --
 -- Purpose:    the queue-control row of one queue, created when missing and locked, for
 --             tf_pause_queue, tf_resume_queue and tf_set_queue_limit.
--- Parameters: queue  a queue name, ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$ (the rule tf_submit applies).
+-- Parameters: queue  a queue name (taskforge._tf_name_pattern('queue'), the rule tf_submit applies).
 -- Returns:    the taskforge.queues row, locked FOR UPDATE until the caller's transaction ends.
 -- Errors:     TF400 queue NULL or malformed (nothing written).
 -- Locks:      inserts the row if missing; the row FOR UPDATE (claimers of a limited queue take
@@ -19,10 +19,7 @@ AS $fn$
 DECLARE
     v_row taskforge.queues%ROWTYPE;
 BEGIN
-    IF _tf_lock_queue.queue IS NULL OR _tf_lock_queue.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_lock_queue.queue, 100)), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('queue', _tf_lock_queue.queue, 'queue');
     INSERT INTO taskforge.queues AS q (queue) VALUES (_tf_lock_queue.queue) ON CONFLICT (queue) DO NOTHING;
     SELECT * INTO STRICT v_row FROM taskforge.queues q WHERE q.queue = _tf_lock_queue.queue FOR UPDATE;
     RETURN v_row;

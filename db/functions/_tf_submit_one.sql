@@ -83,9 +83,8 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
             c_max_payload_depth));
     END IF;
-    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
+        PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
     IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN

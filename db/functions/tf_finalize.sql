@@ -55,16 +55,7 @@ DECLARE
     v_delay double precision;
     v_updated int;
 BEGIN
-    IF tf_finalize.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_finalize.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -80,9 +71,7 @@ BEGIN
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, v_task.deadline_at, tf_finalize.worker_id,
-                                    tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;

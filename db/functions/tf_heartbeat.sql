@@ -26,9 +26,7 @@ BEGIN
        SET last_heartbeat_at = greatest(v_now, w.started_at)
      WHERE w.worker_id = tf_heartbeat.worker_id AND w.stopped_at IS NULL;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_heartbeat.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(tf_heartbeat.worker_id);
     END IF;
     RETURN v_now;
 END;

@@ -37,10 +37,7 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
 BEGIN
-    IF tf_register_task_type.task_type IS NULL OR tf_register_task_type.task_type !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('task_type', format(
-            'must match ^[a-z][a-z0-9_.-]{0,62}$, got %s', coalesce(quote_literal(tf_register_task_type.task_type), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('task_type', tf_register_task_type.task_type, 'task_type');
     PERFORM taskforge._tf_check_seconds('backoff_base_seconds', tf_register_task_type.backoff_base_seconds, 0, 86400);
     PERFORM taskforge._tf_check_seconds('backoff_cap_seconds', tf_register_task_type.backoff_cap_seconds, 0, 86400);
     IF tf_register_task_type.backoff_jitter IS NULL OR tf_register_task_type.backoff_jitter = 'NaN'::float8

@@ -42,25 +42,14 @@ DECLARE
     v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
-    IF tf_renew.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_renew.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, v_task.deadline_at, tf_renew.worker_id,
-                                    tf_renew.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;

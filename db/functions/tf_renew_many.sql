@@ -46,46 +46,12 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    v_n int := cardinality(tf_renew_many.task_ids);
     v_now timestamptz;
     v_lease timestamptz;
     v_locked bigint[];
-    v_bad_ord bigint;
 BEGIN
-    IF tf_renew_many.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(tf_renew_many.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF cardinality(tf_renew_many.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(tf_renew_many.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(tf_renew_many.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
-    v_bad_ord := array_position(tf_renew_many.task_ids, NULL);
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM unnest(tf_renew_many.attempt_numbers) WITH ORDINALITY AS r(attempt_number, ord)
-     WHERE r.attempt_number IS NULL OR r.attempt_number < 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
-            coalesce(tf_renew_many.attempt_numbers[v_bad_ord]::text, 'NULL')));
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-              FROM unnest(tf_renew_many.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-     WHERE r.seen > 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', tf_renew_many.task_ids[v_bad_ord]));
-    END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
@@ -99,11 +65,7 @@ BEGIN
     WITH judged AS (
         SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
                t.task_id IS NOT NULL AS found,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             t.deadline_at, tf_renew_many.worker_id, r.attempt_number, v_now)
-               END AS reason,
+               taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
                least(v_lease, t.deadline_at) AS lease
           FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)

@@ -6,8 +6,8 @@
 
 -- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
-    task_type            text PRIMARY KEY
-        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    -- Name format: CHECK task_types_name_format in 50_name_rules.sql.
+    task_type            text PRIMARY KEY,
     backoff_base_seconds double precision NOT NULL DEFAULT 2
         CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
     backoff_cap_seconds  double precision NOT NULL DEFAULT 300
@@ -64,8 +64,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY
-        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -85,8 +84,7 @@ CREATE TABLE taskforge.tasks (
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
     payload            jsonb NOT NULL
         CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL
-        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
     priority           int NOT NULL
         CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
     max_attempts       int NOT NULL

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from .names import TASK_TYPE_PATTERN
+
 __all__ = [
     "ERROR_MAX_BYTES",
     "RESULT_MAX_BYTES",
@@ -58,8 +60,6 @@ __all__ = [
     "sanitize_text",
 ]
 
-#: Same rule as taskforge.task_types (tf_register_task_type).
-TASK_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
 #: Cap of a stored error, in bytes of UTF-8 JSON text (the database caps at 16 KiB as well).
 ERROR_MAX_BYTES = 16 * 1024
 #: Longest error message kept, in characters; the traceback keeps its last frames.
@@ -200,7 +200,7 @@ class HandlerRegistry:
         registered for the type (unless ``replace=True``). Registering the same function twice
         is harmless. Returns fn.
         """
-        if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.match(task_type):
+        if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.fullmatch(task_type):
             raise ValueError(f"task type {task_type!r} must match {TASK_TYPE_PATTERN.pattern}")
         if not callable(fn):
             raise TypeError(f"handler for {task_type!r} must be callable, got {type(fn).__name__}")

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 9e97f9946cf0aa21). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 b1f444875c28ae46). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -84,8 +84,8 @@ SET ROLE taskforge_owner;
 
 -- Allowed task types and their retry policy (docs/design.md §4). tf_submit rejects unknown types.
 CREATE TABLE taskforge.task_types (
-    task_type            text PRIMARY KEY
-        CONSTRAINT task_types_name_format CHECK (task_type ~ '^[a-z][a-z0-9_.-]{0,62}$'),
+    -- Name format: CHECK task_types_name_format in 50_name_rules.sql.
+    task_type            text PRIMARY KEY,
     backoff_base_seconds double precision NOT NULL DEFAULT 2
         CONSTRAINT task_types_base_range CHECK (backoff_base_seconds BETWEEN 0 AND 86400),
     backoff_cap_seconds  double precision NOT NULL DEFAULT 300
@@ -142,8 +142,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY
-        CONSTRAINT queues_name_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -163,8 +162,7 @@ CREATE TABLE taskforge.tasks (
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
     payload            jsonb NOT NULL
         CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL
-        CONSTRAINT tasks_queue_format CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'),
+    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
     priority           int NOT NULL
         CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
     max_attempts       int NOT NULL
@@ -399,6 +397,107 @@ COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
     'Private: wraps a non-object error as {"message": ...} and caps its size at 16 KiB (strings cut to 4,000 characters).';
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_batch.sql
+-- taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[]) -> void
+--                                                                       (private helper)
+--
+-- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
+--             and the batch finalize _tf_finalize_attempts), before anything is locked or
+--             written. Element i is (task_ids[i], attempt_numbers[i]).
+-- Parameters: worker_id        must not be NULL.
+--             task_ids         a one-dimensional bigint[] of 1..1000 elements, no NULL, no task
+--                              twice (one call holds one answer per task).
+--             attempt_numbers  a one-dimensional int[] of the same length, each at least 1.
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
+--             array shapes first, then the first bad element, then the first repeated task.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[])
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_n int := cardinality(task_ids);
+    v_bad_ord bigint;
+BEGIN
+    IF worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(task_ids) <> 1 THEN
+        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
+            coalesce(v_n::text, 'NULL')));
+    END IF;
+    IF cardinality(attempt_numbers) IS DISTINCT FROM v_n OR array_ndims(attempt_numbers) <> 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_numbers', format(
+            'must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(attempt_numbers)::text, 'NULL')));
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
+     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+     ORDER BY r.ord
+     LIMIT 1;
+    IF task_ids[v_bad_ord] IS NULL AND v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
+    ELSIF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
+            coalesce(attempt_numbers[v_bad_ord]::text, 'NULL')));
+    END IF;
+    IF v_n > 1 THEN
+        SELECT r.ord INTO v_bad_ord
+          FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+                  FROM unnest(task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+         WHERE r.seen > 1
+         ORDER BY r.ord
+         LIMIT 1;
+        IF v_bad_ord IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+                format('task %s appears more than once in one call', task_ids[v_bad_ord]));
+        END IF;
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) IS
+    'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_fencing.sql
+-- taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int) -> void
+--                                                                       (private helper)
+--
+-- Purpose:    validate the fencing token (task, worker, attempt) a worker gives tf_renew and
+--             tf_finalize, before anything is locked or written.
+-- Parameters: task_id, worker_id  must not be NULL;  attempt_number  at least 1.
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument (checked in the order above).
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    END IF;
+    IF worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF attempt_number IS NULL OR attempt_number < 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
+            coalesce(attempt_number::text, 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) IS
+    'Private: validates the (task_id, worker_id, attempt_number) a worker passes to tf_renew and tf_finalize, or raises TF400 naming it.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_int.sql
 -- taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint) -> void
 --                                                                     (private helper)
@@ -412,7 +511,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
 RETURNS void
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
@@ -427,6 +526,36 @@ COMMENT ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) IS
     'Private: validates a whole-number argument within inclusive bounds or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_name.sql
+-- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
+--
+-- Purpose:    validate one queue or task type name argument against its rule
+--             (taskforge._tf_name_pattern), with the one TF400 message for a bad name.
+-- Parameters: argument  the parameter name for the error ('queue', 'requests[3].queue', ...).
+--             name      the value; NULL is refused.
+--             kind      'queue' | 'task_type'.
+-- Returns:    nothing.
+-- Errors:     TF400 '<argument>: must match <pattern>, got <quoted name or NULL>'.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+-- Hot paths test the pattern inline first and call this only to raise.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_name(argument text, name text, kind text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF name IS NULL OR name !~ taskforge._tf_name_pattern(kind) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must match %s, got %s', taskforge._tf_name_pattern(kind),
+            coalesce(quote_literal(left(name, 100)), 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_name(text, text, text) IS
+    'Private: validates one queue or task type name (taskforge._tf_name_pattern) or raises TF400 naming the argument.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_name(text, text, text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_names.sql
 -- taskforge._tf_check_names(argument text, names text[], kind text) -> void   (private helper)
 --
@@ -436,20 +565,18 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FRO
 --             array is allowed (it matches nothing); a NULL or malformed element is not.
 -- Parameters: argument  the parameter name for the error message ('queues', 'task_types').
 --             names     text[] or NULL.
---             kind      'queue'     ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---                       'task_type' ^[a-z][a-z0-9_.-]{0,62}$
+--             kind      'queue' | 'task_type' (the patterns: taskforge._tf_name_pattern)
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument and the first bad element.
 -- Locks:      none.  Clock: none.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_check_names(argument text, names text[], kind text)
 RETURNS void
 LANGUAGE plpgsql
-STABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    v_pattern text := CASE kind WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
-                                WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$' END;
+    v_pattern text := taskforge._tf_name_pattern(kind);
     v_bad text;
     v_found boolean;
 BEGIN
@@ -491,7 +618,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_check_seconds(
     max_seconds double precision, min_exclusive boolean DEFAULT false)
 RETURNS double precision
 LANGUAGE plpgsql
-IMMUTABLE
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
@@ -637,9 +764,7 @@ BEGIN
         PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', _tf_claim_tasks.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
     END IF;
     IF _tf_claim_tasks.max_tasks = 0 THEN
         RETURN;
@@ -830,21 +955,8 @@ DECLARE
     v_bad_arg text;
     v_bad_problem text;
 BEGIN
-    IF _tf_finalize_attempts.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must hold 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF array_ndims(_tf_finalize_attempts.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', 'must be a one-dimensional array');
-    END IF;
-    IF cardinality(_tf_finalize_attempts.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(_tf_finalize_attempts.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(_tf_finalize_attempts.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
+                                      _tf_finalize_attempts.attempt_numbers);
     IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
        OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
         PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
@@ -861,43 +973,24 @@ BEGIN
             v_n, cardinality(_tf_finalize_attempts.errors)));
     END IF;
 
-    -- The first bad element, if any, in one pass.
+    -- The first bad outcome or result, if any, in one pass.
     SELECT r.ord,
-           CASE WHEN r.task_id IS NULL THEN 'task_ids'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN 'attempt_numbers'
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN 'outcomes'
-                ELSE 'results' END,
-           CASE WHEN r.task_id IS NULL THEN 'must not be NULL'
-                WHEN r.attempt_number IS NULL OR r.attempt_number < 1 THEN
-                    format('must be at least 1, got %s', coalesce(r.attempt_number::text, 'NULL'))
-                WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+                THEN 'outcomes' ELSE 'results' END,
+           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
                     format('must be one of succeeded, failed, retryable, cancelled; got %s',
                            coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
                 ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
                             octet_length(r.result::text)) END
       INTO v_bad_ord, v_bad_arg, v_bad_problem
-      FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
-                  _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
-           WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, ord)
-     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
-        OR r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
+      FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
+           WITH ORDINALITY AS r(outcome, result, ord)
+     WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
         OR octet_length(r.result::text) > c_max_result_bytes
      ORDER BY r.ord
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN
         PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
-    END IF;
-    IF v_n > 1 THEN
-        SELECT r.ord INTO v_bad_ord
-          FROM (SELECT u.task_id, u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-                  FROM unnest(_tf_finalize_attempts.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-         WHERE r.seen > 1
-         ORDER BY r.ord
-         LIMIT 1;
-    END IF;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', _tf_finalize_attempts.task_ids[v_bad_ord]));
     END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
@@ -917,12 +1010,8 @@ BEGIN
     ), judged AS (
         SELECT req.ord, req.task_id, req.attempt_number, req.outcome, req.result,
                t.state AS old_state, t.task_type,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             t.deadline_at, _tf_finalize_attempts.worker_id, req.attempt_number,
-                                             v_now)
-               END AS reason,
+               taskforge._tf_guard_batch(t, v_locked, _tf_finalize_attempts.worker_id, req.attempt_number,
+                                          v_now) AS reason,
                taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS new_state,
                CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error
@@ -1017,46 +1106,76 @@ COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, times
 REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
--- taskforge._tf_guard(state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
---                     deadline_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
+-- taskforge._tf_guard(task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
 --   -> text                                                                    (private helper)
 --
--- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call may act on a task
---             only while the task is RUNNING, under the same attempt, owned by the same worker,
---             with its deadline not passed and its lease not yet expired at time "at".
--- Parameters: the task row's state, owner_worker_id, attempt_count, lease_expires_at,
---             deadline_at (NULL = none); the caller's worker_id and attempt_number; "at", the
---             database time of the call.
+-- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call
+--             may act on a task only while the task is RUNNING, under the same attempt, owned
+--             by the same worker, with its deadline not passed and its lease not yet expired at
+--             time "at".
+-- Parameters: task  the task row as locked by the caller (state, owner_worker_id,
+--                   attempt_count, deadline_at, lease_expires_at are read);
+--             worker_id, attempt_number  the caller's fencing token; "at", the database time of
+--             the call.
 -- Returns:    NULL when the guard holds, else the first reason it fails, checked in this order:
 --             'not_running' | 'stale_attempt' | 'not_owner' | 'timed_out' (the attempt's
 --             deadline has passed: no lease reaches past it) | 'lease_expired'.
 -- Errors:     none.  Locks: none (callers lock the row first).  Clock: the "at" argument.
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_guard(
-    state text, owner_worker_id uuid, attempt_count int, lease_expires_at timestamptz,
-    deadline_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
+    task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
 -- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
--- (a SET clause would prevent that); the batch functions evaluate it once per row. It uses
+-- (a SET clause would prevent that), and a field of a whole-row reference to the caller's
+-- table becomes a plain column there; the batch functions evaluate it once per row. It uses
 -- only built-in operators, and every caller is a taskforge function whose search_path is
 -- pinned to pg_catalog, pg_temp.
 AS $fn$
     SELECT CASE
-        WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
-        WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
-        WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
-        WHEN deadline_at <= at THEN 'timed_out'
-        WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
+        WHEN (task).state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
+        WHEN (task).attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
+        WHEN (task).owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN (task).deadline_at <= at THEN 'timed_out'
+        WHEN (task).lease_expires_at IS NULL OR (task).lease_expires_at <= at THEN 'lease_expired'
     END
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_guard(text, uuid, int, timestamptz, timestamptz, uuid, int, timestamptz) IS
+COMMENT ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) IS
     'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | timed_out | lease_expired.';
-REVOKE ALL ON FUNCTION taskforge._tf_guard(
-    text, uuid, int, timestamptz, timestamptz, uuid, int, timestamptz
-) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_guard_batch.sql
+-- taskforge._tf_guard_batch(task taskforge.tasks, locked bigint[], worker_id uuid,
+--                            attempt_number int, at timestamptz) -> text   (private helper)
+--
+-- Purpose:    why a batch function (tf_renew_many, the batch finalize) may not act on one
+--             element: the task does not exist, its row is held by another transaction (the
+--             batch locks with SKIP LOCKED and never waits), or the ownership guard fails.
+-- Parameters: task      the tasks row of the element (all NULL when no such task: LEFT JOIN);
+--             locked    the task ids this call managed to lock;
+--             worker_id, attempt_number, at   as taskforge._tf_guard.
+-- Returns:    NULL when the element may be acted on, else 'not_found' | 'busy' | a reason of
+--             taskforge._tf_guard.
+-- Errors:     none.  Locks: none.  Clock: the "at" argument.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_guard_batch(
+    task taskforge.tasks, locked bigint[], worker_id uuid, attempt_number int, at timestamptz)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause, so that it is inlined into the batch statements (see taskforge._tf_guard).
+AS $fn$
+    SELECT CASE
+        WHEN (task).task_id IS NULL THEN 'not_found'
+        WHEN NOT ((task).task_id = ANY (locked)) THEN 'busy'
+        ELSE taskforge._tf_guard(task, worker_id, attempt_number, at)
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) IS
+    'Private: not_found | busy (locked elsewhere) | the guard''s reason for one element of a batch renew or finalize; NULL when it may act.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_invalid.sql
 -- taskforge._tf_invalid(argument text, problem text) -> void       (private helper)
@@ -1092,7 +1211,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
 --
 -- Purpose:    the queue-control row of one queue, created when missing and locked, for
 --             tf_pause_queue, tf_resume_queue and tf_set_queue_limit.
--- Parameters: queue  a queue name, ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$ (the rule tf_submit applies).
+-- Parameters: queue  a queue name (taskforge._tf_name_pattern('queue'), the rule tf_submit applies).
 -- Returns:    the taskforge.queues row, locked FOR UPDATE until the caller's transaction ends.
 -- Errors:     TF400 queue NULL or malformed (nothing written).
 -- Locks:      inserts the row if missing; the row FOR UPDATE (claimers of a limited queue take
@@ -1109,10 +1228,7 @@ AS $fn$
 DECLARE
     v_row taskforge.queues%ROWTYPE;
 BEGIN
-    IF _tf_lock_queue.queue IS NULL OR _tf_lock_queue.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_lock_queue.queue, 100)), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('queue', _tf_lock_queue.queue, 'queue');
     INSERT INTO taskforge.queues AS q (queue) VALUES (_tf_lock_queue.queue) ON CONFLICT (queue) DO NOTHING;
     SELECT * INTO STRICT v_row FROM taskforge.queues q WHERE q.queue = _tf_lock_queue.queue FOR UPDATE;
     RETURN v_row;
@@ -1158,6 +1274,36 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_lock_task(bigint) IS
     'Private: SELECT ... FOR UPDATE of one task, returned as a row; TF404 when there is none.';
 REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
+
+-- >>> db/functions/_tf_name_pattern.sql
+-- taskforge._tf_name_pattern(kind text) -> text                        (private helper)
+--
+-- Purpose:    the one home of the name rules: the regular expression a queue name or a task
+--             type name must match. The table CHECKs (db/schema/50_name_rules.sql), every
+--             validator (taskforge._tf_check_name, _tf_check_names, _tf_submit_one) and the
+--             Python constants (taskforge.names, compared by a test) use it.
+--               'queue'      ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$  (case-sensitive; ':' allowed)
+--               'task_type'  ^[a-z][a-z0-9_.-]{0,62}$           (lower case, dotted namespaces)
+-- Parameters: kind  'queue' | 'task_type'.
+-- Returns:    the pattern (POSIX regular expression for ~), NULL for any other kind.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+-- Plans:      inlined and folded to a constant wherever it is called with a constant kind.
+CREATE OR REPLACE FUNCTION taskforge._tf_name_pattern(kind text)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: PostgreSQL inlines and folds it into the calling expression (CHECK
+-- constraints and the validators) as the literal pattern.
+AS $fn$
+    SELECT CASE kind
+        WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
+        WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$'
+    END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_name_pattern(text) IS
+    'Private: the regular expression a queue (kind ''queue'') or task type (kind ''task_type'') name must match.';
+REVOKE ALL ON FUNCTION taskforge._tf_name_pattern(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_notify_queues.sql
 -- taskforge._tf_notify_queues(queues text[]) -> void                  (private helper)
@@ -1275,9 +1421,8 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
             c_max_payload_depth));
     END IF;
-    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid(p || 'queue', format('must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$, got %s',
-            coalesce(quote_literal(left(_tf_submit_one.queue, 100)), 'NULL')));
+    IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
+        PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
     IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
@@ -1388,6 +1533,32 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
     'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out), given a cancel request and the budget.';
 REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;
+
+-- >>> db/functions/_tf_unknown_worker.sql
+-- taskforge._tf_unknown_worker(worker_id uuid) -> void                  (private helper)
+--
+-- Purpose:    the one "no registered worker" error, for tf_heartbeat and the claim, raised when
+--             worker_id names no worker or a deregistered one.
+-- Parameters: worker_id  the id that was not found.
+-- Returns:    never; always raises.
+-- Errors:     TF404 'worker_id: no registered worker <id> (unknown or deregistered)', COLUMN worker_id.
+-- Locks:      none.  Clock: none.  By hand: harmless (it only raises).
+CREATE OR REPLACE FUNCTION taskforge._tf_unknown_worker(worker_id uuid)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises: never let the planner fold a call with constant arguments
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'TF404',
+        MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', worker_id),
+        COLUMN = 'worker_id';
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_unknown_worker(uuid) IS
+    'Private: raises TF404 "worker_id: no registered worker <id> (unknown or deregistered)".';
+REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
@@ -1672,16 +1843,7 @@ DECLARE
     v_delay double precision;
     v_updated int;
 BEGIN
-    IF tf_finalize.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_finalize.attempt_number IS NULL OR tf_finalize.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_finalize.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -1697,9 +1859,7 @@ BEGIN
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, v_task.deadline_at, tf_finalize.worker_id,
-                                    tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;
@@ -1946,9 +2106,7 @@ BEGIN
        SET last_heartbeat_at = greatest(v_now, w.started_at)
      WHERE w.worker_id = tf_heartbeat.worker_id AND w.stopped_at IS NULL;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'TF404',
-            MESSAGE = format('worker_id: no registered worker %s (unknown or deregistered)', tf_heartbeat.worker_id),
-            COLUMN = 'worker_id';
+        PERFORM taskforge._tf_unknown_worker(tf_heartbeat.worker_id);
     END IF;
     RETURN v_now;
 END;
@@ -2274,10 +2432,7 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
 BEGIN
-    IF tf_register_task_type.task_type IS NULL OR tf_register_task_type.task_type !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
-        PERFORM taskforge._tf_invalid('task_type', format(
-            'must match ^[a-z][a-z0-9_.-]{0,62}$, got %s', coalesce(quote_literal(tf_register_task_type.task_type), 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_name('task_type', tf_register_task_type.task_type, 'task_type');
     PERFORM taskforge._tf_check_seconds('backoff_base_seconds', tf_register_task_type.backoff_base_seconds, 0, 86400);
     PERFORM taskforge._tf_check_seconds('backoff_cap_seconds', tf_register_task_type.backoff_cap_seconds, 0, 86400);
     IF tf_register_task_type.backoff_jitter IS NULL OR tf_register_task_type.backoff_jitter = 'NaN'::float8
@@ -2420,25 +2575,14 @@ DECLARE
     v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
-    IF tf_renew.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF tf_renew.attempt_number IS NULL OR tf_renew.attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(tf_renew.attempt_number::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
     v_task := taskforge._tf_lock_task(tf_renew.task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task.state, v_task.owner_worker_id, v_task.attempt_count,
-                                    v_task.lease_expires_at, v_task.deadline_at, tf_renew.worker_id,
-                                    tf_renew.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
@@ -2508,46 +2652,12 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    v_n int := cardinality(tf_renew_many.task_ids);
     v_now timestamptz;
     v_lease timestamptz;
     v_locked bigint[];
-    v_bad_ord bigint;
 BEGIN
-    IF tf_renew_many.worker_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
-    END IF;
-    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(tf_renew_many.task_ids) <> 1 THEN
-        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
-            coalesce(v_n::text, 'NULL')));
-    END IF;
-    IF cardinality(tf_renew_many.attempt_numbers) IS DISTINCT FROM v_n
-       OR array_ndims(tf_renew_many.attempt_numbers) <> 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_numbers', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(tf_renew_many.attempt_numbers)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
-    v_bad_ord := array_position(tf_renew_many.task_ids, NULL);
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM unnest(tf_renew_many.attempt_numbers) WITH ORDINALITY AS r(attempt_number, ord)
-     WHERE r.attempt_number IS NULL OR r.attempt_number < 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
-            coalesce(tf_renew_many.attempt_numbers[v_bad_ord]::text, 'NULL')));
-    END IF;
-    SELECT r.ord INTO v_bad_ord
-      FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
-              FROM unnest(tf_renew_many.task_ids) WITH ORDINALITY AS u(task_id, ord)) r
-     WHERE r.seen > 1
-     ORDER BY r.ord LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-            format('task %s appears more than once in one call', tf_renew_many.task_ids[v_bad_ord]));
-    END IF;
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
@@ -2561,11 +2671,7 @@ BEGIN
     WITH judged AS (
         SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
                t.task_id IS NOT NULL AS found,
-               CASE WHEN t.task_id IS NULL THEN 'not_found'
-                    WHEN NOT (t.task_id = ANY (v_locked)) THEN 'busy'
-                    ELSE taskforge._tf_guard(t.state, t.owner_worker_id, t.attempt_count, t.lease_expires_at,
-                                             t.deadline_at, tf_renew_many.worker_id, r.attempt_number, v_now)
-               END AS reason,
+               taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
                least(v_lease, t.deadline_at) AS lease
           FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
@@ -3093,6 +3199,17 @@ COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
     'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument, TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
+
+-- >>> db/schema/50_name_rules.sql
+-- Name formats of the stored names, from their one home, taskforge._tf_name_pattern (which is
+-- why these CHECKs are added here, after the functions, and not in 20_tables.sql). The pattern
+-- is folded to a constant when the constraint expression is planned.
+ALTER TABLE taskforge.task_types
+    ADD CONSTRAINT task_types_name_format CHECK (task_type ~ taskforge._tf_name_pattern('task_type'));
+ALTER TABLE taskforge.tasks
+    ADD CONSTRAINT tasks_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
+ALTER TABLE taskforge.queues
+    ADD CONSTRAINT queues_name_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
 
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run

@@ -5,8 +5,9 @@ Defaults are listed once for people in docs/configuration.md. Every time is in s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from ..names import QUEUE_PATTERN
 
 __all__ = [
     "APPLICATION_NAME",
@@ -14,13 +15,11 @@ __all__ = [
     "DEREGISTER_SECONDS",
     "HOUSEKEEPING_SECONDS",
     "MAX_CLAIM",
-    "QUEUE_PATTERN",
     "STATEMENT_TIMEOUT_CAP_SECONDS",
     "STOP_JOIN_SECONDS",
     "WorkerConfig",
 ]
 
-QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
 APPLICATION_NAME = "taskforge-worker"
 #: Cap (seconds) of the statement_timeout of the worker's connections.
 STATEMENT_TIMEOUT_CAP_SECONDS = 30.0
@@ -74,7 +73,7 @@ class WorkerConfig:
         if self.queues is not None:
             object.__setattr__(self, "queues", tuple(dict.fromkeys(self.queues)) or None)
             for q in self.queues or ():
-                if not QUEUE_PATTERN.match(q):
+                if not QUEUE_PATTERN.fullmatch(q):
                     raise ValueError(f"queue: {q!r} must match {QUEUE_PATTERN.pattern}")
         if self.task_types is not None:
             object.__setattr__(self, "task_types", tuple(dict.fromkeys(self.task_types)) or None)

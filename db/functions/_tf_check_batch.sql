@@ -1,0 +1,65 @@
+-- taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[]) -> void
+--                                                                       (private helper)
+--
+-- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
+--             and the batch finalize _tf_finalize_attempts), before anything is locked or
+--             written. Element i is (task_ids[i], attempt_numbers[i]).
+-- Parameters: worker_id        must not be NULL.
+--             task_ids         a one-dimensional bigint[] of 1..1000 elements, no NULL, no task
+--                              twice (one call holds one answer per task).
+--             attempt_numbers  a one-dimensional int[] of the same length, each at least 1.
+-- Returns:    nothing.
+-- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
+--             array shapes first, then the first bad element, then the first repeated task.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[])
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_n int := cardinality(task_ids);
+    v_bad_ord bigint;
+BEGIN
+    IF worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    IF v_n IS NULL OR v_n NOT BETWEEN 1 AND 1000 OR array_ndims(task_ids) <> 1 THEN
+        PERFORM taskforge._tf_invalid('task_ids', format('must be a one-dimensional array of 1 to 1000 elements, got %s',
+            coalesce(v_n::text, 'NULL')));
+    END IF;
+    IF cardinality(attempt_numbers) IS DISTINCT FROM v_n OR array_ndims(attempt_numbers) <> 1 THEN
+        PERFORM taskforge._tf_invalid('attempt_numbers', format(
+            'must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(attempt_numbers)::text, 'NULL')));
+    END IF;
+    SELECT r.ord INTO v_bad_ord
+      FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
+     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+     ORDER BY r.ord
+     LIMIT 1;
+    IF task_ids[v_bad_ord] IS NULL AND v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
+    ELSIF v_bad_ord IS NOT NULL THEN
+        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
+            coalesce(attempt_numbers[v_bad_ord]::text, 'NULL')));
+    END IF;
+    IF v_n > 1 THEN
+        SELECT r.ord INTO v_bad_ord
+          FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+                  FROM unnest(task_ids) WITH ORDINALITY AS u(task_id, ord)) r
+         WHERE r.seen > 1
+         ORDER BY r.ord
+         LIMIT 1;
+        IF v_bad_ord IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+                format('task %s appears more than once in one call', task_ids[v_bad_ord]));
+        END IF;
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) IS
+    'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) FROM PUBLIC;
