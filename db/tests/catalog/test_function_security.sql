@@ -9,7 +9,7 @@ SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_dere
 SELECT has_function('taskforge', 'tf_scheduler_heartbeat', ARRAY['uuid', 'text', 'text', 'integer', 'double precision', 'boolean'], 'tf_scheduler_heartbeat exists');
 SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_claim exists');
 SELECT has_function('taskforge', 'tf_renew', ARRAY['bigint', 'uuid', 'integer', 'double precision'], 'tf_renew exists');
-SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb'], 'tf_finalize exists');
+SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb', 'text'], 'tf_finalize exists');
 SELECT has_function('taskforge', 'tf_recover', ARRAY['integer'], 'tf_recover exists');
 SELECT has_function('taskforge', 'tf_promote', ARRAY['integer'], 'tf_promote exists');
 SELECT has_function('taskforge', 'tf_cancel', ARRAY['bigint', 'text'], 'tf_cancel exists');
