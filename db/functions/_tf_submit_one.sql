@@ -1,5 +1,5 @@
--- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
---     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
+--     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
@@ -22,8 +22,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     task_type text,
     payload jsonb,
     queue text,
-    priority int,
-    max_attempts int,
+    priority numeric,
+    max_attempts numeric,
     scheduled_at timestamptz,
     idempotency_key text,
     now timestamptz,
@@ -87,10 +87,12 @@ BEGIN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
-    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767
+       OR _tf_submit_one.priority <> trunc(_tf_submit_one.priority) THEN
         PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
     END IF;
-    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000
+       OR _tf_submit_one.max_attempts <> trunc(_tf_submit_one.max_attempts) THEN
         PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
     END IF;
     IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
@@ -103,7 +105,7 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
     END IF;
 
     LOOP
@@ -143,8 +145,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text) IS
     'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text
 ) FROM PUBLIC;

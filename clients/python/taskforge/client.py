@@ -73,9 +73,9 @@ __all__ = [
 #: Task states in lifecycle order (docs/design.md §2).
 STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
 
-#: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. A
-#: Python int outside it would be sent as ``bigint``/``numeric``, and PostgreSQL would then find
-#: no matching ``tf_*`` function (SQLSTATE 42883) instead of checking the business bound.
+#: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. The
+#: SQL parameters are ``numeric`` (any number reaches the database's own check, TF400); the
+#: client refuses numbers beyond ``int`` before sending, as no column could hold them.
 INT4_RANGE = (-(2**31), 2**31 - 1)
 #: Inclusive range of the SQL type ``bigint`` (int8): task ids.
 INT8_RANGE = (-(2**63), 2**63 - 1)

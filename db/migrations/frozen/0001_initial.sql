@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 c53a820ea1c014a1). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 0002bf3c239d57ee). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -499,16 +499,19 @@ COMMENT ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) IS
 REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_int.sql
--- taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint) -> void
+-- taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint) -> void
 --                                                                     (private helper)
 --
 -- Purpose:    validate a whole-number argument (a batch size, a priority, a budget).
 -- Parameters: argument  parameter name for the error message; value  the argument (NULL is
---             refused); min_value, max_value  inclusive bounds.
+--             refused); min_value, max_value  inclusive bounds. value is numeric so that the
+--             public functions, whose whole-number parameters are numeric (any number a caller
+--             writes reaches the body: 3000000000, '99999999999999999999', 2.5), check them here.
 -- Returns:    nothing.
--- Errors:     TF400 '<argument>: must be between <min> and <max>, got <value|NULL>'.
+-- Errors:     TF400 '<argument>: must be between <min> and <max>, got <value|NULL>', or
+--             '<argument>: must be a whole number between <min> and <max>, got 2.5'.
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
+CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
@@ -517,14 +520,18 @@ AS $fn$
 BEGIN
     IF value IS NULL OR value NOT BETWEEN min_value AND max_value THEN
         PERFORM taskforge._tf_invalid(argument, format('must be between %s and %s, got %s',
-            min_value, max_value, coalesce(value::text, 'NULL')));
+            min_value, max_value, coalesce(left(value::text, 100), 'NULL')));
+    END IF;
+    IF value <> trunc(value) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be a whole number between %s and %s, got %s',
+            min_value, max_value, left(value::text, 100)));
     END IF;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION taskforge._tf_check_int(text, numeric, bigint, bigint) IS
     'Private: validates a whole-number argument within inclusive bounds or raises TF400 naming it.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, numeric, bigint, bigint) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_name.sql
 -- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
@@ -1336,8 +1343,8 @@ COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
 REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 
 -- >>> db/functions/_tf_submit_one.sql
--- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
---     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
+--     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
@@ -1360,8 +1367,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     task_type text,
     payload jsonb,
     queue text,
-    priority int,
-    max_attempts int,
+    priority numeric,
+    max_attempts numeric,
     scheduled_at timestamptz,
     idempotency_key text,
     now timestamptz,
@@ -1425,10 +1432,12 @@ BEGIN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
-    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767
+       OR _tf_submit_one.priority <> trunc(_tf_submit_one.priority) THEN
         PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
     END IF;
-    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000
+       OR _tf_submit_one.max_attempts <> trunc(_tf_submit_one.max_attempts) THEN
         PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
     END IF;
     IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
@@ -1441,7 +1450,7 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
     END IF;
 
     LOOP
@@ -1481,10 +1490,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text) IS
     'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state_after.sql
@@ -1684,7 +1693,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 
 -- >>> db/functions/tf_claim.sql
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
 --            priority int, max_attempts int, lease_expires_at timestamptz,
 --            timeout_seconds double precision)
@@ -1700,7 +1709,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 --             task_types     text[] of task type names, or NULL for any type.
 --                            (An empty array matches nothing; a NULL or malformed element is TF400.)
 --             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
---             max_tasks      1..1000.
+--             max_tasks      whole number 1..1000 (numeric: any number reaches the check).
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
 --             and finalize (together they are the fencing token). timeout_seconds (appended
@@ -1718,7 +1727,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     worker_id uuid,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
               priority int, max_attempts int, lease_expires_at timestamptz,
@@ -1729,19 +1738,20 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000
+       OR tf_claim.max_tasks <> trunc(tf_claim.max_tasks) THEN
         PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     END IF;
     RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
-                                                         tf_claim.lease_seconds, tf_claim.max_tasks,
+                                                         tf_claim.lease_seconds, tf_claim.max_tasks::int,
                                                          tf_claim.task_types);
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) IS
     'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) TO taskforge_worker;
 
 -- >>> db/functions/tf_deregister_worker.sql
 -- taskforge.tf_deregister_worker(worker_id uuid) -> void
@@ -1931,7 +1941,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 -- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
 --     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
 --            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
@@ -1944,7 +1954,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 --                 as tf_finalize_many, except that task_ids may be empty ('{}', with
 --                 attempt_numbers and outcomes empty too): then the call only claims.
 --             queues, lease_seconds, task_types   as tf_claim.
---             max_tasks  0..1000: how many to claim (0 = finalize only).
+--             max_tasks  whole number 0..1000: how many to claim (0 = finalize only).
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
@@ -1968,7 +1978,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     errors jsonb[] DEFAULT NULL,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
@@ -2022,18 +2032,18 @@ BEGIN
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
            c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
-                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
+                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks::int,
                                      tf_finalize_and_claim.task_types) AS c;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_many.sql
@@ -2174,11 +2184,11 @@ REVOKE ALL ON FUNCTION taskforge.tf_pause_queue(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 
 -- >>> db/functions/tf_promote.sql
--- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
+-- taskforge.tf_promote(max_tasks numeric DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
 --
 -- Purpose:    move RETRYING tasks whose backoff has ended (scheduled_at <= now) back to QUEUED,
 --             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
 --             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
 -- Errors:     TF400 naming the argument.
@@ -2187,7 +2197,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry.
 -- By hand:    yes; it only does early what the scheduler would do.
-CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -2232,27 +2242,27 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_promote(int) IS
+COMMENT ON FUNCTION taskforge.tf_promote(numeric) IS
     'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_promote(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_promote(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_prune.sql
--- taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000) -> int
+-- taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000) -> int
 --
 -- Purpose:    retention. Delete terminal tasks (SUCCEEDED, FAILED, CANCELLED) that finished
 --             more than older_than_seconds ago, oldest first, at most max_tasks per call; their
 --             attempts go with them (ON DELETE CASCADE) and their idempotency keys become free.
 --             Call repeatedly while it returns max_tasks (the scheduler does, with --retain-days).
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
---             max_tasks           1..100000.
+--             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
 -- Errors:     TF400 naming the argument.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).
-CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000)
+CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
@@ -2288,13 +2298,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_prune(double precision, int) IS
+COMMENT ON FUNCTION taskforge.tf_prune(double precision, numeric) IS
     'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. Returns the count. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_recover.sql
--- taskforge.tf_recover(max_tasks int DEFAULT 1000)
+-- taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 --   -> TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 --
 -- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
@@ -2308,7 +2318,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 --               FAILED (last_error type lease_expired or timed_out) when its budget is spent.
 --             A row whose lease is still valid is never touched: expiry is tested in the
 --             candidate scan and again on the locked row version.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
 --             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
 --             (a scheduler can sleep until then).
@@ -2319,7 +2329,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
 -- By hand:    yes; it only acts on leases that have already expired.
-CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -2402,10 +2412,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_recover(int) IS
+COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
     'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_register_task_type.sql
 -- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
@@ -2759,7 +2769,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_resume_queue(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 
 -- >>> db/functions/tf_retry.sql
--- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+-- taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
 --
 -- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
@@ -2768,7 +2778,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
--- Parameters: task_id; extra_attempts  1..1000.
+-- Parameters: task_id; extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
@@ -2777,7 +2787,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
-CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
 VOLATILE
@@ -2816,10 +2826,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
+COMMENT ON FUNCTION taskforge.tf_retry(bigint, numeric) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
-REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_client;
 
 -- >>> db/functions/tf_scheduler_heartbeat.sql
 -- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
@@ -2936,7 +2946,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
     TO taskforge_worker, taskforge_scheduler, taskforge_client;
 
 -- >>> db/functions/tf_set_queue_limit.sql
--- taskforge.tf_set_queue_limit(queue text, max_running int) -> int
+-- taskforge.tf_set_queue_limit(queue text, max_running numeric) -> int
 --
 -- Purpose:    set or clear a queue's concurrency limit: at no instant are more than max_running
 --             of the queue's tasks RUNNING, however many workers and claimers there are. Claims
@@ -2945,13 +2955,13 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
 --             affected. Lowering a limit below the current RUNNING count stops nothing: the
 --             queue gets no new claims until it is under the limit again.
 -- Parameters: queue        a queue name (it need not have tasks yet).
---             max_running  1..1000000, or NULL to remove the limit.
+--             max_running  whole number 1..1000000, or NULL to remove the limit.
 -- Returns:    the previous limit (NULL = it was unlimited).
 -- Errors:     TF400 queue NULL or malformed, max_running out of range. Nothing written on error.
 -- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
 -- Clock:      clock_timestamp() at entry (updated_at).
 -- By hand:    yes.
-CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_limit(queue text, max_running int)
+CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_limit(queue text, max_running numeric)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
@@ -2963,7 +2973,8 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_row taskforge.queues%ROWTYPE;
 BEGIN
-    IF tf_set_queue_limit.max_running IS NOT NULL AND tf_set_queue_limit.max_running NOT BETWEEN 1 AND 1000000 THEN
+    IF tf_set_queue_limit.max_running NOT BETWEEN 1 AND 1000000
+       OR tf_set_queue_limit.max_running <> trunc(tf_set_queue_limit.max_running) THEN
         PERFORM taskforge._tf_check_int('max_running', tf_set_queue_limit.max_running, 1, 1000000);
     END IF;
     v_row := taskforge._tf_lock_queue(tf_set_queue_limit.queue);
@@ -2979,14 +2990,14 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, int) IS
+COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) IS
     'Set (1..1000000) or clear (NULL) the maximum number of RUNNING tasks of a queue; returns the previous limit. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, int) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskforge_client;
 
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
---     priority int DEFAULT 0, max_attempts int DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
+--     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
 --     idempotency_key text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
@@ -3003,8 +3014,11 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, int) TO taskforge_c
 --                              10,000 levels with the default 2 MB) is 54001; no body can
 --                              turn those into TF400.
 --             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---             priority         -32768..32767; higher is claimed first.
---             max_attempts     1..1000; total budget (first run, retries, crash replacements).
+--             priority         whole number -32768..32767; higher is claimed first.
+--             max_attempts     whole number 1..1000; total budget (first run, retries, crash
+--                              replacements). Both are numeric, not int, so that any number
+--                              reaches the check (3000000000 is TF400, not 42883 "function does
+--                              not exist"); every call shape of the int version still resolves.
 --             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
 --             idempotency_key  1..200 characters, or NULL.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
@@ -3028,8 +3042,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     task_type text,
     payload jsonb DEFAULT '{}',
     queue text DEFAULT 'default',
-    priority int DEFAULT 0,
-    max_attempts int DEFAULT 3,
+    priority numeric DEFAULT 0,
+    max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
     idempotency_key text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
@@ -3054,10 +3068,12 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) IS
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
-REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
+    text, jsonb, text, numeric, numeric, timestamptz, text
+) TO taskforge_client;
 
 -- >>> db/functions/tf_submit_many.sql
 -- taskforge.tf_submit_many(requests jsonb)

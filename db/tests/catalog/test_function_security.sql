@@ -2,28 +2,28 @@
 BEGIN;
 SELECT plan(34);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
-SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
+SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
 SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
 SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
 SELECT has_function('taskforge', 'tf_scheduler_heartbeat', ARRAY['uuid', 'text', 'text', 'integer', 'double precision', 'boolean'], 'tf_scheduler_heartbeat exists');
-SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_claim exists');
+SELECT has_function('taskforge', 'tf_claim', ARRAY['uuid', 'text[]', 'double precision', 'numeric', 'text[]'], 'tf_claim exists');
 SELECT has_function('taskforge', 'tf_renew', ARRAY['bigint', 'uuid', 'integer', 'double precision'], 'tf_renew exists');
 SELECT has_function('taskforge', 'tf_finalize', ARRAY['bigint', 'uuid', 'integer', 'text', 'jsonb', 'jsonb', 'text'], 'tf_finalize exists');
-SELECT has_function('taskforge', 'tf_recover', ARRAY['integer'], 'tf_recover exists');
-SELECT has_function('taskforge', 'tf_promote', ARRAY['integer'], 'tf_promote exists');
+SELECT has_function('taskforge', 'tf_recover', ARRAY['numeric'], 'tf_recover exists');
+SELECT has_function('taskforge', 'tf_promote', ARRAY['numeric'], 'tf_promote exists');
 SELECT has_function('taskforge', 'tf_cancel', ARRAY['bigint', 'text'], 'tf_cancel exists');
-SELECT has_function('taskforge', 'tf_retry', ARRAY['bigint', 'integer'], 'tf_retry exists');
-SELECT has_function('taskforge', 'tf_prune', ARRAY['double precision', 'integer'], 'tf_prune exists');
+SELECT has_function('taskforge', 'tf_retry', ARRAY['bigint', 'numeric'], 'tf_retry exists');
+SELECT has_function('taskforge', 'tf_prune', ARRAY['double precision', 'numeric'], 'tf_prune exists');
 SELECT has_function('taskforge', 'tf_backoff', ARRAY['integer', 'double precision', 'double precision', 'double precision'], 'tf_backoff exists');
 SELECT has_function('taskforge', 'tf_schema_version', ARRAY[]::text[], 'tf_schema_version exists');
 SELECT has_function('taskforge', 'tf_finalize_many', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]'], 'tf_finalize_many exists');
 SELECT has_function('taskforge', 'tf_renew_many', ARRAY['uuid', 'bigint[]', 'integer[]', 'double precision'], 'tf_renew_many exists');
-SELECT has_function('taskforge', 'tf_finalize_and_claim', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]', 'text[]', 'double precision', 'integer', 'text[]'], 'tf_finalize_and_claim exists');
+SELECT has_function('taskforge', 'tf_finalize_and_claim', ARRAY['uuid', 'bigint[]', 'integer[]', 'text[]', 'jsonb[]', 'jsonb[]', 'text[]', 'double precision', 'numeric', 'text[]'], 'tf_finalize_and_claim exists');
 SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_many exists');
 SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
 SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
-SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'], 'tf_set_queue_limit exists');
+SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'numeric'], 'tf_set_queue_limit exists');
 SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text', 'double precision'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS
