@@ -502,6 +502,10 @@ SELECT (SELECT count(*) FROM taskforge.tasks WHERE state = 'RUNNING'),
        (SELECT count(*) FROM taskforge.tasks WHERE owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL),
        (SELECT count(*) FROM taskforge.attempts WHERE state = 'RUNNING')
 """
+# Long transactions (benchmarks/longtx.py): the holder's first read takes its REPEATABLE READ
+# snapshot; at the end, that snapshot's age in transactions.
+BENCH_LONGTX_TAKE_SNAPSHOT = "SELECT count(*) FROM taskforge.tasks"
+BENCH_LONGTX_HOLDER_AGE = "SELECT max(xmin_age) FROM taskforge.tf_snapshot_holders WHERE name = %(name)s"
 BENCH_FUNCTION_EXISTS = "SELECT to_regproc(%(name)s) IS NOT NULL"
 BENCH_VACUUM_ANALYZE = "VACUUM ANALYZE"
 # Ceiling (a): fill the scratch queue of bench/pgbench/skip_locked_setup.sql.

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 a30faf95df9208f9). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 5cb7fd25f15cbafd). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -272,6 +272,29 @@ CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_wo
 CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
 -- Recent throughput views scan attempts by finish time.
 CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;
+
+-- Autovacuum of the hot tables (docs/operations.md, "Long transactions and vacuum"). Every claim,
+-- renewal and finalize writes a new version of a tasks row (and of the queues row of a limited
+-- queue); every heartbeat one of a workers or schedulers row; every attempt inserts and then
+-- updates an attempts row. The server's defaults wait for 20% of a table to be dead, which on a
+-- busy queue lets the claim indexes fill with dead entries that every claim walks past. These
+-- settings vacuum after a fixed, small amount of churn and let the vacuum run without the cost
+-- pauses (autovacuum must be on: they change nothing where it is off, as on the test server).
+ALTER TABLE taskforge.tasks SET (
+    autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.02,
+    autovacuum_vacuum_cost_delay = 0
+);
+ALTER TABLE taskforge.attempts SET (
+    autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.05,
+    autovacuum_vacuum_cost_delay = 0
+);
+-- Small tables updated in place all the time: vacuum after a few hundred dead rows, whatever
+-- their size.
+ALTER TABLE taskforge.workers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 
 -- >>> db/functions/_tf_attempt_state_after.sql
 -- taskforge._tf_attempt_state_after(outcome text) -> text                  (private helper)
@@ -3485,15 +3508,52 @@ SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.atte
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Who holds back vacuum in this database: every session, prepared transaction, replication slot
+-- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
+-- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
+-- claim walks past the index entries of the tasks finished since it began (docs/operations.md,
+-- "Long transactions"). xmin_age is in transactions (age()), held_seconds from the transaction's
+-- start (database clock). pg_stat_activity is read with the caller's rights: without
+-- pg_read_all_stats (or membership in the holder's role) a session of another role shows its pid,
+-- role, application_name and xmin_age, while state, held_seconds and query are NULL. The reader's
+-- own session is left out. Sort by xmin_age DESC: the first row is the oldest holder.
+CREATE VIEW taskforge.tf_snapshot_holders AS
+SELECT 'session'::text AS kind,
+       a.pid,
+       a.usename::text AS role_name,
+       a.application_name AS name,
+       a.state,
+       greatest(age(a.backend_xid), age(a.backend_xmin)) AS xmin_age,
+       extract(epoch FROM now() - a.xact_start)::double precision AS held_seconds,
+       left(nullif(a.query, '<insufficient privilege>'), 200) AS query
+  FROM pg_catalog.pg_stat_activity a
+ WHERE (a.datname = current_database() OR a.datid IS NULL)
+   AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+   AND a.pid <> pg_backend_pid()
+UNION ALL
+SELECT 'prepared_transaction', NULL, p.owner::text, p.gid, 'prepared', age(p.transaction),
+       extract(epoch FROM now() - p.prepared)::double precision, NULL
+  FROM pg_catalog.pg_prepared_xacts p
+ WHERE p.database = current_database()
+UNION ALL
+SELECT 'replication_slot', r.active_pid, NULL, r.slot_name::text, CASE WHEN r.active THEN 'active' ELSE 'inactive' END,
+       age(r.xmin), NULL, NULL
+  FROM pg_catalog.pg_replication_slots r
+ WHERE r.xmin IS NOT NULL;
+COMMENT ON VIEW taskforge.tf_snapshot_holders IS
+    'Sessions, prepared transactions and replication slots holding back vacuum in this database (kind, pid, role_name, name, state, xmin_age in transactions, held_seconds, query). ORDER BY xmin_age DESC for the oldest.';
+
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations,
+              taskforge.tf_snapshot_holders
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations,
+                taskforge.tf_snapshot_holders
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
