@@ -1,5 +1,5 @@
--- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
---     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
+--     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
@@ -26,8 +26,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     task_type text,
     payload jsonb,
     queue text,
-    priority int,
-    max_attempts int,
+    priority numeric,
+    max_attempts numeric,
     scheduled_at timestamptz,
     idempotency_key text,
     now timestamptz,
@@ -43,11 +43,13 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
+    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
     v_type_found boolean;
     v_timeout double precision;
+    v_payload_bytes int;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -64,18 +66,38 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be a JSON object, got %s',
             coalesce(jsonb_typeof(_tf_submit_one.payload), 'NULL')));
     END IF;
-    IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
+    -- Size before rendering: pg_column_size reads the jsonb value's own length. jsonb takes at
+    -- most about 4 bytes per byte of JSON text (an array of 0s), so a value over 8 times the cap
+    -- is too long as text: refused without rendering it. The sizes go to _tf_invalid as numbers:
+    -- a statement naming the payload would copy it (issue 10 item 2, docs/sql-api.md).
+    v_payload_bytes := pg_column_size(_tf_submit_one.payload);
+    IF v_payload_bytes > 8 * c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got a jsonb value of %s bytes',
+            c_max_payload_bytes, v_payload_bytes));
+    END IF;
+    v_payload_bytes := octet_length(_tf_submit_one.payload::text);
+    IF v_payload_bytes > c_max_payload_bytes THEN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
-            c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+            c_max_payload_bytes, v_payload_bytes));
+    END IF;
+    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
+    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
+    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
+    IF jsonb_path_exists(_tf_submit_one.payload,
+                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
+            c_max_payload_depth));
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
-    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767
+       OR _tf_submit_one.priority <> trunc(_tf_submit_one.priority) THEN
         PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
     END IF;
-    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000
+       OR _tf_submit_one.max_attempts <> trunc(_tf_submit_one.max_attempts) THEN
         PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
     END IF;
     IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
@@ -92,7 +114,7 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
     END IF;
 
     LOOP
@@ -132,8 +154,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean
 ) FROM PUBLIC;

@@ -1,5 +1,5 @@
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
 --            priority int, max_attempts int, lease_expires_at timestamptz,
 --            timeout_seconds double precision)
@@ -15,7 +15,7 @@
 --             task_types     text[] of task type names, or NULL for any type.
 --                            (An empty array matches nothing; a NULL or malformed element is TF400.)
 --             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
---             max_tasks      1..1000.
+--             max_tasks      whole number 1..1000 (numeric: any number reaches the check).
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
 --             and finalize (together they are the fencing token). timeout_seconds (appended
@@ -33,7 +33,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     worker_id uuid,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
               priority int, max_attempts int, lease_expires_at timestamptz,
@@ -44,16 +44,17 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000
+       OR tf_claim.max_tasks <> trunc(tf_claim.max_tasks) THEN
         PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     END IF;
     RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
-                                                         tf_claim.lease_seconds, tf_claim.max_tasks,
+                                                         tf_claim.lease_seconds, tf_claim.max_tasks::int,
                                                          tf_claim.task_types);
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) IS
     'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) TO taskforge_worker;

@@ -1,5 +1,5 @@
 -- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
---     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL)
+--     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL, error_text text DEFAULT NULL)
 --   -> TABLE(accepted boolean, task_state text, reason text)
 --
 -- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
@@ -20,6 +20,15 @@
 --             result   any JSON, at most 1 MiB as JSON text (stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
+--             error_text  (appended later) the failure as plain text, for callers that cannot
+--                      be sure their text makes valid jsonb: stored as {"message": error_text},
+--                      capped like error. Every text value is storable this way (jsonb escapes
+--                      quotes and control characters), so it cannot make the call fail; only
+--                      what cannot be text at all (U+0000, invalid UTF-8) is refused, before
+--                      any function runs, by the server (22021) or the driver. A JSON escape
+--                      such as \u0000 in error_text is kept as those six characters. Give
+--                      error or error_text, not both (TF400). Ignored, like error, for
+--                      succeeded. The batch forms take errors jsonb[] only.
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
 --             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
 --             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
@@ -35,7 +44,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     attempt_number int,
     outcome text,
     result jsonb DEFAULT NULL,
-    error jsonb DEFAULT NULL)
+    error jsonb DEFAULT NULL,
+    error_text text DEFAULT NULL)
 RETURNS TABLE(accepted boolean, task_state text, reason text)
 LANGUAGE plpgsql
 VOLATILE
@@ -65,7 +75,12 @@ BEGIN
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
     END IF;
     IF tf_finalize.error IS NOT NULL THEN
+        IF tf_finalize.error_text IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');
+        END IF;
         v_error := taskforge._tf_cap_error(tf_finalize.error);
+    ELSIF tf_finalize.error_text IS NOT NULL THEN
+        v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
     END IF;
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
@@ -119,7 +134,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) IS
+COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) IS
     'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) TO taskforge_worker;

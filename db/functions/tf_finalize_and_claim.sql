@@ -1,7 +1,7 @@
 -- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
 --     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
 --            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
@@ -14,7 +14,7 @@
 --                 as tf_finalize_many, except that task_ids may be empty ('{}', with
 --                 attempt_numbers and outcomes empty too): then the call only claims.
 --             queues, lease_seconds, task_types   as tf_claim.
---             max_tasks  0..1000: how many to claim (0 = finalize only).
+--             max_tasks  whole number 0..1000: how many to claim (0 = finalize only).
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
@@ -38,7 +38,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     errors jsonb[] DEFAULT NULL,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
@@ -92,16 +92,16 @@ BEGIN
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
            c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
-                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
+                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks::int,
                                      tf_finalize_and_claim.task_types) AS c;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) TO taskforge_worker;

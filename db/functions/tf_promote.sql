@@ -1,8 +1,8 @@
--- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
+-- taskforge.tf_promote(max_tasks numeric DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
 --
 -- Purpose:    move RETRYING tasks whose backoff has ended (scheduled_at <= now) back to QUEUED,
 --             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
 --             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
 -- Errors:     TF400 naming the argument.
@@ -11,7 +11,7 @@
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry.
 -- By hand:    yes; it only does early what the scheduler would do.
-CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -56,7 +56,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_promote(int) IS
+COMMENT ON FUNCTION taskforge.tf_promote(numeric) IS
     'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_promote(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_promote(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;

@@ -1,18 +1,18 @@
--- taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000) -> int
+-- taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000) -> int
 --
 -- Purpose:    retention. Delete terminal tasks (SUCCEEDED, FAILED, CANCELLED) that finished
 --             more than older_than_seconds ago, oldest first, at most max_tasks per call; their
 --             attempts go with them (ON DELETE CASCADE) and their idempotency keys become free.
 --             Call repeatedly while it returns max_tasks (the scheduler does, with --retain-days).
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
---             max_tasks           1..100000.
+--             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
 -- Errors:     TF400 naming the argument.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).
-CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000)
+CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
@@ -48,7 +48,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_prune(double precision, int) IS
+COMMENT ON FUNCTION taskforge.tf_prune(double precision, numeric) IS
     'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. Returns the count. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, numeric) TO taskforge_scheduler;

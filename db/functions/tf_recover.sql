@@ -1,4 +1,4 @@
--- taskforge.tf_recover(max_tasks int DEFAULT 1000)
+-- taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 --   -> TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 --
 -- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
@@ -12,7 +12,7 @@
 --               FAILED (last_error type lease_expired or timed_out) when its budget is spent.
 --             A row whose lease is still valid is never touched: expiry is tested in the
 --             candidate scan and again on the locked row version.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
 --             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
 --             (a scheduler can sleep until then).
@@ -23,7 +23,7 @@
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
 -- By hand:    yes; it only acts on leases that have already expired.
-CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -106,7 +106,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_recover(int) IS
+COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
     'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;

@@ -1,4 +1,4 @@
--- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+-- taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
 --
 -- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
@@ -7,7 +7,7 @@
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
--- Parameters: task_id; extra_attempts  1..1000.
+-- Parameters: task_id; extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
@@ -16,7 +16,7 @@
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
-CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
 VOLATILE
@@ -55,7 +55,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
+COMMENT ON FUNCTION taskforge.tf_retry(bigint, numeric) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
-REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_client;

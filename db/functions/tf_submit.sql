@@ -1,15 +1,26 @@
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
---     priority int DEFAULT 0, max_attempts int DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
+--     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
 --     idempotency_key text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
 --             eligible once scheduled_at (NULL = now) has passed.
 -- Parameters: task_type        a registered type (tf_register_task_type).
---             payload          a JSON object, at most 1 MiB as JSON text.
+--             payload          a JSON object, at most 1 MiB as JSON text and nested at most
+--                              100 levels deep (objects and arrays; the payload object is level
+--                              1, so {"a": [1]} is 2 deep). Deeper documents are refused because
+--                              clients decode payloads recursively (Python's json stops near
+--                              1000 levels). The argument is parsed as jsonb before the function
+--                              runs: malformed JSON is 22P02, text with a NUL (\u0000) is 22P05,
+--                              and a document nested beyond what max_stack_depth allows (some
+--                              10,000 levels with the default 2 MB) is 54001; no body can
+--                              turn those into TF400.
 --             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---             priority         -32768..32767; higher is claimed first.
---             max_attempts     1..1000; total budget (first run, retries, crash replacements).
+--             priority         whole number -32768..32767; higher is claimed first.
+--             max_attempts     whole number 1..1000; total budget (first run, retries, crash
+--                              replacements). Both are numeric, not int, so that any number
+--                              reaches the check (3000000000 is TF400, not 42883 "function does
+--                              not exist"); every call shape of the int version still resolves.
 --             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
 --             idempotency_key  1..200 characters, or NULL.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
@@ -33,8 +44,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     task_type text,
     payload jsonb DEFAULT '{}',
     queue text DEFAULT 'default',
-    priority int DEFAULT 0,
-    max_attempts int DEFAULT 3,
+    priority numeric DEFAULT 0,
+    max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
     idempotency_key text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
@@ -59,7 +70,9 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) IS
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
-REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
+    text, jsonb, text, numeric, numeric, timestamptz, text
+) TO taskforge_client;

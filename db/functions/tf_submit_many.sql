@@ -9,7 +9,8 @@
 --             tf_submit's parameters; an omitted key takes tf_submit's default, JSON null is
 --             SQL NULL (so "priority": null is TF400, as in tf_submit), any other key is TF400:
 --               task_type        string (required).
---               payload          a JSON object, at most 1 MiB as JSON text; default {}.
+--               payload          a JSON object, at most 1 MiB as JSON text and 100 levels deep
+--                                (as tf_submit); default {}.
 --               queue            string; default 'default'.
 --               priority         a whole number; default 0.
 --               max_attempts     a whole number; default 3.

@@ -227,3 +227,26 @@ CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_wo
 CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
 -- Recent throughput views scan attempts by finish time.
 CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;
+
+-- Autovacuum of the hot tables (docs/operations.md, "Long transactions and vacuum"). Every claim,
+-- renewal and finalize writes a new version of a tasks row (and of the queues row of a limited
+-- queue); every heartbeat one of a workers or schedulers row; every attempt inserts and then
+-- updates an attempts row. The server's defaults wait for 20% of a table to be dead, which on a
+-- busy queue lets the claim indexes fill with dead entries that every claim walks past. These
+-- settings vacuum after a fixed, small amount of churn and let the vacuum run without the cost
+-- pauses (autovacuum must be on: they change nothing where it is off, as on the test server).
+ALTER TABLE taskforge.tasks SET (
+    autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.02,
+    autovacuum_vacuum_cost_delay = 0
+);
+ALTER TABLE taskforge.attempts SET (
+    autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.05,
+    autovacuum_vacuum_cost_delay = 0
+);
+-- Small tables updated in place all the time: vacuum after a few hundred dead rows, whatever
+-- their size.
+ALTER TABLE taskforge.workers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);

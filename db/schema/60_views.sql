@@ -251,13 +251,50 @@ SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.atte
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Who holds back vacuum in this database: every session, prepared transaction, replication slot
+-- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
+-- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
+-- claim walks past the index entries of the tasks finished since it began (docs/operations.md,
+-- "Long transactions"). xmin_age is in transactions (age()), held_seconds from the transaction's
+-- start (database clock). pg_stat_activity is read with the caller's rights: without
+-- pg_read_all_stats (or membership in the holder's role) a session of another role shows its pid,
+-- role, application_name and xmin_age, while state, held_seconds and query are NULL. The reader's
+-- own session is left out. Sort by xmin_age DESC: the first row is the oldest holder.
+CREATE VIEW taskforge.tf_snapshot_holders AS
+SELECT 'session'::text AS kind,
+       a.pid,
+       a.usename::text AS role_name,
+       a.application_name AS name,
+       a.state,
+       greatest(age(a.backend_xid), age(a.backend_xmin)) AS xmin_age,
+       extract(epoch FROM now() - a.xact_start)::double precision AS held_seconds,
+       left(nullif(a.query, '<insufficient privilege>'), 200) AS query
+  FROM pg_catalog.pg_stat_activity a
+ WHERE (a.datname = current_database() OR a.datid IS NULL)
+   AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+   AND a.pid <> pg_backend_pid()
+UNION ALL
+SELECT 'prepared_transaction', NULL, p.owner::text, p.gid, 'prepared', age(p.transaction),
+       extract(epoch FROM now() - p.prepared)::double precision, NULL
+  FROM pg_catalog.pg_prepared_xacts p
+ WHERE p.database = current_database()
+UNION ALL
+SELECT 'replication_slot', r.active_pid, NULL, r.slot_name::text, CASE WHEN r.active THEN 'active' ELSE 'inactive' END,
+       age(r.xmin), NULL, NULL
+  FROM pg_catalog.pg_replication_slots r
+ WHERE r.xmin IS NOT NULL;
+COMMENT ON VIEW taskforge.tf_snapshot_holders IS
+    'Sessions, prepared transactions and replication slots holding back vacuum in this database (kind, pid, role_name, name, state, xmin_age in transactions, held_seconds, query). ORDER BY xmin_age DESC for the oldest.';
+
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-              taskforge.tf_invariant_violations FROM PUBLIC;
+              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+    FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-                taskforge.tf_invariant_violations TO taskforge_client;
+                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+    TO taskforge_client;

@@ -49,7 +49,7 @@ def _redefine_schema_version(dsn: str) -> None:
 
 def _grant_extra(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute("GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_client")
+        c.execute("GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_client")
 
 
 def _comment(dsn: str) -> None:

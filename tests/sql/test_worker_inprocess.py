@@ -85,3 +85,75 @@ def test_finalize_repeated_after_a_lost_reply_is_safe(db_dsn, conn, queue, monke
         worker.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
         worker.work_db.close(final=True)
         logger.removeHandler(records)
+
+
+class LosesFinalizesUntil:
+    """Wraps the worker's work connection: every call that finalizes something 'loses' its
+    connection before it reaches the database (nothing is applied; the caller sees the same
+    connection error as a mid-call break), until ``release`` is set."""
+
+    def __init__(self, conn: psycopg.Connection, release: threading.Event, counter: dict) -> None:
+        self._conn = conn
+        self._release = release
+        self._counter = counter
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def execute(self, query, params=None):
+        if "tf_finalize_and_claim" in query and params and params.get("task_ids") and not self._release.is_set():
+            self._counter["lost"] += 1
+            self._conn.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly (simulated)")
+        return self._conn.execute(query, params)
+
+
+def test_a_lost_finalize_that_was_not_applied_is_not_logged_as_applied(db_dsn, conn, queue, monkeypatch):
+    """Issue 10, item 7: the finalize of a succeeded attempt is lost until its lease has expired
+    and tf_recover has taken the task back; the resend is refused not_running. The task is not
+    SUCCEEDED, so the lost send cannot have been applied, and the log must not suggest it was."""
+    logger = logging.getLogger(f"taskforge.test.lost.{queue}")
+    logger.setLevel(logging.DEBUG)
+    records = Records()
+    logger.addHandler(records)
+    release, counter = threading.Event(), {"lost": 0}
+    real_connect = psycopg.connect
+
+    def connect(*args, **kwargs):
+        c = real_connect(*args, **kwargs)
+        return LosesFinalizesUntil(c, release, counter) if kwargs.get("application_name", "").endswith("/work") else c
+
+    monkeypatch.setattr(psycopg, "connect", connect)
+    # No renewer runs here (only the dispatcher and the slots): the lease expires after 2 s.
+    worker = Worker(db_dsn, WorkerConfig(queues=(queue,), lease_seconds=2), logger=logger)
+    worker.start()
+    worker.slots.start()
+    dispatcher = threading.Thread(target=worker.dispatcher.run, daemon=True)
+    try:
+        task_id = submit(conn, "echo", {"x": 1}, queue=queue)
+        dispatcher.start()
+        wait_for(lambda: counter["lost"] >= 1, 30, message="the first finalize to be lost")
+        wait_for(
+            lambda: (
+                conn.execute("SELECT recovered FROM taskforge.tf_recover()").fetchone()[0] >= 1
+                or task(conn, task_id)["state"] == "QUEUED"
+            ),
+            30,
+            interval=0.2,
+            message="the expired lease to be recovered",
+        )
+        release.set()
+        wait_for(lambda: task(conn, task_id)["state"] == "SUCCEEDED", 30, message="attempt 2 to succeed")
+        assert [a["state"] for a in attempts(conn, task_id)] == ["ABANDONED", "SUCCEEDED"]
+        refused = [line for line in records.lines if f"finalize of task {task_id} attempt 1 was sent again" in line]
+        assert len(refused) == 1, records.lines
+        assert "the lost send was not applied" in refused[0], refused[0]
+        assert not any("most likely" in line or "may have been applied" in line for line in records.lines)
+    finally:
+        release.set()
+        worker.request_stop()
+        dispatcher.join(10)
+        worker.slots.stop()
+        worker.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
+        worker.work_db.close(final=True)
+        logger.removeHandler(records)

@@ -53,6 +53,40 @@ def test_summary_takes_medians_of_passing_trials_only():
     assert rows[1]["original"] == 1284.0
 
 
+def test_long_transaction_summary_compares_medians_with_and_without_a_held_snapshot():
+    def trial(workload: str, rate: float, p50: float, ok: bool = True, age: int | None = None) -> TrialResult:
+        metrics = {"claim_p50_ms": p50, "claim_p95_ms": 2 * p50, "claim_max_ms": 10 * p50, "xmin_age_at_end": age}
+        return TrialResult(
+            workload=workload,
+            block=1,
+            workers=1,
+            concurrency=1,
+            tasks=100,
+            ok=ok,
+            throughput=rate,
+            metrics=metrics,
+            options={"seconds": 100},
+        )
+
+    trials = [
+        trial("longtx", 800, 1.0),
+        trial("longtx", 700, 1.2),
+        trial("longtx-held", 150, 11.0, age=90000),
+        trial("longtx-held", 9999, 0.1, ok=False),
+    ]
+    result = summarize(trials, [])["longtx"]
+    assert result["free"]["cycles_per_second"] == 750 and result["free"]["claim_p50_ms"] == pytest.approx(1.1)
+    assert result["held"]["trials"] == 1 and result["held"]["claim_p50_ms"] == 11.0
+    assert result["held"]["xmin_age_at_end"] == 90000 and result["held"]["seconds"] == 100
+
+
+def test_per_second_claim_medians():
+    from taskforge.benchmarks.longtx import per_second_p50
+
+    samples = [(0.1, 1.0), (0.5, 3.0), (1.2, 5.0), (2.99, 7.0), (3.0, 9.0)]  # 3.0 s is the last second's edge
+    assert per_second_p50(samples, 3.0) == [2.0, 5.0, 8.0]
+
+
 def test_parse_pgbench_output():
     out = (
         "number of transactions actually processed: 8990\n"

@@ -43,6 +43,7 @@ __all__ = [
     "INT4_RANGE",
     "INT8_RANGE",
     "MAX_DELAY_SECONDS",
+    "MAX_PAYLOAD_BYTES",
     "MAX_PAYLOAD_DEPTH",
     "MAX_SUBMIT_MANY",
     "STATES",
@@ -81,18 +82,23 @@ __all__ = [
 #: Task states in lifecycle order (docs/design.md §2).
 STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
 
-#: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. A
-#: Python int outside it would be sent as ``bigint``/``numeric``, and PostgreSQL would then find
-#: no matching ``tf_*`` function (SQLSTATE 42883) instead of checking the business bound.
+#: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. The
+#: SQL parameters are ``numeric`` (any number reaches the database's own check, TF400); the
+#: client refuses numbers beyond ``int`` before sending, as no column could hold them.
 INT4_RANGE = (-(2**31), 2**31 - 1)
 #: Inclusive range of the SQL type ``bigint`` (int8): task ids.
 INT8_RANGE = (-(2**63), 2**63 - 1)
 #: Longest ``delay_seconds`` that :func:`submit` accepts: 100 years of 365.25 days, in seconds.
 MAX_DELAY_SECONDS = 100 * 365.25 * 86400
-#: Deepest nesting of arrays and objects in a payload (the top-level object is level 1). Python's
-#: json module (used here and by workers to decode payloads) recurses once per level and fails
-#: near its recursion limit of about 1000, so payloads stay well below it.
-MAX_PAYLOAD_DEPTH = 512
+#: Deepest nesting of arrays and objects in a payload (the top-level object is level 1): the
+#: database's limit (tf_submit refuses deeper payloads, TF400). Python's json module (used here
+#: and by workers to decode payloads) recurses once per level and fails near its recursion limit
+#: of about 1000, so payloads stay well below it.
+MAX_PAYLOAD_DEPTH = 100
+#: Largest payload, in bytes of its JSON text as jsonb prints it (UTF-8, ", " and ": "): the
+#: database's limit (TF400), checked before sending so a client never makes the server parse a
+#: document it will refuse.
+MAX_PAYLOAD_BYTES = 1024 * 1024
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
@@ -217,13 +223,19 @@ def check_payload(payload: Any) -> None:
 
     Rejected, with the JSON path of the first problem (``$.a[0]``): floats that are NaN or
     +/-Infinity (JSON has no such numbers; ``float("1e400")`` is Infinity), keys and strings with
-    a NUL character or an unpaired surrogate (PostgreSQL cannot store them), and nesting deeper
-    than :data:`MAX_PAYLOAD_DEPTH`. Whether it is an object is checked by the database (TF400).
-    Iterative: any depth is safe to check. Raises :class:`InvalidArgument` (argument ``payload``).
+    a NUL character or an unpaired surrogate (PostgreSQL cannot store them), nesting deeper
+    than :data:`MAX_PAYLOAD_DEPTH`, and more than :data:`MAX_PAYLOAD_BYTES` of JSON text in the
+    form jsonb prints (``json.dumps(ensure_ascii=False)``: the same separators and escapes;
+    jsonb's numbers are never shorter than Python's, except ``-0.0``, printed ``0.0``, which is
+    allowed for). Whether it is an object is checked by the database (TF400). The walk is
+    iterative: any depth is safe to check. Raises :class:`InvalidArgument` (argument ``payload``).
     """
     stack: list[tuple[Any, str, int]] = [(payload, "$", 1)]
+    negative_zeros = 0
     while stack:
         value, path, depth = stack.pop()
+        if isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0:
+            negative_zeros += 1
         if isinstance(value, str):
             problem = text_problem(value)
             if problem:
@@ -250,6 +262,12 @@ def check_payload(payload: Any) -> None:
             else:
                 children = [(item, _json_path(path, i), depth + 1) for i, item in enumerate(value)]
             stack.extend(reversed(children))  # report problems in document order
+    try:
+        size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8")) - negative_zeros
+    except (TypeError, ValueError):
+        return  # not JSON-serialisable: psycopg reports it when sending
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidArgument("payload", f"must be at most {MAX_PAYLOAD_BYTES} bytes as JSON text, got {size}")
 
 
 def submit(

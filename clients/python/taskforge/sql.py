@@ -117,9 +117,10 @@ SELECT accepted, task_state, reason
 # The worker's hot path: finalize the attempts it finished and claim for its free slots in one
 # round trip and one commit. Arrays are element-aligned; results and errors are JSON text
 # (cast to jsonb[]), NULL elements where there is none. Rows: kind 'finalized' (input order),
-# then kind 'claimed' (claim order).
+# then kind 'claimed' (claim order). The payload comes back as JSON text: the handler slot
+# decodes it, so a payload Python cannot decode costs its own attempt, never the dispatcher.
 FINALIZE_AND_CLAIM = """
-SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue,
+SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload::text AS payload, queue,
        priority, max_attempts, timeout_seconds
   FROM taskforge.tf_finalize_and_claim(
            worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
@@ -520,6 +521,10 @@ SELECT (SELECT count(*) FROM taskforge.tasks WHERE state = 'RUNNING'),
        (SELECT count(*) FROM taskforge.tasks WHERE owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL),
        (SELECT count(*) FROM taskforge.attempts WHERE state = 'RUNNING')
 """
+# Long transactions (benchmarks/longtx.py): the holder's first read takes its REPEATABLE READ
+# snapshot; at the end, that snapshot's age in transactions.
+BENCH_LONGTX_TAKE_SNAPSHOT = "SELECT count(*) FROM taskforge.tasks"
+BENCH_LONGTX_HOLDER_AGE = "SELECT max(xmin_age) FROM taskforge.tf_snapshot_holders WHERE name = %(name)s"
 BENCH_FUNCTION_EXISTS = "SELECT to_regproc(%(name)s) IS NOT NULL"
 BENCH_VACUUM_ANALYZE = "VACUUM ANALYZE"
 # Ceiling (a): fill the scratch queue of bench/pgbench/skip_locked_setup.sql.

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 bf9e1cedc5c49769). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 36ab9c4c701acb86). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -306,6 +306,29 @@ CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
 -- Recent throughput views scan attempts by finish time.
 CREATE INDEX attempts_finished_idx ON taskforge.attempts (finished_at) WHERE finished_at IS NOT NULL;
 
+-- Autovacuum of the hot tables (docs/operations.md, "Long transactions and vacuum"). Every claim,
+-- renewal and finalize writes a new version of a tasks row (and of the queues row of a limited
+-- queue); every heartbeat one of a workers or schedulers row; every attempt inserts and then
+-- updates an attempts row. The server's defaults wait for 20% of a table to be dead, which on a
+-- busy queue lets the claim indexes fill with dead entries that every claim walks past. These
+-- settings vacuum after a fixed, small amount of churn and let the vacuum run without the cost
+-- pauses (autovacuum must be on: they change nothing where it is off, as on the test server).
+ALTER TABLE taskforge.tasks SET (
+    autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.02,
+    autovacuum_vacuum_cost_delay = 0
+);
+ALTER TABLE taskforge.attempts SET (
+    autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.05,
+    autovacuum_vacuum_cost_delay = 0
+);
+-- Small tables updated in place all the time: vacuum after a few hundred dead rows, whatever
+-- their size.
+ALTER TABLE taskforge.workers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+
 -- >>> db/functions/_tf_attempt_state_after.sql
 -- taskforge._tf_attempt_state_after(outcome text) -> text                  (private helper)
 --
@@ -532,16 +555,19 @@ COMMENT ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) IS
 REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_int.sql
--- taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint) -> void
+-- taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint) -> void
 --                                                                     (private helper)
 --
 -- Purpose:    validate a whole-number argument (a batch size, a priority, a budget).
 -- Parameters: argument  parameter name for the error message; value  the argument (NULL is
---             refused); min_value, max_value  inclusive bounds.
+--             refused); min_value, max_value  inclusive bounds. value is numeric so that the
+--             public functions, whose whole-number parameters are numeric (any number a caller
+--             writes reaches the body: 3000000000, '99999999999999999999', 2.5), check them here.
 -- Returns:    nothing.
--- Errors:     TF400 '<argument>: must be between <min> and <max>, got <value|NULL>'.
+-- Errors:     TF400 '<argument>: must be between <min> and <max>, got <value|NULL>', or
+--             '<argument>: must be a whole number between <min> and <max>, got 2.5'.
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value bigint, min_value bigint, max_value bigint)
+CREATE OR REPLACE FUNCTION taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
@@ -550,14 +576,18 @@ AS $fn$
 BEGIN
     IF value IS NULL OR value NOT BETWEEN min_value AND max_value THEN
         PERFORM taskforge._tf_invalid(argument, format('must be between %s and %s, got %s',
-            min_value, max_value, coalesce(value::text, 'NULL')));
+            min_value, max_value, coalesce(left(value::text, 100), 'NULL')));
+    END IF;
+    IF value <> trunc(value) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be a whole number between %s and %s, got %s',
+            min_value, max_value, left(value::text, 100)));
     END IF;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION taskforge._tf_check_int(text, numeric, bigint, bigint) IS
     'Private: validates a whole-number argument within inclusive bounds or raises TF400 naming it.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, numeric, bigint, bigint) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_name.sql
 -- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
@@ -1782,8 +1812,8 @@ COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
 REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 
 -- >>> db/functions/_tf_submit_one.sql
--- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
---     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
+-- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
+--     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
@@ -1810,8 +1840,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     task_type text,
     payload jsonb,
     queue text,
-    priority int,
-    max_attempts int,
+    priority numeric,
+    max_attempts numeric,
     scheduled_at timestamptz,
     idempotency_key text,
     now timestamptz,
@@ -1827,11 +1857,13 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
+    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
     v_type_found boolean;
     v_timeout double precision;
+    v_payload_bytes int;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -1848,18 +1880,38 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be a JSON object, got %s',
             coalesce(jsonb_typeof(_tf_submit_one.payload), 'NULL')));
     END IF;
-    IF octet_length(_tf_submit_one.payload::text) > c_max_payload_bytes THEN
+    -- Size before rendering: pg_column_size reads the jsonb value's own length. jsonb takes at
+    -- most about 4 bytes per byte of JSON text (an array of 0s), so a value over 8 times the cap
+    -- is too long as text: refused without rendering it. The sizes go to _tf_invalid as numbers:
+    -- a statement naming the payload would copy it (issue 10 item 2, docs/sql-api.md).
+    v_payload_bytes := pg_column_size(_tf_submit_one.payload);
+    IF v_payload_bytes > 8 * c_max_payload_bytes THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got a jsonb value of %s bytes',
+            c_max_payload_bytes, v_payload_bytes));
+    END IF;
+    v_payload_bytes := octet_length(_tf_submit_one.payload::text);
+    IF v_payload_bytes > c_max_payload_bytes THEN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
-            c_max_payload_bytes, octet_length(_tf_submit_one.payload::text)));
+            c_max_payload_bytes, v_payload_bytes));
+    END IF;
+    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
+    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
+    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
+    IF jsonb_path_exists(_tf_submit_one.payload,
+                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
+            c_max_payload_depth));
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
     END IF;
     -- The bounds are tested inline first: a call per check costs more than the check (batches).
-    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767 THEN
+    IF _tf_submit_one.priority IS NULL OR _tf_submit_one.priority NOT BETWEEN -32768 AND 32767
+       OR _tf_submit_one.priority <> trunc(_tf_submit_one.priority) THEN
         PERFORM taskforge._tf_check_int(p || 'priority', _tf_submit_one.priority, -32768, 32767);
     END IF;
-    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000 THEN
+    IF _tf_submit_one.max_attempts IS NULL OR _tf_submit_one.max_attempts NOT BETWEEN 1 AND 1000
+       OR _tf_submit_one.max_attempts <> trunc(_tf_submit_one.max_attempts) THEN
         PERFORM taskforge._tf_check_int(p || 'max_attempts', _tf_submit_one.max_attempts, 1, 1000);
     END IF;
     IF _tf_submit_one.scheduled_at IN ('infinity'::timestamptz, '-infinity'::timestamptz) THEN
@@ -1876,7 +1928,7 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority, _tf_submit_one.max_attempts, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
     END IF;
 
     LOOP
@@ -1916,10 +1968,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state_after.sql
@@ -2119,7 +2171,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 
 -- >>> db/functions/tf_claim.sql
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
 --            priority int, max_attempts int, lease_expires_at timestamptz,
 --            timeout_seconds double precision)
@@ -2135,7 +2187,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
 --             task_types     text[] of task type names, or NULL for any type.
 --                            (An empty array matches nothing; a NULL or malformed element is TF400.)
 --             lease_seconds  0 < s <= 86400 seconds: the lease granted from now.
---             max_tasks      1..1000.
+--             max_tasks      whole number 1..1000 (numeric: any number reaches the check).
 -- Returns:    0..max_tasks rows in claim order; zero rows when nothing is eligible.
 --             attempt_number is the new attempt's number: keep it with worker_id for renew
 --             and finalize (together they are the fencing token). timeout_seconds (appended
@@ -2153,7 +2205,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     worker_id uuid,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
               priority int, max_attempts int, lease_expires_at timestamptz,
@@ -2164,19 +2216,20 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000 THEN
+    IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000
+       OR tf_claim.max_tasks <> trunc(tf_claim.max_tasks) THEN
         PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     END IF;
     RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
-                                                         tf_claim.lease_seconds, tf_claim.max_tasks,
+                                                         tf_claim.lease_seconds, tf_claim.max_tasks::int,
                                                          tf_claim.task_types);
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) IS
     'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, int, text[]) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) TO taskforge_worker;
 
 -- >>> db/functions/tf_deregister_worker.sql
 -- taskforge.tf_deregister_worker(worker_id uuid) -> void
@@ -2337,7 +2390,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_schedu
 
 -- >>> db/functions/tf_finalize.sql
 -- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
---     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL)
+--     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL, error_text text DEFAULT NULL)
 --   -> TABLE(accepted boolean, task_state text, reason text)
 --
 -- Purpose:    record how an attempt ended, committing the task and attempt outcome together.
@@ -2358,6 +2411,15 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_schedu
 --             result   any JSON, at most 1 MiB as JSON text (stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
 --                      capped at 16 KiB (taskforge._tf_cap_error).
+--             error_text  (appended later) the failure as plain text, for callers that cannot
+--                      be sure their text makes valid jsonb: stored as {"message": error_text},
+--                      capped like error. Every text value is storable this way (jsonb escapes
+--                      quotes and control characters), so it cannot make the call fail; only
+--                      what cannot be text at all (U+0000, invalid UTF-8) is refused, before
+--                      any function runs, by the server (22021) or the driver. A JSON escape
+--                      such as \u0000 in error_text is kept as those six characters. Give
+--                      error or error_text, not both (TF400). Ignored, like error, for
+--                      succeeded. The batch forms take errors jsonb[] only.
 -- Returns:    one row: accepted; the task state after the call (unchanged when refused);
 --             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
 --             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
@@ -2373,7 +2435,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     attempt_number int,
     outcome text,
     result jsonb DEFAULT NULL,
-    error jsonb DEFAULT NULL)
+    error jsonb DEFAULT NULL,
+    error_text text DEFAULT NULL)
 RETURNS TABLE(accepted boolean, task_state text, reason text)
 LANGUAGE plpgsql
 VOLATILE
@@ -2403,7 +2466,12 @@ BEGIN
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
     END IF;
     IF tf_finalize.error IS NOT NULL THEN
+        IF tf_finalize.error_text IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');
+        END IF;
         v_error := taskforge._tf_cap_error(tf_finalize.error);
+    ELSIF tf_finalize.error_text IS NOT NULL THEN
+        v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
     END IF;
 
     v_task := taskforge._tf_lock_task(tf_finalize.task_id);
@@ -2457,16 +2525,16 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) IS
+COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) IS
     'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_and_claim.sql
 -- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
 --     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
---     max_tasks int DEFAULT 1, task_types text[] DEFAULT NULL)
+--     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
 --            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
@@ -2479,7 +2547,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 --                 as tf_finalize_many, except that task_ids may be empty ('{}', with
 --                 attempt_numbers and outcomes empty too): then the call only claims.
 --             queues, lease_seconds, task_types   as tf_claim.
---             max_tasks  0..1000: how many to claim (0 = finalize only).
+--             max_tasks  whole number 0..1000: how many to claim (0 = finalize only).
 -- Returns:    first one 'finalized' row per element, in input order (task_id, attempt_number,
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
@@ -2503,7 +2571,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     errors jsonb[] DEFAULT NULL,
     queues text[] DEFAULT NULL,
     lease_seconds double precision DEFAULT 30,
-    max_tasks int DEFAULT 1,
+    max_tasks numeric DEFAULT 1,
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
@@ -2557,18 +2625,18 @@ BEGIN
     SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
            c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
       FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
-                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks,
+                                     tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks::int,
                                      tf_finalize_and_claim.task_types) AS c;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, int, text[]
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_many.sql
@@ -2709,11 +2777,11 @@ REVOKE ALL ON FUNCTION taskforge.tf_pause_queue(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 
 -- >>> db/functions/tf_promote.sql
--- taskforge.tf_promote(max_tasks int DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
+-- taskforge.tf_promote(max_tasks numeric DEFAULT 1000) -> TABLE(promoted int, next_due_at timestamptz)
 --
 -- Purpose:    move RETRYING tasks whose backoff has ended (scheduled_at <= now) back to QUEUED,
 --             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
 --             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
 -- Errors:     TF400 naming the argument.
@@ -2722,7 +2790,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry.
 -- By hand:    yes; it only does early what the scheduler would do.
-CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -2767,27 +2835,27 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_promote(int) IS
+COMMENT ON FUNCTION taskforge.tf_promote(numeric) IS
     'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_promote(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_promote(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_promote(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_prune.sql
--- taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000) -> int
+-- taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000) -> int
 --
 -- Purpose:    retention. Delete terminal tasks (SUCCEEDED, FAILED, CANCELLED) that finished
 --             more than older_than_seconds ago, oldest first, at most max_tasks per call; their
 --             attempts go with them (ON DELETE CASCADE) and their idempotency keys become free.
 --             Call repeatedly while it returns max_tasks (the scheduler does, with --retain-days).
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
---             max_tasks           1..100000.
+--             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
 -- Errors:     TF400 naming the argument.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).
-CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks int DEFAULT 10000)
+CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
@@ -2823,13 +2891,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_prune(double precision, int) IS
+COMMENT ON FUNCTION taskforge.tf_prune(double precision, numeric) IS
     'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. Returns the count. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_recover.sql
--- taskforge.tf_recover(max_tasks int DEFAULT 1000)
+-- taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 --   -> TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 --
 -- Purpose:    take back tasks whose owner stopped renewing. For up to max_tasks RUNNING tasks
@@ -2843,7 +2911,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 --               FAILED (last_error type lease_expired or timed_out) when its budget is spent.
 --             A row whose lease is still valid is never touched: expiry is tested in the
 --             candidate scan and again on the locked row version.
--- Parameters: max_tasks  1..100000, the batch size; call again while a full batch comes back.
+-- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
 --             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
 --             (a scheduler can sleep until then).
@@ -2854,7 +2922,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, int) TO taskforge
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
 -- By hand:    yes; it only acts on leases that have already expired.
-CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -2937,10 +3005,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_recover(int) IS
+COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
     'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_recover(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_recover(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_register_task_type.sql
 -- taskforge.tf_register_task_type(task_type text, backoff_base_seconds double precision DEFAULT 2,
@@ -3294,7 +3362,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_resume_queue(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 
 -- >>> db/functions/tf_retry.sql
--- taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+-- taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
 --
 -- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
@@ -3303,7 +3371,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
--- Parameters: task_id; extra_attempts  1..1000.
+-- Parameters: task_id; extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
@@ -3312,7 +3380,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
-CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts int DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
 VOLATILE
@@ -3351,10 +3419,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
+COMMENT ON FUNCTION taskforge.tf_retry(bigint, numeric) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
-REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_client;
 
 -- >>> db/functions/tf_schedule_periodic.sql
 -- taskforge.tf_schedule_periodic(name text, cron text, task_type text, payload jsonb DEFAULT '{}',
@@ -3562,7 +3630,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
     TO taskforge_worker, taskforge_scheduler, taskforge_client;
 
 -- >>> db/functions/tf_set_queue_limit.sql
--- taskforge.tf_set_queue_limit(queue text, max_running int) -> int
+-- taskforge.tf_set_queue_limit(queue text, max_running numeric) -> int
 --
 -- Purpose:    set or clear a queue's concurrency limit: at no instant are more than max_running
 --             of the queue's tasks RUNNING, however many workers and claimers there are. Claims
@@ -3571,13 +3639,13 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
 --             affected. Lowering a limit below the current RUNNING count stops nothing: the
 --             queue gets no new claims until it is under the limit again.
 -- Parameters: queue        a queue name (it need not have tasks yet).
---             max_running  1..1000000, or NULL to remove the limit.
+--             max_running  whole number 1..1000000, or NULL to remove the limit.
 -- Returns:    the previous limit (NULL = it was unlimited).
 -- Errors:     TF400 queue NULL or malformed, max_running out of range. Nothing written on error.
 -- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
 -- Clock:      clock_timestamp() at entry (updated_at).
 -- By hand:    yes.
-CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_limit(queue text, max_running int)
+CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_limit(queue text, max_running numeric)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
@@ -3589,7 +3657,8 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_row taskforge.queues%ROWTYPE;
 BEGIN
-    IF tf_set_queue_limit.max_running IS NOT NULL AND tf_set_queue_limit.max_running NOT BETWEEN 1 AND 1000000 THEN
+    IF tf_set_queue_limit.max_running NOT BETWEEN 1 AND 1000000
+       OR tf_set_queue_limit.max_running <> trunc(tf_set_queue_limit.max_running) THEN
         PERFORM taskforge._tf_check_int('max_running', tf_set_queue_limit.max_running, 1, 1000000);
     END IF;
     v_row := taskforge._tf_lock_queue(tf_set_queue_limit.queue);
@@ -3605,24 +3674,35 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, int) IS
+COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) IS
     'Set (1..1000000) or clear (NULL) the maximum number of RUNNING tasks of a queue; returns the previous limit. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, int) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskforge_client;
 
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
---     priority int DEFAULT 0, max_attempts int DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
+--     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
 --     idempotency_key text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
 --             eligible once scheduled_at (NULL = now) has passed.
 -- Parameters: task_type        a registered type (tf_register_task_type).
---             payload          a JSON object, at most 1 MiB as JSON text.
+--             payload          a JSON object, at most 1 MiB as JSON text and nested at most
+--                              100 levels deep (objects and arrays; the payload object is level
+--                              1, so {"a": [1]} is 2 deep). Deeper documents are refused because
+--                              clients decode payloads recursively (Python's json stops near
+--                              1000 levels). The argument is parsed as jsonb before the function
+--                              runs: malformed JSON is 22P02, text with a NUL (\u0000) is 22P05,
+--                              and a document nested beyond what max_stack_depth allows (some
+--                              10,000 levels with the default 2 MB) is 54001; no body can
+--                              turn those into TF400.
 --             queue            ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
---             priority         -32768..32767; higher is claimed first.
---             max_attempts     1..1000; total budget (first run, retries, crash replacements).
+--             priority         whole number -32768..32767; higher is claimed first.
+--             max_attempts     whole number 1..1000; total budget (first run, retries, crash
+--                              replacements). Both are numeric, not int, so that any number
+--                              reaches the check (3000000000 is TF400, not 42883 "function does
+--                              not exist"); every call shape of the int version still resolves.
 --             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
 --             idempotency_key  1..200 characters, or NULL.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
@@ -3646,8 +3726,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     task_type text,
     payload jsonb DEFAULT '{}',
     queue text DEFAULT 'default',
-    priority int DEFAULT 0,
-    max_attempts int DEFAULT 3,
+    priority numeric DEFAULT 0,
+    max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
     idempotency_key text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
@@ -3672,10 +3752,12 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) IS
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
-REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, timestamptz, text) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
+    text, jsonb, text, numeric, numeric, timestamptz, text
+) TO taskforge_client;
 
 -- >>> db/functions/tf_submit_many.sql
 -- taskforge.tf_submit_many(requests jsonb)
@@ -3689,7 +3771,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(text, jsonb, text, int, int, times
 --             tf_submit's parameters; an omitted key takes tf_submit's default, JSON null is
 --             SQL NULL (so "priority": null is TF400, as in tf_submit), any other key is TF400:
 --               task_type        string (required).
---               payload          a JSON object, at most 1 MiB as JSON text; default {}.
+--               payload          a JSON object, at most 1 MiB as JSON text and 100 levels deep
+--                                (as tf_submit); default {}.
 --               queue            string; default 'default'.
 --               priority         a whole number; default 0.
 --               max_attempts     a whole number; default 3.
@@ -4133,16 +4216,53 @@ SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.atte
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Who holds back vacuum in this database: every session, prepared transaction, replication slot
+-- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
+-- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
+-- claim walks past the index entries of the tasks finished since it began (docs/operations.md,
+-- "Long transactions"). xmin_age is in transactions (age()), held_seconds from the transaction's
+-- start (database clock). pg_stat_activity is read with the caller's rights: without
+-- pg_read_all_stats (or membership in the holder's role) a session of another role shows its pid,
+-- role, application_name and xmin_age, while state, held_seconds and query are NULL. The reader's
+-- own session is left out. Sort by xmin_age DESC: the first row is the oldest holder.
+CREATE VIEW taskforge.tf_snapshot_holders AS
+SELECT 'session'::text AS kind,
+       a.pid,
+       a.usename::text AS role_name,
+       a.application_name AS name,
+       a.state,
+       greatest(age(a.backend_xid), age(a.backend_xmin)) AS xmin_age,
+       extract(epoch FROM now() - a.xact_start)::double precision AS held_seconds,
+       left(nullif(a.query, '<insufficient privilege>'), 200) AS query
+  FROM pg_catalog.pg_stat_activity a
+ WHERE (a.datname = current_database() OR a.datid IS NULL)
+   AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+   AND a.pid <> pg_backend_pid()
+UNION ALL
+SELECT 'prepared_transaction', NULL, p.owner::text, p.gid, 'prepared', age(p.transaction),
+       extract(epoch FROM now() - p.prepared)::double precision, NULL
+  FROM pg_catalog.pg_prepared_xacts p
+ WHERE p.database = current_database()
+UNION ALL
+SELECT 'replication_slot', r.active_pid, NULL, r.slot_name::text, CASE WHEN r.active THEN 'active' ELSE 'inactive' END,
+       age(r.xmin), NULL, NULL
+  FROM pg_catalog.pg_replication_slots r
+ WHERE r.xmin IS NOT NULL;
+COMMENT ON VIEW taskforge.tf_snapshot_holders IS
+    'Sessions, prepared transactions and replication slots holding back vacuum in this database (kind, pid, role_name, name, state, xmin_age in transactions, held_seconds, query). ORDER BY xmin_age DESC for the oldest.';
+
 -- Who may read what: clients and the console read every view; workers and schedulers none
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-              taskforge.tf_invariant_violations FROM PUBLIC;
+              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+    FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-                taskforge.tf_invariant_violations TO taskforge_client;
+                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+    TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
 -- Built-in synthetic task types (the handlers ship with the Python worker). Their payloads:

@@ -8,13 +8,13 @@ SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_finalize_a
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), 'tf_renew_many carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_renew_many(uuid, bigint[], int[], double precision)'::regprocedure;
 SELECT ok(proconfig IS NULL OR NOT ('plan_cache_mode=force_custom_plan' = ANY(proconfig)), 'tf_claim is no longer re-planned on every call')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_claim(uuid, text[], double precision, int, text[])'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_claim(uuid, text[], double precision, numeric, text[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_promote carries plan_cache_mode=force_custom_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_promote(int)'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_promote(numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_recover carries plan_cache_mode=force_custom_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_recover(int)'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_recover(numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, int)'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_enqueue_periodic carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_enqueue_periodic(int)'::regprocedure;
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');

@@ -4,8 +4,9 @@ SELECT plan(11);
 SELECT tables_are('taskforge', ARRAY['tasks', 'attempts', 'workers', 'schedulers', 'task_types', 'queues', 'periodic_schedules'],
                   'the schema has exactly the seven tables');
 SELECT views_are('taskforge', ARRAY['tf_tasks', 'tf_attempts', 'tf_workers', 'tf_schedulers', 'tf_queue_stats', 'tf_queues', 'tf_throughput',
-                                    'tf_throughput_per_minute', 'tf_task_types', 'tf_periodic', 'tf_invariant_violations'],
-                 'the schema has exactly the eleven tf_* views');
+                                    'tf_throughput_per_minute', 'tf_task_types', 'tf_periodic', 'tf_invariant_violations',
+                                    'tf_snapshot_holders'],
+                 'the schema has exactly the twelve tf_* views');
 CREATE TEMP TABLE roles AS
 SELECT * FROM (VALUES ('taskforge_worker'), ('taskforge_scheduler'), ('taskforge_client'), ('taskforge_console')) r(rolname);
 CREATE TEMP TABLE rels AS

@@ -187,6 +187,32 @@ def render_markdown(
             "(first attempt started_at − task created_at).",
             "",
         ]
+    free, held = summary["longtx"]["free"], summary["longtx"]["held"]
+    if free["trials"] or held["trials"]:
+        out += [
+            "## Long transactions: a snapshot held elsewhere",
+            "",
+            *_table(
+                ["snapshot held", "cycles/s", "claim p50 (ms)", "claim p95 (ms)", "claim max (ms)", "xmin age at end"],
+                [
+                    [
+                        label,
+                        _n(r["cycles_per_second"]),
+                        _n(r["claim_p50_ms"], 2),
+                        _n(r["claim_p95_ms"], 2),
+                        _n(r["claim_max_ms"], 2),
+                        _n(r["xmin_age_at_end"], 0),
+                    ]
+                    for label, r in (("no", free), ("yes", held))
+                    if r["trials"]
+                ],
+            ),
+            "",
+            f"The worker's loop (tf_submit, tf_claim, tf_finalize, one cycle at a time) for "
+            f"{_n(free['seconds'] or held['seconds'], 0)} s on a fresh database, alone and while another session "
+            "holds a REPEATABLE READ snapshot; claim = client round trip of tf_claim. Medians of trials.",
+            "",
+        ]
     if summary["ceiling"]:
         out += [
             "## Ceiling (pgbench, cycles/s = claim + finish)",

@@ -3,7 +3,8 @@
 A block is one fresh database (created, migrated, dropped afterwards, also on failure or
 Ctrl-C). E1 and E2 run every worker count in each block (E1 also its batched variant); E5, E6,
 pickup and each peer trial get a block of their own; the ceiling gets one block per trial with
-every client count in it.
+every client count in it; the long-transaction workload gets two per trial (one without and one
+with a snapshot held, so neither inherits the other's dead rows).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..progress import Progress
-from . import ceiling, charts, environment, peer, summary, workloads
+from . import ceiling, charts, environment, longtx, peer, summary, workloads
 from .database import fresh_database
 from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
@@ -24,7 +25,7 @@ from .workloads import WorkloadSpec
 
 __all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
-WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer")
+WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Sizes:
     e6_sleep_ms: int = 500
     e5_retry_delay_seconds: float = 0.1
     pickup_interval_seconds: float = 0.05
+    longtx_seconds: float = 100.0
 
 
 #: The full sizes of the reference workloads (docs/design.md §9).
@@ -93,6 +95,7 @@ QUICK = Sizes(
     pickup_tasks=10,
     ceiling_seconds=3.0,
     timeout_seconds=180.0,
+    longtx_seconds=3.0,
 )
 
 
@@ -126,13 +129,18 @@ def default_out_dir() -> Path:
     return Path("bench-results") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-def sizes_with(sizes: Sizes, trials: int | None, worker_counts: Sequence[int] | None) -> Sizes:
-    """``sizes`` with the number of blocks and the worker counts overridden where given."""
+def sizes_with(
+    sizes: Sizes, trials: int | None, worker_counts: Sequence[int] | None, hold_seconds: float | None = None
+) -> Sizes:
+    """``sizes`` with the number of blocks, the worker counts and the long-transaction hold
+    (seconds) overridden where given."""
     changes: dict[str, Any] = {}
     if trials is not None:
         changes["blocks"] = trials
     if worker_counts:
         changes["worker_counts"] = tuple(worker_counts)
+    if hold_seconds is not None:
+        changes["longtx_seconds"] = hold_seconds
     return dataclasses.replace(sizes, **changes)
 
 
@@ -237,6 +245,21 @@ class _Run:
                         self.progress,
                     )
                 )
+
+    def longtx(self) -> None:
+        for block in range(1, self.s.blocks + 1):
+            for held in (False, True):
+                with fresh_database(self.cfg.admin_dsn) as dsn:
+                    self.keep(
+                        longtx.run_long_transaction(
+                            dsn,
+                            held=held,
+                            seconds=self.s.longtx_seconds,
+                            block=block,
+                            log_dir=self.bundle.log_dir,
+                            progress=self.progress,
+                        )
+                    )
 
     def ceiling(self) -> None:
         for block in range(1, self.s.blocks + 1):

@@ -98,6 +98,19 @@ def _ceiling(points: Sequence[CeilingPoint], e1: list[dict[str, Any]]) -> list[d
     return rows
 
 
+def _longtx(trials: Sequence[TrialResult], workload: str) -> dict[str, Any]:
+    group = [t for t in trials if t.workload == workload and t.ok]
+    return {
+        "trials": len(group),
+        "seconds": group[0].options.get("seconds") if group else None,
+        "cycles_per_second": stats.median(t.throughput for t in group),
+        "claim_p50_ms": stats.median(t.metrics.get("claim_p50_ms") for t in group),
+        "claim_p95_ms": stats.median(t.metrics.get("claim_p95_ms") for t in group),
+        "claim_max_ms": stats.median(t.metrics.get("claim_max_ms") for t in group),
+        "xmin_age_at_end": stats.median(t.metrics.get("xmin_age_at_end") for t in group),
+    }
+
+
 def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> dict[str, Any]:
     """The report's numbers (JSON-ready)."""
     e1 = _scaling(trials, "e1", original=ORIGINAL["e1"])
@@ -136,6 +149,7 @@ def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> 
             "p95_ms": stats.percentile(pickup, 95),
             "max_ms": max(pickup) if pickup else None,
         },
+        "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
         "peer": peer,
         "ceiling": _ceiling(points, e1),
         "failed_trials": [t.label for t in trials if not t.ok],

@@ -17,7 +17,7 @@ import psycopg
 
 from .common import EXIT_DATABASE, OptionError, Text, fail
 
-WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "ceiling", "peer", "all")
+WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer", "all")
 
 
 def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -72,6 +72,13 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     "Default: 1,4,8,16, or 1,2 with --quick.",
 )
 @click.option(
+    "--hold-seconds",
+    type=click.FloatRange(1, 3600),
+    default=None,
+    help="How long longtx runs the worker loop, without and then with a snapshot held elsewhere. "
+    "Default: 100, or 3 with --quick.",
+)
+@click.option(
     "--peer/--no-peer",
     "with_peer",
     default=None,
@@ -90,10 +97,11 @@ def bench_command(
     out_dir: Path | None,
     admin_dsn: str | None,
     worker_counts: tuple[int, ...] | None,
+    hold_seconds: float | None,
     with_peer: bool | None,
     peer_venv: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, ceiling, peer or all) and write a bundle:
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
@@ -110,7 +118,7 @@ def bench_command(
             pass
     except psycopg.OperationalError as exc:
         fail(f"cannot reach the benchmark server ({dsn}): {str(exc).strip().splitlines()[0]}", EXIT_DATABASE)
-    sizes = runner.sizes_with(runner.QUICK if quick else runner.FULL, trials, worker_counts)
+    sizes = runner.sizes_with(runner.QUICK if quick else runner.FULL, trials, worker_counts, hold_seconds)
     out = out_dir or runner.default_out_dir()
     cfg = runner.BenchConfig(admin_dsn=dsn, out_dir=out, sizes=sizes, quick=quick, peer_venv=peer_venv)
     previous = signal.signal(signal.SIGTERM, _interrupt)

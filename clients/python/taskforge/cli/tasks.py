@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TextIO
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 import click
 import psycopg
@@ -68,14 +68,29 @@ def _parse_int(text: str) -> int:
         ) from None
 
 
-def parse_payload(text: str | None) -> Any:
-    """``--payload`` JSON text to a Python value (the database checks that it is an object).
+def json_kind(value: Any) -> str:
+    """The JSON type of a decoded value, named as PostgreSQL's ``jsonb_typeof`` names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
-    Besides JSON syntax (NaN and Infinity are not JSON), the value must pass
-    :func:`taskforge.client.check_payload`: finite numbers (``1e400`` overflows a float), no NUL
-    character or unpaired surrogate (``"\\ud800"``) in keys or strings, at most
-    :data:`taskforge.client.MAX_PAYLOAD_DEPTH` levels of nesting. Exits with a one-line
-    ``--payload: ...`` error (code 2) otherwise.
+
+def parse_payload(text: str | None, option: str = "--payload") -> Any:
+    """``--payload`` JSON text to a dict, as ``tf_submit`` would accept it.
+
+    The text must be JSON (NaN and Infinity are not) for an object (``null``, arrays and other
+    values are refused as the database refuses them: "must be a JSON object, got null"), and the
+    value must pass :func:`taskforge.client.check_payload`: finite numbers (``1e400`` overflows a
+    float), no NUL character or unpaired surrogate (``"\\ud800"``) in keys or strings, at most
+    :data:`taskforge.client.MAX_PAYLOAD_DEPTH` levels of nesting and
+    :data:`taskforge.client.MAX_PAYLOAD_BYTES` of JSON text. Exits with a one-line
+    ``<option>: ...`` error (code 2) otherwise.
     """
     if text is None:
         return None
@@ -83,23 +98,68 @@ def parse_payload(text: str | None) -> Any:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
         client.check_payload(value)
     except client.InvalidArgument as exc:
-        raise OptionError("--payload", exc.problem) from None
+        raise OptionError(option, exc.problem) from None
     except RecursionError:
-        raise OptionError("--payload", f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep") from None
+        raise OptionError(option, f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep") from None
     except ValueError as exc:
-        raise OptionError("--payload", f"not valid JSON: {exc}") from None
+        raise OptionError(option, f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise OptionError(option, f"must be a JSON object, got {json_kind(value)}")
     return value
 
 
+#: Most bytes read by ``--payload -`` and ``--payload-file``: a payload is at most
+#: MAX_PAYLOAD_BYTES as jsonb prints it, and indented or escaped JSON text may be longer.
+PAYLOAD_INPUT_MAX_BYTES = 16 * client.MAX_PAYLOAD_BYTES
+
+
+def read_payload(stream: BinaryIO, option: str, where: str) -> str:
+    """The JSON text of ``--payload -`` (stdin) or ``--payload-file``: at most
+    :data:`PAYLOAD_INPUT_MAX_BYTES` of UTF-8 (a leading byte-order mark is dropped)."""
+    data = stream.read(PAYLOAD_INPUT_MAX_BYTES + 1)
+    if len(data) > PAYLOAD_INPUT_MAX_BYTES:
+        raise OptionError(
+            option,
+            f"{where} holds more than {PAYLOAD_INPUT_MAX_BYTES} bytes; a payload is at most "
+            f"{client.MAX_PAYLOAD_BYTES} bytes as JSON text",
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise OptionError(
+            option, f"{where} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at position {exc.start})"
+        ) from None
+
+
 class Payload(Text):
-    """``--payload``: UTF-8 text (see :class:`taskforge.cli.common.Text`) parsed by :func:`parse_payload`."""
+    """``--payload``: UTF-8 text (see :class:`taskforge.cli.common.Text`) parsed by
+    :func:`parse_payload`; ``-`` reads the JSON text from stdin."""
 
     name = "json"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
+        if value == "-":
+            return parse_payload(read_payload(sys.stdin.buffer, "--payload", "stdin"))
         return parse_payload(super().convert(value, param, ctx))
+
+
+class PayloadFile(Text):
+    """``--payload-file PATH``: the payload's JSON text read from a file, checked as ``--payload``."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        path = super().convert(value, param, ctx)
+        try:
+            with open(path, "rb") as stream:
+                text = read_payload(stream, "--payload-file", path)
+        except OSError as exc:
+            raise OptionError("--payload-file", f"cannot read {path}: {exc.strerror or exc}") from None
+        return parse_payload(text, "--payload-file")
 
 
 def parse_at(text: str | None) -> _dt.datetime | None:
@@ -141,7 +201,19 @@ FILE_CHUNK = 1000
 @click.command("submit")
 @click.argument("task_type", type=Text(), required=False)
 @click.option(
-    "--payload", type=Payload(), metavar="JSON", default=None, help="Task payload, a JSON object (default {})."
+    "--payload",
+    type=Payload(),
+    metavar="JSON",
+    default=None,
+    help="Task payload, a JSON object (default {}); '-' reads it from stdin.",
+)
+@click.option(
+    "--payload-file",
+    "payload_file",
+    type=PayloadFile(),
+    metavar="PATH",
+    default=None,
+    help="Read the payload (a JSON object) from this file instead of --payload.",
 )
 @click.option("--queue", type=Text(), default="default", show_default=True, help="Queue name.")
 @click.option(
@@ -187,6 +259,7 @@ FILE_CHUNK = 1000
 def submit_cmd(
     task_type: str | None,
     payload: Any,
+    payload_file: Any,
     queue: str,
     priority: int,
     max_attempts: int,
@@ -202,13 +275,27 @@ def submit_cmd(
     \b
     Examples:
       taskforge submit sleep --payload '{"ms": 500}' --queue default --priority 5
+      taskforge submit echo --payload-file invoice.json
       taskforge submit --from-file tasks.jsonl
     """
+    if payload is not None and payload_file is not None:
+        _usage("--payload/--payload-file", "give at most one")
+    if payload_file is not None:
+        payload = payload_file
     if from_file is not None:
         ctx = click.get_current_context()
         given = [
             f"--{name.replace('_', '-')}"
-            for name in ("payload", "queue", "priority", "max_attempts", "at", "delay", "idempotency_key")
+            for name in (
+                "payload",
+                "payload_file",
+                "queue",
+                "priority",
+                "max_attempts",
+                "at",
+                "delay",
+                "idempotency_key",
+            )
             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
         ]
         if task_type is not None or given:
@@ -261,6 +348,8 @@ def _file_request(line: str, where: str) -> dict[str, Any]:
         _usage(where, f"unknown key {unknown[0]!r} (known: {', '.join(FILE_KEYS)})")
     if "task_type" not in obj:
         _usage(where, "task_type is required")
+    if "payload" in obj and not isinstance(obj["payload"], dict):  # null would mean {} to submit_many
+        _usage(where, f"payload: must be a JSON object, got {json_kind(obj['payload'])}")
     if obj.get("at") is not None and obj.get("delay") is not None:
         _usage(f"{where}: at/delay", "give at most one")
     request = {k: v for k, v in obj.items() if k not in ("at", "delay")}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from ..handlers import Outcome, TaskContext
 
@@ -22,7 +21,7 @@ class RunningAttempt:
     """One attempt this worker owns.
 
     ctx:             what the handler sees (fencing token, cancel and lease flags).
-    payload:         the task's payload (a dict).
+    payload:         the task's payload as JSON text (the slot decodes it; see execute.py).
     next_renew:      when (monotonic) its lease is next renewed.
     outcome:         set by the slot when the handler ended; the attempt then waits to be finalized.
     send_after:      earliest time (monotonic) to send its finalize again after a busy or failed try.
@@ -35,7 +34,7 @@ class RunningAttempt:
     """
 
     ctx: TaskContext
-    payload: Any
+    payload: str
     next_renew: float
     outcome: Outcome | None = None
     send_after: float = 0.0

@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 
 from .. import sql
-from ..handlers import TaskContext
+from ..handlers import Outcome, TaskContext, error_json
 from .attempts import AttemptTable, RunningAttempt
 from .config import MAX_CLAIM, WorkerConfig
 from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
@@ -239,7 +239,13 @@ class Dispatcher:
                 self._log.info(
                     "claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue_name
                 )
-            self._start_attempt(item)
+            try:
+                self._start_attempt(item)
+            except Exception as exc:  # noqa: BLE001 - one task's failure costs its attempt, not the dispatcher
+                self._log.exception("could not start task %s attempt %s", task_id, attempt_number)
+                if item.outcome is None:
+                    item.outcome = Outcome("failed", error=error_json(exc))
+                    self.finished(item)
         return len(rows)
 
     # --- errors ----------------------------------------------------------------------------------

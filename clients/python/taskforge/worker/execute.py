@@ -2,21 +2,29 @@
 
 A slot never talks to the database: the dispatcher finalizes what the slots finished (many at
 once when many finish during one round trip). A handler that raises anything, even SystemExit,
-costs its attempt (outcome ``failed`` with the error stored), never the slot.
+costs its attempt (outcome ``failed`` with the error stored), never the slot. The payload arrives
+as JSON text and is decoded here, as part of the attempt: a payload Python cannot decode (nested
+deeper than its recursion limit, about 1000 levels, which the database refuses at submit but a
+row written by hand may hold) fails that attempt with ``taskforge.PayloadError`` and the cause.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..handlers import HandlerRegistry, Outcome, error_json, run_handler
 from .attempts import RunningAttempt
 
-__all__ = ["Slots"]
+__all__ = ["PAYLOAD_ERROR", "Slots", "decode_payload"]
+
+#: The error type stored when a claimed payload cannot be decoded.
+PAYLOAD_ERROR = "taskforge.PayloadError"
 
 
 class Slots:
@@ -69,9 +77,16 @@ class Slots:
             )
         else:
             try:
-                outcome = run_handler(fn, item.payload, ctx)
-            except BaseException as exc:  # noqa: BLE001 - SystemExit etc. from a handler costs the attempt only
-                outcome = Outcome("failed", error=error_json(exc))
+                payload = decode_payload(item.payload)
+            except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, ...: this attempt only
+                outcome = Outcome(
+                    "failed", error=error_json(exc, type_name=PAYLOAD_ERROR, message=_payload_problem(exc))
+                )
+            else:
+                try:
+                    outcome = run_handler(fn, payload, ctx)
+                except BaseException as exc:  # noqa: BLE001 - SystemExit etc. from a handler costs the attempt only
+                    outcome = Outcome("failed", error=error_json(exc))
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug(
                 "task %s attempt %s handler ended: %s after %.3f s",
@@ -81,3 +96,17 @@ class Slots:
                 time.monotonic() - started,
             )
         return outcome
+
+
+def decode_payload(text: str) -> Any:
+    """The claimed payload (JSON text) as Python values; :func:`json.loads` errors propagate
+    (RecursionError for a document nested deeper than the interpreter's recursion limit)."""
+    return json.loads(text)
+
+
+def _payload_problem(exc: BaseException) -> str:
+    try:
+        detail = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the cause
+        detail = ""
+    return f"the payload could not be decoded: {type(exc).__name__}: {detail}"

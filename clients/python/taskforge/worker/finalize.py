@@ -27,7 +27,7 @@ from .attempts import RunningAttempt
 from .config import BUSY_RETRY_SECONDS
 from .connection import one_line
 
-__all__ = ["BUSY", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
+__all__ = ["BUSY", "REFUSAL_MEANING", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
 
 BUSY = "busy"
 #: The guard's reason once an attempt's deadline has passed (no lease is granted beyond it).
@@ -70,20 +70,28 @@ def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:
     )
 
 
+#: What each guard refusal tells the worker about its own attempt, and nothing more.
+REFUSAL_MEANING = {
+    "not_running": "the task is no longer RUNNING, so this attempt was ended without this call "
+    "(normally: its lease expired and tf_recover took the task back)",
+    "stale_attempt": "the task has a newer attempt, so this attempt was ended without this call "
+    "(normally: its lease expired and the task was recovered and claimed again)",
+    "not_owner": "another worker owns the task now",
+    "lease_expired": "the attempt's lease expired before this call arrived; tf_recover will record it ABANDONED",
+    "not_found": "the task no longer exists (pruned or deleted)",
+}
+
+
 def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_state: str | None) -> None:
-    """Log why the guard refused an attempt's outcome, saying only what is known."""
+    """Log why the guard refused an attempt's outcome, saying only what is known.
+
+    When an earlier send of the same outcome was lost with its connection (``resent_after_loss``),
+    that send may have been applied before the connection broke, so a ``not_running`` refusal
+    does not say who ended the attempt; the line says so, unless the task's state rules the lost
+    send out (a ``succeeded`` outcome would have left the task SUCCEEDED, for good).
+    """
     ctx, sent = item.ctx, item.outcome.outcome if item.outcome else "unknown"
-    if item.resent_after_loss and reason == "not_running":
-        log.info(
-            "finalize of task %s attempt %s was sent again after its connection broke mid-call and is "
-            "refused (%s, task now %s): the lost call may have been applied, or the attempt may have "
-            "been recovered after its lease expired; tf_attempts shows which",
-            ctx.task_id,
-            ctx.attempt_number,
-            reason,
-            task_state,
-        )
-    elif reason == TIMED_OUT:
+    if reason == TIMED_OUT:
         log.warning(
             "tf_finalize did not accept the %s outcome of task %s attempt %s: the attempt passed its "
             "deadline (timeout_seconds %s) before finishing; recovery records it timed_out (task is %s)",
@@ -93,13 +101,33 @@ def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_
             ctx.timeout_seconds,
             task_state,
         )
+    elif item.resent_after_loss and reason == "not_running":
+        if sent == "succeeded" and task_state != "SUCCEEDED":
+            known = (
+                "the lost send was not applied (it would have left the task SUCCEEDED), so the attempt "
+                "was ended without it"
+            )
+        else:
+            known = (
+                "either the lost send was applied before the connection broke or the attempt was ended "
+                "without it (e.g. recovered after its lease expired); tf_attempts shows which"
+            )
+        log.warning(
+            "finalize of task %s attempt %s was sent again after its connection broke mid-call and is "
+            "refused (not_running, task now %s, outcome sent %s): %s",
+            ctx.task_id,
+            ctx.attempt_number,
+            task_state,
+            sent,
+            known,
+        )
     else:
         log.warning(
-            "tf_finalize did not accept the %s outcome of task %s attempt %s: %s (task is %s); "
-            "another attempt owns or ended it",
+            "tf_finalize did not accept the %s outcome of task %s attempt %s: %s (task is %s); %s",
             sent,
             ctx.task_id,
             ctx.attempt_number,
             reason,
             task_state,
+            REFUSAL_MEANING.get(reason, "the guard refused it"),
         )
