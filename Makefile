@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test demo install lint fmt pgtap pg-prove freeze clean
+.PHONY: test chaos audit demo install lint fmt pgtap pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,17 @@ fmt: $(STAMP)
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
 test: $(STAMP) pgtap
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Faults injected into real workers and schedulers on a private PostgreSQL server the run starts
+# itself (never the shared one): restarts, crashes, killed backends, SIGKILL/SIGSTOP, a read-only
+# database. Not part of `make test`; a few minutes. Figures: docs/chaos.md, .taskforge/chaos/report.json.
+chaos: $(STAMP)
+	$(BIN)/python -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
+
+# Known vulnerabilities in the installed dependencies (pip-audit; needs the network). Fails when
+# the audit cannot be done; TASKFORGE_AUDIT=skip skips it on purpose. See scripts/audit-deps.py.
+audit: $(STAMP)
+	$(BIN)/python scripts/audit-deps.py
 
 # The main job end to end (embedded PostgreSQL unless TASKFORGE_DSN is set).
 demo: $(STAMP)
