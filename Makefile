@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test chaos audit demo install lint fmt pgtap pg-prove freeze clean
+.PHONY: test chaos audit demo install lint fmt pgtap chromium pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ install: $(STAMP)
 
 pgtap:
 	@scripts/ensure-pgtap.sh
+
+# Debian's Chromium for the console's browser test (tests/console/test_browser.py).
+chromium:
+	@scripts/ensure-chromium.sh
 
 # Linters, as CI runs them before the tests: ruff (lint and format check) over all Python, mypy
 # --strict over the taskforge package, sqlfluff over db/ (settings: pyproject.toml, .sqlfluff).
@@ -32,7 +36,7 @@ fmt: $(STAMP)
 	PYTHONWARNINGS=ignore $(BIN)/sqlfluff fix db --processes 2
 
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
-test: $(STAMP) pgtap
+test: $(STAMP) pgtap chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Faults injected into real workers and schedulers on a private PostgreSQL server the run starts

@@ -62,6 +62,15 @@ SELECT s.scheduler_id, s.name, s.hostname, s.pid, s.heartbeat_seconds,
 COMMENT ON VIEW taskforge.tf_schedulers IS
     'Schedulers with liveness (alive | stale after 3 missed heartbeats | stopped) from database time.';
 
+-- Registered task types (tf_submit accepts only these) with their retry backoff policy (seconds),
+-- for forms and tools that offer a choice of type.
+CREATE VIEW taskforge.tf_task_types AS
+SELECT tt.task_type, tt.backoff_base_seconds, tt.backoff_cap_seconds, tt.backoff_jitter, tt.description,
+       tt.created_at, tt.updated_at
+  FROM taskforge.task_types tt;
+COMMENT ON VIEW taskforge.tf_task_types IS
+    'Registered task types with their backoff policy (base, cap in seconds; jitter 0..1) and description.';
+
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
@@ -128,6 +137,35 @@ SELECT w.window_seconds, t.queue,
  GROUP BY w.window_seconds, t.queue;
 COMMENT ON VIEW taskforge.tf_throughput IS
     'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
+
+-- The last hour of database time, minute by minute, per queue (the console's charts): attempts
+-- finished in each minute, succeeded, failed (FAILED or ABANDONED), and the p50/p95 queue wait
+-- (first attempt start - task creation, seconds) of the first attempts that finished in that
+-- minute (NULL when none did). minute is the start of the minute, truncated in UTC; the window
+-- is the current minute and the 59 before it. A minute in which no attempt of a queue finished
+-- has no row. Reads attempts through attempts_finished_idx and each one's task by primary key,
+-- so its cost follows the last hour's attempts, not the history.
+CREATE VIEW taskforge.tf_throughput_per_minute AS
+SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
+       count(*) AS attempts_finished,
+       count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
+       count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
+       count(*) FILTER (WHERE a.attempt_number = 1) AS first_attempts,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p50_seconds,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - t.created_at)::double precision)
+           FILTER (WHERE a.attempt_number = 1) AS wait_p95_seconds
+  FROM taskforge.attempts a
+ -- One task per attempt, looked up by primary key. LIMIT 1 (task_id is the key, so it and the
+ -- ORDER BY change nothing) keeps the lookup per attempt: as a plain join the planner hashes
+ -- the whole tasks table once the hour holds some ten thousand attempts (3x slower at a
+ -- million tasks, docs/console.md#benchmark).
+ CROSS JOIN LATERAL (SELECT t.queue, t.created_at FROM taskforge.tasks t
+                      WHERE t.task_id = a.task_id ORDER BY t.task_id LIMIT 1) t
+ WHERE a.finished_at >= date_trunc('minute', now(), 'UTC') - interval '59 minutes'
+ GROUP BY date_trunc('minute', a.finished_at, 'UTC'), t.queue;
+COMMENT ON VIEW taskforge.tf_throughput_per_minute IS
+    'Per minute (UTC-truncated, last 60 minutes of database time) and queue: finished, succeeded and failed attempts, p50/p95 queue wait of first attempts (seconds).';
 
 -- Every row that breaks a rule of the state machine (docs/state-machine.md). It must always be
 -- empty; the test suite checks it after every test. Columns: rule, task_id, attempt_number
@@ -206,7 +244,9 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-              taskforge.tf_invariant_violations FROM PUBLIC;
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
+    FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-                taskforge.tf_invariant_violations TO taskforge_client;
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
+    TO taskforge_client;

@@ -6,6 +6,7 @@ The runs use a fresh database per test (--dsn) or the embedded PostgreSQL under 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import psycopg
@@ -112,7 +114,7 @@ def test_demo_once_against_a_dsn(fresh_database, tmp_path):
     assert "SELECT * FROM taskforge.tf_submit(task_type => 'echo'," in out
     assert_summary(out)
     assert "draining: started (41 tasks)" in proc.stderr and "draining: 41/41 finished in " in proc.stderr
-    assert re.search(r"stopped 5 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){5}\)", out), out
+    assert re.search(r"stopped 6 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){6}\)", out), out
     assert elapsed < 240, elapsed
 
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -167,6 +169,10 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
             while client.get_task(conn, task_id)["state"] != "SUCCEEDED":
                 assert time.monotonic() < deadline, "a task submitted after the summary was not run"
                 time.sleep(0.1)
+        # The console serves while the demo runs, and shows that task.
+        console_url = re.search(r"^console: (http://127\.0\.0\.1:\d+/) ", out, re.M).group(1)
+        with urllib.request.urlopen(f"{console_url}api/tasks/{task_id}", timeout=10) as response:
+            assert json.loads(response.read())["state"] == "SUCCEEDED"
         assert (
             len(
                 {w["pid"] for w in alive}
@@ -183,7 +189,7 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
     thread.join(timeout=10)
     out = "".join(lines)
     assert "stopping" in out
-    assert re.search(r"stopped 5 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){5}\)", out), out
+    assert re.search(r"stopped 6 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){6}\)", out), out
     with psycopg.connect(dsn, autocommit=True) as conn:
         workers = client.workers(conn, include_stopped=True)
         assert sum(w["stopped_at"] is None for w in workers) == 1  # only the SIGKILLed one

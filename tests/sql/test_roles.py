@@ -333,7 +333,16 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "QUEUED",
             {"a": 1},
         )
-        views = ("tf_attempts", "tf_workers", "tf_queue_stats", "tf_queues", "tf_throughput", "tf_invariant_violations")
+        views = (
+            "tf_attempts",
+            "tf_workers",
+            "tf_queue_stats",
+            "tf_queues",
+            "tf_throughput",
+            "tf_throughput_per_minute",
+            "tf_task_types",
+            "tf_invariant_violations",
+        )
         for view in views:
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -4,7 +4,8 @@ Every function takes an open psycopg connection (autocommit recommended: each ca
 own transaction; see :func:`taskforge.database.connect`) and returns plain values: dataclasses for
 write results, ``dict`` rows for reads. The SQL text lives in :mod:`taskforge.sql`; writes call
 ``taskforge.tf_*`` functions with named arguments and reads use the views ``tf_tasks``,
-``tf_attempts``, ``tf_workers``, ``tf_queue_stats`` and ``tf_throughput`` only.
+``tf_attempts``, ``tf_workers``, ``tf_queue_stats``, ``tf_throughput``, ``tf_throughput_per_minute``
+and ``tf_task_types`` only.
 
 Errors: the database validates every argument and raises ``psycopg.Error`` with SQLSTATE
 ``TF400`` (invalid argument; the message starts with the argument name), ``TF404`` (no such
@@ -56,16 +57,20 @@ __all__ = [
     "cancel",
     "check_delay",
     "check_payload",
+    "finished_recently",
     "get_task",
     "invariant_violations",
     "list_tasks",
     "retry",
+    "running_tasks",
     "schedulers",
     "stats",
     "submit",
     "submit_many",
+    "task_types",
     "tasks_by_id",
     "text_problem",
+    "throughput_per_minute",
     "workers",
 ]
 
@@ -488,6 +493,42 @@ def stats(conn: psycopg.Connection) -> dict[str, Any]:
         entry[row["state"]] = int(row["tasks"])
         entry["total"] += int(row["tasks"])
     return {"queues": list(per_queue.values()), "throughput": _dict_rows(conn, sql.THROUGHPUT)}
+
+
+def throughput_per_minute(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Rows of ``tf_throughput_per_minute``, oldest minute first: per UTC minute (``minute``, an
+    aware datetime at the start of the minute) of the last hour of database time and per queue,
+    ``attempts_finished``, ``attempts_succeeded``, ``attempts_failed``, ``first_attempts`` and
+    ``wait_p50_seconds``/``wait_p95_seconds`` (float seconds, None when no first attempt
+    finished). Minutes in which nothing finished have no row."""
+    return _dict_rows(conn, sql.THROUGHPUT_PER_MINUTE)
+
+
+def finished_recently(conn: psycopg.Connection, seconds: float = 3600.0) -> list[dict[str, Any]]:
+    """Tasks that reached a terminal state in the last ``seconds`` of database time, counted per
+    queue and state: rows ``{"queue", "state", "tasks"}`` (states SUCCEEDED, FAILED, CANCELLED
+    only; none for a queue without such tasks). Read along ``tasks_finished_idx``, so the cost
+    follows the window, not the history. Raises :class:`InvalidArgument` unless
+    0 < ``seconds`` <= :data:`MAX_DELAY_SECONDS`."""
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or not 0 < seconds <= MAX_DELAY_SECONDS:
+        raise InvalidArgument("seconds", f"must be a number of seconds above 0, got {seconds!r}")
+    return _dict_rows(conn, sql.TASKS_FINISHED_RECENTLY, {"seconds": float(seconds)})
+
+
+def task_types(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """The registered task types from ``tf_task_types`` (the only types ``tf_submit`` accepts),
+    by name: ``task_type``, ``backoff_base_seconds``, ``backoff_cap_seconds`` (seconds),
+    ``backoff_jitter`` (0..1) and ``description`` (or None)."""
+    return _dict_rows(conn, sql.TASK_TYPES)
+
+
+def running_tasks(conn: psycopg.Connection, *, limit: int = 1000) -> list[dict[str, Any]]:
+    """RUNNING tasks from ``tf_tasks``, oldest id first, at most ``limit`` (1..10000): id, type,
+    queue, attempts, ``owner_worker_id``, ``lease_expires_at``, ``current_attempt_started_at``
+    and ``cancel_requested``. Raises :class:`InvalidArgument` for a bad limit."""
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= 10000:
+        raise InvalidArgument("limit", f"must be an integer between 1 and 10000, got {limit!r}")
+    return _dict_rows(conn, sql.RUNNING_TASKS, {"limit": limit})
 
 
 def queues(conn: psycopg.Connection) -> list[dict[str, Any]]:

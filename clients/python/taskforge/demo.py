@@ -7,7 +7,9 @@ Steps (docs/demo.md has the walkthrough):
    under ``--data-dir`` (default ``./.taskforge``), whose database ``taskforge_demo`` is recreated
    on every run.
 2. Four ``taskforge worker`` processes (5 s leases) and one ``taskforge scheduler``, started as
-   ``python -m taskforge.cli ...`` subprocesses with their output in log files.
+   ``python -m taskforge.cli ...`` subprocesses with their output in log files, and the web
+   console (``taskforge console`` on 127.0.0.1, port 8080 or any free one) when the ``console``
+   extra is installed; its URL is printed.
 3. A mixed workload read from a JSON-lines file (``examples/demo_workload.jsonl``) plus three
    tasks submitted through plain SQL (``SELECT * FROM taskforge.tf_submit(... => ...)``).
 4. A progress display (stderr) while the queue drains; one worker is killed with SIGKILL while
@@ -25,11 +27,14 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime as _dt
+import importlib.util
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
+import socket
 import statistics
 import sys
 import time
@@ -93,6 +98,8 @@ class DemoConfig:
     lease_seconds: float = 5.0
     drain_timeout_seconds: float = 150.0
     stop_timeout_seconds: float = 30.0
+    #: Port of the console (0 = any free one; the preferred port, when taken, becomes 0).
+    console_port: int = 8080
 
 
 @dataclass(frozen=True)
@@ -300,6 +307,30 @@ class Run:
         return self.processes().scheduler(
             "--dsn", self.dsn, "--max-interval-seconds", "1", name="scheduler", log_level="INFO"
         )
+
+    def start_console(self, out: Callable[[str], None]) -> str | None:
+        """Start ``taskforge console`` (open, on 127.0.0.1) when the ``console`` extra is
+        installed, and return its URL once it serves (None: not started; ``out`` says why)."""
+        if importlib.util.find_spec("taskforge_console") is None:
+            out("console: not started (it needs the console extra: pip install 'taskforge[console]')")
+            return None
+        port = self.cfg.console_port
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                port = 0  # the preferred port is taken: any free one
+        proc = self.processes().console("--dsn", self.dsn, "--host", "127.0.0.1", "--port", str(port))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            found = re.search(r"taskforge console: (http://\S+)", proc.log())
+            if found:
+                return found.group(1)
+            if not proc.alive():
+                break
+            time.sleep(0.1)
+        out(f"console: did not start (see {proc.log_path}): {proc.tail(3)}")
+        return None
 
     def worker_labels(self, conn: psycopg.Connection) -> dict[str, Any]:
         """worker_id -> the demo's name for that process (worker-N), from tf_workers.pid."""
@@ -743,6 +774,9 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             )
             _wait_for_workers(run_state, conn, workers, out)
             out(f"all {cfg.workers} workers registered")
+            console_url = run_state.start_console(out)
+            if console_url:
+                out(f"console: {console_url} (dashboard, tasks, queues; API docs at {console_url}api/swagger)")
 
             _submit_workload(run_state, conn, items, path, out)
             _submit_plain_sql(run_state, conn, out)
@@ -756,6 +790,8 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             out(f'  {tf} stats --dsn "{dsn}"')
             out(f'  {tf} submit sleep --payload \'{{"ms": 2000}}\' --queue {run_state.queue("default")} --dsn "{dsn}"')
             out(f'  {tf} list --queue {run_state.queue("default")} --dsn "{dsn}"')
+            if console_url:
+                out(f"  open {console_url} in a browser (the console)")
             out("Press Ctrl-C to stop.")
             with contextlib.suppress(KeyboardInterrupt, _Stop):
                 while True:

@@ -168,6 +168,10 @@ class ProcessHarness:
             taskforge_command("scheduler", ["--log-level", log_level, *args]), kind="scheduler", name=name
         )
 
+    def console(self, *args: str, name: str = "console") -> ManagedProcess:
+        """Start ``taskforge console ARGS...`` (its first log line names its URL)."""
+        return self.start(taskforge_command("console", list(args)), kind="console", name=name)
+
     def count(self, kind: str) -> int:
         """How many children of this kind were started (alive or not)."""
         return sum(1 for p in self.processes if p.kind == kind)

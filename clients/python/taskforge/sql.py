@@ -192,6 +192,38 @@ SELECT scheduler_id, name, hostname, pid, heartbeat_seconds, started_at, last_he
  ORDER BY started_at DESC, scheduler_id
 """
 QUEUE_STATS = "SELECT queue, state, tasks, oldest_created_at FROM taskforge.tf_queue_stats ORDER BY queue, state"
+# Per minute (UTC) and queue over the last hour, oldest minute first (the console's charts).
+THROUGHPUT_PER_MINUTE = """
+SELECT minute, queue, attempts_finished, attempts_succeeded, attempts_failed, first_attempts,
+       wait_p50_seconds, wait_p95_seconds
+  FROM taskforge.tf_throughput_per_minute
+ ORDER BY minute, queue
+"""
+# Tasks that reached a terminal state in the last %(seconds)s seconds, per queue and state
+# (read along tasks_finished_idx).
+TASKS_FINISHED_RECENTLY = """
+SELECT queue, state, count(*) AS tasks
+  FROM taskforge.tf_tasks
+ WHERE finished_at >= now() - make_interval(secs => %(seconds)s)
+ GROUP BY queue, state
+ ORDER BY queue, state
+"""
+# The current minute of database time, truncated in UTC (the charts' last slot).
+DB_CURRENT_MINUTE = "SELECT date_trunc('minute', now(), 'UTC')"
+TASK_TYPES = """
+SELECT task_type, backoff_base_seconds, backoff_cap_seconds, backoff_jitter, description
+  FROM taskforge.tf_task_types
+ ORDER BY task_type
+"""
+# RUNNING tasks with their owner and current attempt, oldest first (read along the RUNNING partial index).
+RUNNING_TASKS = """
+SELECT task_id, task_type, queue, attempt_count, max_attempts, owner_worker_id, lease_expires_at,
+       current_attempt_started_at, cancel_requested
+  FROM taskforge.tf_tasks
+ WHERE state = 'RUNNING'
+ ORDER BY task_id
+ LIMIT %(limit)s
+"""
 QUEUES_LIST = """
 SELECT queue, paused, paused_at, max_running, queued, due, running, retrying, oldest_due_at, oldest_due_age_seconds
   FROM taskforge.tf_queues
@@ -205,6 +237,83 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
        succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds
   FROM taskforge.tf_throughput
  ORDER BY window_seconds, queue
+"""
+
+# --- console (taskforge_console) -----------------------------------------------------------------
+# Session settings of every pooled console connection: the read limit; no JIT (every console
+# query is short, and compiling costs 10-20 ms per statement); work_mem for the per-minute sort.
+# Then the limit of one action (a transaction).
+CONSOLE_SESSION_SETTINGS = """
+SELECT set_config('statement_timeout', %(ms)s, false), set_config('jit', 'off', false),
+       set_config('work_mem', '16MB', false)
+"""
+CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
+# The task filter of the console's list and bulk actions (NULL = no condition). Sent unprepared
+# (prepare=False), so the planner sees the values and drops the conditions that are NULL.
+# Keyset pagination: newest first, the next page starts below the last task_id seen
+# (%(cursor)s), read backwards along the primary key.
+_CONSOLE_TASK_FILTER = """
+ WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+   AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+   AND (%(task_type)s::text IS NULL OR task_type = %(task_type)s::text)
+   AND (%(task_id)s::bigint IS NULL OR task_id = %(task_id)s::bigint)
+   AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+   AND (%(finished_after)s::timestamptz IS NULL OR finished_at >= %(finished_after)s::timestamptz)
+   AND (%(finished_before)s::timestamptz IS NULL OR finished_at < %(finished_before)s::timestamptz)
+   AND (%(cursor)s::bigint IS NULL OR task_id < %(cursor)s::bigint)"""
+CONSOLE_TASKS_PAGE = f"""
+SELECT task_id, task_type, queue, priority, state, attempt_count, max_attempts, scheduled_at,
+       created_at, updated_at, finished_at, cancel_requested, idempotency_key,
+       current_attempt_worker_id
+  FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+ ORDER BY task_id DESC
+ LIMIT %(limit)s
+"""
+# The ids a bulk action by filter applies to (newest first, at most %(limit)s); for a cancel,
+# tasks that already carry a cancel request are left out (%(skip_cancel_requested)s).
+CONSOLE_TASK_IDS = f"""
+SELECT task_id
+  FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+   AND NOT (%(skip_cancel_requested)s AND cancel_requested)
+ ORDER BY task_id DESC
+ LIMIT %(limit)s
+"""
+# How many tasks match, counting at most %(limit)s (the confirmation step of a bulk action).
+CONSOLE_COUNT_MATCHING = f"""
+SELECT count(*) FROM (SELECT 1 FROM taskforge.tf_tasks{_CONSOLE_TASK_FILTER}
+   AND NOT (%(skip_cancel_requested)s AND cancel_requested)
+ LIMIT %(limit)s) AS matching
+"""
+# Which of these ids exist (a bulk action by ids reports the others as not found).
+CONSOLE_EXISTING_TASK_IDS = "SELECT task_id FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[])"
+# Bulk actions in one statement (ids in ascending order, so concurrent calls lock in one order).
+# A refusal (TF4xx) aborts the statement; the console then goes one id at a time.
+CONSOLE_CANCEL_MANY = """
+SELECT t.task_id, c.task_state, c.cancel_requested
+  FROM unnest(%(task_ids)s::bigint[]) WITH ORDINALITY AS t(task_id, n)
+ CROSS JOIN LATERAL taskforge.tf_cancel(task_id => t.task_id, reason => %(reason)s) AS c
+ ORDER BY t.n
+"""
+CONSOLE_RETRY_MANY = """
+SELECT t.task_id, r.task_state, r.max_attempts
+  FROM unnest(%(task_ids)s::bigint[]) WITH ORDINALITY AS t(task_id, n)
+ CROSS JOIN LATERAL taskforge.tf_retry(task_id => t.task_id, extra_attempts => %(extra_attempts)s) AS r
+ ORDER BY t.n
+"""
+CONSOLE_WORKER_COUNTS = "SELECT liveness, count(*) FROM taskforge.tf_workers GROUP BY liveness"
+# /metrics: attempts finished in the last %(window_seconds)s seconds per queue and outcome, and
+# the recovery lag of the attempts abandoned in that window (both along attempts_finished_idx).
+CONSOLE_METRICS_ATTEMPTS = """
+SELECT queue, outcome, count(*)
+  FROM taskforge.tf_attempts
+ WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s)
+ GROUP BY queue, outcome
+"""
+CONSOLE_METRICS_RECOVERY_LAG = """
+SELECT queue, recovery_lag_seconds
+  FROM taskforge.tf_attempts
+ WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s) AND state = 'ABANDONED'
 """
 
 # --- demo (taskforge.demo) ------------------------------------------------------------------------
@@ -223,6 +332,133 @@ SELECT * FROM taskforge.tf_submit(task_type => 'sleep', payload => '{"ms": 300}'
 """
 DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE = """
 SELECT * FROM taskforge.tf_submit(task_type => 'fail_once', queue => %(queue)s)
+"""
+
+# --- console benchmark data set (taskforge.benchmarks.console_data) ------------------------------
+# Sent as the table owner (a superuser or a member of taskforge_owner) to a database made for it:
+# the rows are written directly, respecting every CHECK and tf_invariant_violations, so a large
+# history takes seconds instead of hours of real work. Task ids are given explicitly
+# (1..finished, then the backlog, then the running tasks); the identity is moved past them.
+CONSOLE_DATA_WORKERS = """
+SELECT array_agg(taskforge.tf_register_worker(name => 'bench-worker-' || g, hostname => 'bench-host-' || (g %% 4),
+                                              pid => 1000 + g, heartbeat_seconds => 5) ORDER BY g)
+  FROM generate_series(1, %(workers)s) AS g
+"""
+# Finished history: tasks 1..finished, created evenly over the last %(history_seconds)s seconds
+# (up to 40 s ago) across 8 queues and 4 task types. Every 19th (i %% 19 = 10) succeeded on a
+# second attempt after a retryable failure (every 190th after an abandoned first attempt);
+# otherwise every 47th FAILED with a traceback, every 97th was CANCELLED, the rest SUCCEEDED.
+# Queue wait 0..0.98 s, run time 0.05..0.35 s.
+CONSOLE_DATA_FINISHED = """
+INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
+                             scheduled_at, result, last_error, created_at, updated_at, finished_at)
+OVERRIDING SYSTEM VALUE
+SELECT i, (ARRAY['echo', 'noop', 'sleep', 'fail_once'])[1 + i %% 4],
+       jsonb_build_object('n', i, 'customer', 'c' || (i %% 5000), 'note', 'bench row ' || i),
+       (ARRAY['default', 'emails', 'reports', 'billing', 'images', 'search', 'webhooks', 'exports'])[1 + i %% 8],
+       CASE WHEN i %% 100 = 0 THEN 5 ELSE 0 END, 3, k.state, k.attempts, c.created_at,
+       CASE WHEN k.state = 'SUCCEEDED' THEN jsonb_build_object('n', i, 'ok', true) END,
+       CASE WHEN k.state = 'FAILED' THEN jsonb_build_object(
+           'type', 'ValueError', 'message', 'amount must be positive (task ' || i || ')',
+           'traceback', E'Traceback (most recent call last):\\n  File "handlers.py", line 42, in run\\n'
+                        || E'    raise ValueError(...)\\nValueError: amount must be positive\\n') END,
+       c.created_at, c.created_at + k.span, c.created_at + k.span
+  FROM generate_series(1, %(finished)s) AS i
+ CROSS JOIN LATERAL (SELECT now() - make_interval(secs => %(history_seconds)s)
+                            + make_interval(secs => (%(history_seconds)s - 40.0) * i / %(finished)s)
+                            AS created_at) AS c
+ CROSS JOIN LATERAL (
+     SELECT CASE WHEN i %% 19 = 10 THEN 'SUCCEEDED' WHEN i %% 47 = 0 THEN 'FAILED'
+                 WHEN i %% 97 = 0 THEN 'CANCELLED' ELSE 'SUCCEEDED' END AS state,
+            CASE WHEN i %% 19 = 10 THEN 2 ELSE 1 END AS attempts,
+            -- creation to the end of the last attempt (the arithmetic of CONSOLE_DATA_FINISHED_ATTEMPTS)
+            make_interval(secs => (i %% 50) * 0.02
+                                  + CASE WHEN i %% 190 = 10 THEN 30 + 1.5 + 0.05 + (i %% 7) * 0.05
+                                         WHEN i %% 19 = 10 THEN 2 * (0.05 + (i %% 7) * 0.05) + 2
+                                         ELSE 0.05 + (i %% 7) * 0.05 END) AS span
+ ) AS k
+"""
+# Their attempts: attempt 1 starts after the queue wait; a second attempt starts 2 s (backoff)
+# after a retryable failure, or as soon as an abandoned attempt was recovered (1.5 s after its
+# 30 s lease expired). Workers are taken in turn from %(worker_ids)s.
+CONSOLE_DATA_FINISHED_ATTEMPTS = """
+INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at,
+                                lease_expires_at, finished_at, result, error)
+SELECT t.task_id, n.n, (%(worker_ids)s::uuid[])[1 + (t.task_id + n.n) %% cardinality(%(worker_ids)s::uuid[])],
+       x.state, x.outcome, x.started_at, x.started_at + interval '30 seconds', x.finished_at,
+       CASE WHEN x.state = 'SUCCEEDED' THEN t.result END,
+       CASE WHEN x.state = 'FAILED' AND n.n = t.attempt_count THEN t.last_error
+            WHEN x.state = 'FAILED'
+            THEN '{"type": "RetryableError", "message": "busy, try again", "traceback": null}'::jsonb END
+  FROM taskforge.tasks t
+ CROSS JOIN LATERAL generate_series(1, t.attempt_count) AS n(n)
+ CROSS JOIN LATERAL (SELECT 0.05 + (t.task_id %% 7) * 0.05 AS run, (t.task_id %% 50) * 0.02 AS wait) AS d
+ CROSS JOIN LATERAL (
+     SELECT CASE WHEN n.n < t.attempt_count
+                 THEN CASE WHEN t.task_id %% 190 = 10 THEN 'ABANDONED' ELSE 'FAILED' END
+                 ELSE t.state END AS state,
+            CASE WHEN n.n < t.attempt_count
+                 THEN CASE WHEN t.task_id %% 190 = 10 THEN 'lease_expired' ELSE 'retryable' END
+                 ELSE lower(t.state) END AS outcome,
+            t.created_at + make_interval(secs => d.wait + CASE WHEN n.n = 1 THEN 0
+                                                               WHEN t.task_id %% 190 = 10 THEN 30 + 1.5
+                                                               ELSE d.run + 2 END) AS started_at,
+            t.created_at + make_interval(secs => d.wait + CASE WHEN n.n = 1 AND t.task_id %% 190 = 10 THEN 30 + 1.5
+                                                               WHEN n.n = 1 THEN d.run
+                                                               WHEN t.task_id %% 190 = 10 THEN 30 + 1.5 + d.run
+                                                               ELSE 2 * d.run + 2 END) AS finished_at
+ ) AS x
+ WHERE t.task_id <= %(finished)s
+"""
+# The backlog: tasks finished+1 .. finished+queued, QUEUED and due, created evenly over the last
+# %(backlog_seconds)s seconds.
+CONSOLE_DATA_QUEUED = """
+INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
+                             scheduled_at, created_at, updated_at)
+OVERRIDING SYSTEM VALUE
+SELECT %(finished)s + i, (ARRAY['echo', 'noop', 'sleep', 'fail_once'])[1 + i %% 4],
+       jsonb_build_object('n', i, 'customer', 'c' || (i %% 5000)),
+       (ARRAY['default', 'emails', 'reports', 'billing', 'images', 'search', 'webhooks', 'exports'])[1 + i %% 8],
+       CASE WHEN i %% 100 = 0 THEN 5 ELSE 0 END, 3, 'QUEUED', 0, c.created_at, c.created_at, c.created_at
+  FROM generate_series(1, %(queued)s) AS i
+ CROSS JOIN LATERAL (SELECT now() - make_interval(secs => %(backlog_seconds)s)
+                            + make_interval(secs => (%(backlog_seconds)s - 10.0) * i / %(queued)s)
+                            AS created_at) AS c
+"""
+# One RUNNING task per worker in %(worker_ids)s (ids from %(first_id)s on), started 5 s ago under a 30 s lease.
+CONSOLE_DATA_RUNNING = """
+WITH w AS (SELECT worker_id, ord FROM unnest(%(worker_ids)s::uuid[]) WITH ORDINALITY AS u(worker_id, ord)),
+t AS (
+    INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
+                                 scheduled_at, owner_worker_id, lease_expires_at, created_at, updated_at)
+    OVERRIDING SYSTEM VALUE
+    SELECT %(first_id)s + w.ord - 1, 'sleep', jsonb_build_object('ms', 60000), 'default', 0, 3, 'RUNNING', 1,
+           now() - interval '6 seconds', w.worker_id, now() + interval '25 seconds',
+           now() - interval '6 seconds', now() - interval '5 seconds'
+      FROM w
+    RETURNING task_id, owner_worker_id
+)
+INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
+SELECT t.task_id, 1, t.owner_worker_id, 'RUNNING', now() - interval '5 seconds', now() + interval '25 seconds'
+  FROM t
+"""
+CONSOLE_DATA_SET_IDENTITY = "SELECT setval(pg_get_serial_sequence('taskforge.tasks', 'task_id'), %(last_id)s)"
+# Every worker started a day ago; those in %(stale_ids)s last beat 5 minutes ago (stale), the others now.
+CONSOLE_DATA_AGE_WORKERS = """
+UPDATE taskforge.workers
+   SET started_at = now() - interval '25 hours',
+       last_heartbeat_at = CASE WHEN worker_id = ANY(%(stale_ids)s::uuid[]) THEN now() - interval '5 minutes'
+                                ELSE now() END
+ WHERE worker_id = ANY(%(worker_ids)s::uuid[])
+"""
+CONSOLE_DATA_COUNTS = "SELECT state, count(*) FROM taskforge.tasks GROUP BY state ORDER BY state"
+# bench/console_bench.py: the login role the console connects as ({name}: psycopg.sql.Identifier),
+# and the newest task that needed a second attempt (its page shows two attempts and an error).
+CONSOLE_BENCH_CREATE_ROLE = "CREATE ROLE {name} LOGIN IN ROLE taskforge_console"
+CONSOLE_BENCH_DROP_ROLE = "DROP ROLE IF EXISTS {name}"
+CONSOLE_BENCH_END_ROLE_SESSIONS = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %(role)s"
+CONSOLE_BENCH_A_RETRIED_TASK = """
+SELECT task_id FROM taskforge.tf_attempts WHERE attempt_number = 2 ORDER BY task_id DESC LIMIT 1
 """
 
 # --- benchmarks (taskforge.benchmarks: `taskforge bench`) --------------------------------------

@@ -1,6 +1,6 @@
 -- Acting as taskforge_client and taskforge_console: submit, cancel, retry and every view work; claim, scheduler functions and the tables are refused with 42501.
 BEGIN;
-SELECT plan(28);
+SELECT plan(30);
 SET LOCAL ROLE taskforge_client;
 SELECT is(current_user::text, 'taskforge_client', 'acting as taskforge_client');
 SELECT lives_ok($$SELECT set_config('tftest.task_id', (SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_client', max_attempts => 2))::text, true)$$,
@@ -14,6 +14,8 @@ SELECT lives_ok('SELECT * FROM taskforge.tf_schedulers LIMIT 1', 'client can rea
 SELECT results_eq($$SELECT tasks FROM taskforge.tf_queue_stats WHERE queue = 'catalog_as_client' AND state = 'QUEUED'$$,
                   ARRAY[1::bigint], 'client can read tf_queue_stats');
 SELECT lives_ok('SELECT * FROM taskforge.tf_throughput LIMIT 1', 'client can read tf_throughput');
+SELECT lives_ok('SELECT * FROM taskforge.tf_throughput_per_minute LIMIT 1', 'client can read tf_throughput_per_minute');
+SELECT ok((SELECT count(*) > 0 FROM taskforge.tf_task_types WHERE task_type = 'noop'), 'client can read tf_task_types');
 SELECT lives_ok('SELECT * FROM taskforge.tf_invariant_violations LIMIT 1', 'client can read tf_invariant_violations');
 SELECT results_eq($$SELECT task_state FROM taskforge.tf_cancel(current_setting('tftest.task_id')::bigint, 'from client')$$,
                   ARRAY['CANCELLED'], 'client can call tf_cancel');

@@ -3,8 +3,8 @@ BEGIN;
 SELECT plan(11);
 SELECT tables_are('taskforge', ARRAY['tasks', 'attempts', 'workers', 'schedulers', 'task_types', 'queues'], 'the schema has exactly the six tables');
 SELECT views_are('taskforge', ARRAY['tf_tasks', 'tf_attempts', 'tf_workers', 'tf_schedulers', 'tf_queue_stats', 'tf_queues', 'tf_throughput',
-                                     'tf_invariant_violations'],
-                 'the schema has exactly the eight tf_* views');
+                                    'tf_throughput_per_minute', 'tf_task_types', 'tf_invariant_violations'],
+                 'the schema has exactly the ten tf_* views');
 CREATE TEMP TABLE roles AS
 SELECT * FROM (VALUES ('taskforge_worker'), ('taskforge_scheduler'), ('taskforge_client'), ('taskforge_console')) r(rolname);
 CREATE TEMP TABLE rels AS

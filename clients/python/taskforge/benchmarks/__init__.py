@@ -12,6 +12,7 @@ Modules, by job:
 * :mod:`.peer`        the same no-op jobs through procrastinate, in its own virtualenv
 * :mod:`.report`      the bundle: raw JSON, ``report.md``
 * :mod:`.charts`      PNG charts (matplotlib, Agg backend)
+* :mod:`.console_data` a large valid history written with INSERT ... SELECT (console benchmark)
 * :mod:`.runner`      sizes, blocks and the order things run in
 
 Every duration that is reported comes from database timestamps (``clock_timestamp()`` written

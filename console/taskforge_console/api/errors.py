@@ -1,0 +1,104 @@
+"""The one error shape of the JSON API, and how errors become it.
+
+Every error answer is ``{"code": str, "message": str, "field": str | null}``:
+
+=====  ================================  ===================================================
+HTTP   code                              when
+=====  ================================  ===================================================
+400    ``invalid_argument``              request validation or SQLSTATE TF400; ``field`` names it
+400    ``csrf``                          an unsafe request without the CSRF token (browser sessions)
+401    ``unauthorized``                  token configured and not sent (or wrong)
+403    ``read_only``                     any action while the console is read-only
+404    ``not_found``                     SQLSTATE TF404 (``field`` = ``task_id``), or no such route
+409    ``conflict``                      SQLSTATE TF409 (idempotency key reuse, retry refused)
+413    ``request_entity_too_large``      body above the configured limit
+503    ``database_unavailable``/``cut_short``  no connection, or a read hit ``statement_timeout``
+=====  ================================  ===================================================
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+from flask import jsonify
+from pydantic import BaseModel, Field, ValidationError
+from werkzeug.wrappers import Response as BaseResponse
+
+from taskforge import client
+
+__all__ = [
+    "ErrorBody",
+    "ValidationErrorBody",
+    "database_error_response",
+    "error_response",
+    "invalid_argument_response",
+    "not_found_response",
+    "validation_error",
+]
+
+#: SQLSTATE of the TaskForge SQL API -> (HTTP status, error code) (docs/sql-api.md, "Errors").
+SQLSTATE_STATUS = {"TF400": (400, "invalid_argument"), "TF404": (404, "not_found"), "TF409": (409, "conflict")}
+_FIELD = re.compile(r"^([a-z_][a-z0-9_]*)\b")
+
+
+class ErrorBody(BaseModel):
+    """An error answer of the API."""
+
+    code: str = Field(description="Machine-readable reason, e.g. invalid_argument, not_found, conflict.")
+    message: str = Field(description="What went wrong, for a person.")
+    field: str | None = Field(default=None, description="The request field at fault, when there is one.")
+
+
+class ValidationErrorBody(ErrorBody):
+    """The 400 answer of a request that does not match the schema (same shape as ErrorBody)."""
+
+
+def error_response(status: int, code: str, message: str, field: str | None = None) -> BaseResponse:
+    response = jsonify(code=code, message=message, field=field)
+    response.status_code = status
+    return response
+
+
+def _loc_field(loc: tuple[int | str, ...]) -> str | None:
+    parts = [str(p) for p in loc if not (isinstance(p, str) and p in {"body", "query", "path", "header"})]
+    return ".".join(parts) or None
+
+
+def validation_error(exc: ValidationError) -> BaseResponse:
+    """flask-openapi3's callback for a request that fails its pydantic model: 400 naming the field."""
+    errors: list[Any] = exc.errors(include_url=False, include_context=False, include_input=False)
+    if not errors:
+        return error_response(400, "invalid_argument", "invalid request")
+    first = errors[0]
+    field = _loc_field(tuple(first.get("loc", ())))
+    problem = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    if first.get("type") == "model_type" and field is None:
+        problem = "a JSON object is required (Content-Type: application/json)"
+    message = f"{field}: {problem}" if field else f"body: {problem}"
+    return error_response(400, "invalid_argument", message, field)
+
+
+def not_found_response(exc: client.TaskNotFound) -> BaseResponse:
+    """A read of a task that does not exist: 404 naming ``task_id``."""
+    return error_response(404, "not_found", str(exc), "task_id")
+
+
+def invalid_argument_response(exc: client.InvalidArgument) -> BaseResponse:
+    """A client-side check of :mod:`taskforge.client` (nothing was sent): 400 naming the argument."""
+    return error_response(400, "invalid_argument", str(exc), exc.argument)
+
+
+def database_error_response(exc: psycopg.Error) -> BaseResponse | None:
+    """TF400/TF404/TF409 as 400/404/409 naming the field (the SQL message starts with the
+    argument name); ``None`` for any other SQLSTATE (the caller re-raises)."""
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    mapped = SQLSTATE_STATUS.get(sqlstate)
+    if mapped is None:
+        return None
+    diag = getattr(exc, "diag", None)
+    text = ((diag.message_primary if diag is not None else None) or str(exc)).strip()
+    match = _FIELD.match(text)
+    field = match.group(1) if match and text[match.end() : match.end() + 1] in (":", " ") else None
+    return error_response(mapped[0], mapped[1], text, field)

@@ -1,0 +1,170 @@
+"""``GET /metrics``: Prometheus text format, read from the views at scrape time.
+
+A custom collector (prometheus_client) runs a few queries per scrape, each under the console's
+read ``statement_timeout``; nothing is counted in the console process, so several consoles (or
+a restart) report the same figures. Families:
+
+- ``taskforge_tasks{queue,state}``: live tasks (QUEUED, RUNNING, RETRYING) per queue (tf_queues).
+- ``taskforge_tasks_due{queue}``: QUEUED tasks that are due now.
+- ``taskforge_tasks_finished{queue,state}``: tasks that reached SUCCEEDED, FAILED or CANCELLED in
+  the last :data:`WINDOW_SECONDS` (not the totals since the beginning: those mean counting the
+  whole history, about 0.5 s per scrape at a million tasks).
+- ``taskforge_queue_oldest_due_age_seconds{queue}``: age of the oldest due QUEUED task.
+- ``taskforge_queue_paused{queue}``: 1 while a queue is paused; ``taskforge_queue_max_running``
+  the limit of a limited queue.
+- ``taskforge_workers{liveness}``: workers alive, stale, stopped (database time).
+- ``taskforge_attempts_finished{queue,outcome}``: attempts that finished in the last
+  :data:`WINDOW_SECONDS` (a gauge over a sliding window: a total since the beginning would mean
+  counting the whole attempt history on every scrape).
+- ``taskforge_attempt_recovery_lag_seconds{queue}``: gauge histogram of the recovery lag
+  (abandoned_at - lease_expires_at) of attempts abandoned in the last :data:`WINDOW_SECONDS`.
+- ``taskforge_console_scrape_cut_short``: 1 when a query of this scrape hit the limit (its
+  families are then missing from the answer).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from flask import Blueprint, Response
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from taskforge import sql
+
+from .. import queries
+from ..auth import require_signed_in
+from ..db import CutShort, Database
+from .common import database_error
+
+__all__ = ["BUCKETS", "WINDOW_SECONDS", "TaskforgeCollector", "bp"]
+
+#: The sliding window of the attempt families, in seconds.
+WINDOW_SECONDS = 900
+#: Upper bounds (seconds) of the recovery-lag histogram buckets.
+BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+bp = Blueprint("metrics", __name__)
+bp.register_error_handler(psycopg.Error, database_error)
+
+
+class TaskforgeCollector(Collector):
+    """Reads the views once per ``collect()`` (one scrape)."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def collect(self) -> Iterator[Metric]:
+        cut_short = 0
+        try:
+            yield from self._queues()
+        except CutShort:
+            cut_short = 1
+        try:
+            yield from self._workers()
+        except CutShort:
+            cut_short = 1
+        try:
+            yield from self._attempts()
+        except CutShort:
+            cut_short = 1
+        flag = GaugeMetricFamily(
+            "taskforge_console_scrape_cut_short", "1 when a query of this scrape hit the console's statement_timeout"
+        )
+        flag.add_metric([], cut_short)
+        yield flag
+
+    def _queues(self) -> Iterator[Metric]:
+        rows = self.db.read(
+            "metrics: queues", lambda conn: queries.queues(conn, finished_window_seconds=WINDOW_SECONDS)
+        )
+        tasks = GaugeMetricFamily("taskforge_tasks", "Live tasks per queue and state", labels=["queue", "state"])
+        due = GaugeMetricFamily("taskforge_tasks_due", "QUEUED tasks that are due now, per queue", labels=["queue"])
+        finished = GaugeMetricFamily(
+            "taskforge_tasks_finished",
+            f"Tasks that reached a terminal state in the last {WINDOW_SECONDS} s, per queue and state",
+            labels=["queue", "state"],
+        )
+        oldest = GaugeMetricFamily(
+            "taskforge_queue_oldest_due_age_seconds",
+            "Age of the oldest QUEUED task that is due, per queue (database time)",
+            labels=["queue"],
+        )
+        paused = GaugeMetricFamily("taskforge_queue_paused", "1 while the queue is paused", labels=["queue"])
+        limit = GaugeMetricFamily(
+            "taskforge_queue_max_running", "Most RUNNING tasks of a limited queue", labels=["queue"]
+        )
+        for row in rows:
+            name = row["queue"]
+            for state in ("QUEUED", "RUNNING", "RETRYING"):
+                tasks.add_metric([name, state], row[state])
+            due.add_metric([name], row["due"])
+            for state in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                finished.add_metric([name, state], row[f"finished_{state.lower()}"])
+            if row["oldest_due_age_seconds"] is not None:
+                oldest.add_metric([name], max(0.0, float(row["oldest_due_age_seconds"])))
+            paused.add_metric([name], 1 if row["paused"] else 0)
+            if row["max_running"] is not None:
+                limit.add_metric([name], row["max_running"])
+        yield from (tasks, due, finished, oldest, paused, limit)
+
+    def _workers(self) -> Iterator[Metric]:
+        counts = self.db.read("metrics: workers", queries.worker_counts)
+        workers = GaugeMetricFamily("taskforge_workers", "Worker processes per liveness", labels=["liveness"])
+        for liveness, n in sorted(counts.items()):
+            workers.add_metric([liveness], n)
+        yield workers
+
+    def _attempts(self) -> Iterator[Metric]:
+        params = {"window_seconds": WINDOW_SECONDS}
+
+        def read(conn: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+            finished = conn.execute(sql.CONSOLE_METRICS_ATTEMPTS, params, prepare=False).fetchall()
+            lags = conn.execute(sql.CONSOLE_METRICS_RECOVERY_LAG, params, prepare=False).fetchall()
+            return finished, lags
+
+        finished, lags = self.db.read("metrics: attempts", read)
+        family = GaugeMetricFamily(
+            "taskforge_attempts_finished",
+            f"Attempts finished in the last {WINDOW_SECONDS} s per queue and outcome",
+            labels=["queue", "outcome"],
+        )
+        for queue, outcome, n in sorted(finished):
+            family.add_metric([queue, outcome], n)
+        yield family
+        yield from self._lag_histogram(lags)
+
+    @staticmethod
+    def _lag_histogram(lags: list[tuple[Any, ...]]) -> Iterator[Metric]:
+        per_queue: dict[str, list[float]] = {}
+        for queue, lag in lags:
+            per_queue.setdefault(queue, []).append(max(0.0, float(lag or 0.0)))
+        family = GaugeHistogramMetricFamily(
+            "taskforge_attempt_recovery_lag_seconds",
+            f"Recovery lag (abandoned_at - lease_expires_at) of attempts abandoned in the last {WINDOW_SECONDS} s",
+            labels=["queue"],
+        )
+        for queue in sorted(per_queue):
+            values = sorted(per_queue[queue])
+            buckets = [(str(b), bisect.bisect_right(values, b)) for b in BUCKETS]
+            buckets.append(("+Inf", len(values)))
+            family.add_metric([queue], buckets, gsum_value=sum(values))
+        yield family
+
+
+@bp.get("/metrics")
+def metrics() -> Any:
+    """Prometheus text format (needs the token when one is configured)."""
+    refusal = require_signed_in()
+    if refusal is not None:
+        return refusal
+    from ..state import console
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(TaskforgeCollector(console().db))
+    return Response(generate_latest(registry), mimetype=None, content_type=CONTENT_TYPE)
