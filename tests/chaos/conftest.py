@@ -42,13 +42,18 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"{summary['setup']['schedulers']} schedulers, lease {summary['setup']['lease_seconds']} s, "
             f"poll {summary['setup']['poll_seconds']} s"
         )
-        header = f"{'fault':<34}{'injected':>9}{'tasks':>7}{'retried':>8}{'replays':>8}{'drain s':>8}{'pickup ms':>18}"
+        header = (
+            f"{'fault':<36}{'faults':>7}{'tasks':>6}{'retried':>8}{'replays':>8}{'abandon':>8}{'re-run':>7}"
+            f"{'overlap':>8}{'drain s':>8}{'pickup ms':>14}"
+        )
         terminalreporter.write_line(header)
         for r in summary["rounds"]:
             pickup = "/".join(f"{ms:.0f}" for ms in r["pickup_ms"])
+            added = r["this_round"]
             terminalreporter.write_line(
-                f"{r['fault']:<34}{len(r['injected']):>9}{r['tasks_submitted']:>7}{r['submit_errors_retried']:>8}"
-                f"{r['submit_replays']:>8}{r['drain_seconds']:>8.1f}{pickup:>18}"
+                f"{r['fault']:<36}{len(r['injected']):>7}{r['tasks_submitted']:>6}{r['submit_errors_retried']:>8}"
+                f"{r['submit_replays']:>8}{added['abandoned']:>8}{added['re_executions']:>7}"
+                f"{added['overlaps_after_lease_expiry']:>8}{r['drain_seconds']:>8.1f}{pickup:>14}"
             )
         terminalreporter.write_line(
             f"faults injected {summary['faults_injected']}; tasks {totals.get('tasks')}; lost {totals.get('lost')}; "

@@ -99,7 +99,9 @@ class FaultReport:
     drain_seconds: float = 0.0
     pickup_seconds: list[float] = field(default_factory=list)
     resubscribed: int = 0
+    #: Figures over every task of the run so far (cumulative), and what this round added.
     verdict: dict[str, Any] = field(default_factory=dict)
+    added: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,7 @@ class FaultReport:
             "drain_seconds": round(self.drain_seconds, 2),
             "pickup_ms": [round(s * 1000, 1) for s in self.pickup_seconds],
             "listeners_resubscribed": self.resubscribed,
+            "this_round": self.added,
             "after": self.verdict,
         }
 
@@ -387,8 +390,13 @@ class ChaosRig:
         report.drain_seconds = self.wait(lambda: self.pending() == 0, f"every task to end after {name}")
         report.pickup_seconds = self.probe(name)
         report.resubscribed = self.resubscriptions() - resubscribed_before
+        previous = self.last_verdict.as_dict() if self.last_verdict else {}
         verdict = self.verify()
         report.verdict = verdict.as_dict()
+        report.added = {
+            name: report.verdict[name] - previous.get(name, 0)
+            for name in ("tasks", "attempts", "abandoned", "re_executions", "overlaps_after_lease_expiry")
+        }
         self.reports.append(report)
         problems = verdict.problems + self.unexpected_exits()
         slow = [s for s in report.pickup_seconds if s > PICKUP_LIMIT_SECONDS]
