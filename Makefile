@@ -1,10 +1,11 @@
 # TaskForge developer commands. `make test` and `make demo` work on a fresh machine.
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test chaos audit demo install lint fmt pgtap chromium pg-prove freeze clean
+.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +39,23 @@ fmt: $(STAMP)
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
 test: $(STAMP) pgtap chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# A smoke subset (the pgTAP files of tf_claim, one concurrency test, one worker-process test) as on
+# a machine where no PostgreSQL answers: the local server is hidden (TASKFORGE_TEST_LOCAL_DSN at a
+# closed port), so the suite starts its own, through testcontainers when Docker answers, else the
+# embedded PostgreSQL (tests/helpers/suite_server.py). Fails unless that is the server it used.
+SMOKE_TESTS := db/tests/tf_claim \
+	"tests/sql/test_concurrency.py::test_parallel_claimers_never_share_a_task" \
+	tests/processes/test_worker_processes.py::test_sigkill_mid_task_is_recovered_after_the_lease_and_succeeds_on_attempt_2
+test-without-server: $(STAMP)
+	@log=$$(mktemp); \
+	env -u TASKFORGE_TEST_DSN -u PGHOST -u PGPORT \
+	    TASKFORGE_TEST_LOCAL_DSN="host=127.0.0.1 port=1 user=postgres dbname=postgres" \
+	    $(BIN)/python -m pytest -p no:cacheprovider $(SMOKE_TESTS) 2>&1 | tee "$$log"; \
+	status=$${PIPESTATUS[0]}; \
+	grep -Eq '^test server: (the embedded PostgreSQL|a postgres)' "$$log" \
+	    || { echo "test-without-server: the suite did not start a server of its own" >&2; status=1; }; \
+	rm -f "$$log"; exit $$status
 
 # Faults injected into real workers and schedulers on a private PostgreSQL server the run starts
 # itself (never the shared one): restarts, crashes, killed backends, SIGKILL/SIGSTOP, a read-only

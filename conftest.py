@@ -1,14 +1,15 @@
 """Test fixtures shared by the pgTAP files (db/tests) and the Python tests (tests/).
 
-The suite needs a real PostgreSQL server. Its DSN comes from $TASKFORGE_TEST_DSN, else the
-local server at 127.0.0.1:5432 as user postgres. A session creates one throwaway database
-(taskforge_test_<random>), migrates it with the shipped migrations, installs pgTAP in it, and
-drops it at the end. A missing server is a failure with a clear message, never a skip.
+The suite needs a real PostgreSQL server: $TASKFORGE_TEST_DSN, else the local server
+($TASKFORGE_TEST_LOCAL_DSN, default 127.0.0.1:5432 as user postgres), else one it starts for the
+session (a container through testcontainers when Docker answers, else the embedded PostgreSQL):
+see tests/helpers/suite_server.py. A session creates one throwaway database
+(taskforge_test_<random>), migrates it with the shipped migrations, loads pgTAP in it, and drops
+it at the end. A server that cannot be had is a failure with a clear message, never a skip.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
@@ -17,13 +18,11 @@ import pytest
 
 from taskforge import database as tfdb
 
+from suite_server import NoServer, choose_server, install_pgtap
+
 ROOT = Path(__file__).resolve().parent
-
-DEFAULT_ADMIN_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
-
-
-def admin_dsn_value() -> str:
-    return os.environ.get("TASKFORGE_TEST_DSN") or DEFAULT_ADMIN_DSN
+#: What the session ran against, for the summary at the end.
+SERVER_REPORT: list[str] = []
 
 
 def create_database(admin_dsn: str, prefix: str = "taskforge_test") -> str:
@@ -40,41 +39,43 @@ def drop_database(admin_dsn: str, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def admin_dsn() -> str:
-    """DSN of a maintenance database on the test server (may create databases)."""
-    dsn = admin_dsn_value()
+def admin_dsn():
+    """DSN of a maintenance database on the test server (may create databases and roles)."""
     try:
-        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.OperationalError as exc:
+        server = choose_server()
+    except NoServer as exc:
         pytest.fail(
-            f"cannot reach the test PostgreSQL server ({dsn}): {exc}\n"
-            "Start PostgreSQL 15+ locally or set TASKFORGE_TEST_DSN to a server where this user may "
-            "create databases.",
+            f"{exc}\nStart PostgreSQL 15+ locally, set TASKFORGE_TEST_DSN to a server where this user may "
+            "create databases, or install the pgserver package (make install does) for an embedded one.",
             pytrace=False,
         )
-    return dsn
+    SERVER_REPORT.append(f"test server: {server.description}")
+    try:
+        yield server.admin_dsn
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
 def db_dsn(admin_dsn: str):
-    """A freshly migrated throwaway database with pgTAP installed (DSN string)."""
+    """A freshly migrated throwaway database with pgTAP loaded (DSN string)."""
     name = create_database(admin_dsn)
     dsn = tfdb.with_dbname(admin_dsn, name)
     try:
         tfdb.migrate(dsn)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            available = conn.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'pgtap'").fetchone()[0]
-            if not available:
-                pytest.fail(
-                    "the pgTAP extension is not installed on the test server "
-                    "(Debian: apt-get install postgresql-15-pgtap; `make test` does it as root)",
-                    pytrace=False,
-                )
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
+            try:
+                SERVER_REPORT.append(f"pgTAP: {install_pgtap(conn)}")
+            except NoServer as exc:
+                pytest.fail(str(exc), pytrace=False)
         yield dsn
     finally:
         drop_database(admin_dsn, name)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for line in SERVER_REPORT:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

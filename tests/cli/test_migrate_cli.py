@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -192,6 +193,13 @@ def test_wheel_ships_db(tmp_path):
         ):
             assert required in names, f"{required} is missing from {wheel.name}"
         assert not [n for n in names if n.startswith("taskforge/db/tests/")], "the wheel ships the pgTAP suite"
+        # The package index shows the README without links into the source tree (they lead nowhere there).
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        description = archive.read(metadata).decode().split("\n\n", 1)[1]
+        assert "## Installing the package" in description and "pip install taskforge" in description
+        assert "`docs/cli.md`" in description
+        relative = re.findall(r"\]\((?!https?://|#)[^)]*\)", description)
+        assert relative == [], relative
         for name in ("functions/tf_claim.sql", "migrations/frozen/0001_initial.sql"):
             assert archive.read(f"taskforge/db/{name}") == (ROOT / "db" / name).read_bytes()
         archive.extractall(tmp_path / "site")

@@ -10,6 +10,8 @@ from psycopg.conninfo import conninfo_to_dict
 
 from taskforge import database as tfdb
 
+from sqlcore_helpers import as_uri
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
@@ -67,11 +69,9 @@ def test_readme_worker_session(fresh_database):
     """The README's shell session with a scheduler and a worker works as written."""
     dsn = fresh_database("taskforge_readme_sh")
     tfdb.migrate(dsn)
-    params = conninfo_to_dict(dsn)
-    user, host, port = params.get("user", "postgres"), params.get("host", "127.0.0.1"), params.get("port", 5432)
-    uri = f"postgresql://{user}@{host}:{port}/{params['dbname']}"
+    uri = as_uri(dsn)
     blocks = re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
-    block = next(b for b in blocks if "taskforge worker" in b)
+    block = next(b for b in blocks if "taskforge worker" in b and "taskforge_dev" in b)
     assert "postgresql://postgres@127.0.0.1/taskforge_dev" in block
     script = block.replace("postgresql://postgres@127.0.0.1/taskforge_dev", uri)
     out = subprocess.run(["bash", "-e", "-c", script], cwd=README.parent, capture_output=True, text=True, timeout=120)

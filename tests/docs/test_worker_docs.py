@@ -12,6 +12,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from itest_support import ROOT
+from sqlcore_helpers import as_uri
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,7 +23,7 @@ DOC_DSN = "postgresql://postgres@127.0.0.1/taskforge_dev"
 def test_walkthrough_runs_as_written(fresh_database, tmp_path):
     dsn = fresh_database("taskforge_walkthrough")  # empty: the walk-through migrates it
     p = conninfo_to_dict(dsn)
-    uri = f"postgresql://{p.get('user', 'postgres')}@{p.get('host', '127.0.0.1')}:{p.get('port', 5432)}/{p['dbname']}"
+    uri = as_uri(dsn)
     text = DOC.read_text()
     section = text[text.index("## Walk-through") : text.index("## The handler API")]
     setup, check = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]

@@ -11,6 +11,7 @@ import secrets
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -19,6 +20,7 @@ from psycopg.types.json import Jsonb
 from taskforge import sql
 
 __all__ = [
+    "as_uri",
     "as_user",
     "backend_waits_on_lock",
     "catalog_snapshot",
@@ -35,6 +37,23 @@ __all__ = [
     "unique_name",
     "wait_until",
 ]
+
+
+def as_uri(dsn: str) -> str:
+    """``dsn`` as a ``postgresql://`` URI (what the docs' shell sessions take); a Unix socket
+    directory (the embedded test server) goes in the ``host`` query parameter. The password is
+    left out (pass it as PGPASSWORD)."""
+    params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v not in (None, "")}
+    params.pop("password", None)
+    user = quote(params.pop("user", "postgres"), safe="")
+    dbname = quote(params.pop("dbname", "postgres"), safe="")
+    host = params.pop("host", "127.0.0.1")
+    netloc = ""
+    if host.startswith("/"):
+        params = {"host": host, **params}
+    else:
+        netloc = host + (f":{params.pop('port')}" if "port" in params else "")
+    return f"postgresql://{user}@{netloc}/{dbname}" + (f"?{urlencode(params, quote_via=quote)}" if params else "")
 
 
 def as_user(dsn: str, user: str) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -198,9 +200,19 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
         assert not process_exists(pid)
 
 
+@pytest.fixture()
+def outside_pytest_tmp():
+    """A directory outside /tmp/pytest-of-<user>, which every new pytest session makes private
+    again (mode 0700), locking the embedded server's own user out mid-run (see
+    tests/helpers/suite_server.py)."""
+    path = Path(tempfile.mkdtemp(prefix="taskforge-demo-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.slow
-def test_demo_once_with_the_embedded_postgres(tmp_path):
-    data_dir = tmp_path / ".taskforge"
+def test_demo_once_with_the_embedded_postgres(outside_pytest_tmp, tmp_path):
+    data_dir = outside_pytest_tmp / ".taskforge"
     proc = subprocess.run(
         demo_command("--once", "--data-dir", str(data_dir)),
         capture_output=True,

@@ -38,7 +38,6 @@ import socket
 import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +45,8 @@ from typing import Any, NoReturn
 
 import click
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from . import client, database as db, sql
+from . import client, database as db, embedded, sql
 from .processes import ManagedProcess, ProcessHarness
 from .progress import Progress
 
@@ -360,50 +358,18 @@ class Run:
 # Embedded PostgreSQL
 
 
-@dataclass
-class Embedded:
-    server: Any
-    admin_dsn: str
-
-    def stop(self) -> None:
-        self.server.cleanup()
-
-
-def _clean_dsn(uri: str, dbname: str) -> str:
-    params = {k: v for k, v in conninfo_to_dict(uri).items() if v not in ("", None)}
-    params["dbname"] = dbname
-    return make_conninfo("", **params)
-
-
-def start_embedded(data_dir: Path, out: Callable[[str], None]) -> Embedded:
-    """Start (or reuse) the pgserver instance under data_dir/pgdata; Unix socket only."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            import pgserver
-    except ImportError:
-        raise DemoError(
-            "no database configured and the embedded PostgreSQL needs the pgserver package: "
-            "pip install 'taskforge[demo]' (make demo installs it), or pass --dsn"
-        ) from None
-    data_dir = data_dir.resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    pgdata = data_dir / "pgdata"
+def start_embedded(data_dir: Path, out: Callable[[str], None]) -> embedded.Embedded:
+    """Start (or reuse) the embedded server under data_dir/pgdata (:mod:`taskforge.embedded`)."""
+    pgdata = data_dir.resolve() / "pgdata"
     fresh = not (pgdata / "PG_VERSION").exists()
     out(f"starting the embedded PostgreSQL in {pgdata} ({'initdb, first run' if fresh else 'reusing its data'})")
     t0 = time.monotonic()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            server = pgserver.get_server(pgdata, cleanup_mode="stop")
-    except Exception as exc:  # initdb/pg_ctl/useradd failures: one clear message, the cause kept
-        raise DemoError(
-            f"cannot start the embedded PostgreSQL in {pgdata}: {type(exc).__name__}: {exc} "
-            f"(server log: {pgdata / 'log'}); or pass --dsn"
-        ) from exc
-    admin = _clean_dsn(server.get_uri(), "postgres")
-    out(f"embedded PostgreSQL ready in {time.monotonic() - t0:.1f} s (socket in {conninfo_to_dict(admin).get('host')})")
-    return Embedded(server=server, admin_dsn=admin)
+        server = embedded.start(pgdata)
+    except embedded.EmbeddedError as exc:
+        raise DemoError(f"no database configured and {exc}; or pass --dsn") from exc
+    out(f"embedded PostgreSQL ready in {time.monotonic() - t0:.1f} s (socket in {server.socket_dir})")
+    return server
 
 
 # ---------------------------------------------------------------------------------------------
@@ -743,7 +709,7 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
     path = cfg.workload or default_workload_path()
     items = load_workload(path)
     tag = secrets.token_hex(2)
-    embedded: Embedded | None = None
+    local_server: embedded.Embedded | None = None
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     run_state: Run | None = None
     try:
@@ -751,11 +717,11 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             dsn = cfg.dsn
             out("using the database given by the DSN (it is migrated; nothing is dropped)")
         else:
-            embedded = start_embedded(cfg.data_dir, out)
-            with psycopg.connect(embedded.admin_dsn, autocommit=True) as admin:
+            local_server = start_embedded(cfg.data_dir, out)
+            with psycopg.connect(local_server.admin_dsn, autocommit=True) as admin:
                 admin.execute(sql.DEMO_EMBEDDED_DROP_DATABASE)
                 admin.execute(sql.DEMO_EMBEDDED_CREATE_DATABASE)
-            dsn = _clean_dsn(embedded.admin_dsn, "taskforge_demo")
+            dsn = db.with_dbname(local_server.admin_dsn, "taskforge_demo")
         applied = db.migrate(dsn)
         out(f"migrated: {', '.join(applied) if applied else 'already up to date'}")
 
@@ -809,6 +775,6 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             if run_state is not None:
                 run_state.stop_children(out)
         finally:
-            if embedded is not None:
-                embedded.stop()
+            if local_server is not None:
+                local_server.stop()
                 out("stopped the embedded PostgreSQL")
