@@ -1,10 +1,10 @@
 -- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
 --
--- Purpose:    validate one queue or task type name argument against its rule
+-- Purpose:    validate one queue, task type or schedule name argument against its rule
 --             (taskforge._tf_name_pattern), with the one TF400 message for a bad name.
 -- Parameters: argument  the parameter name for the error ('queue', 'requests[3].queue', ...).
 --             name      the value; NULL is refused.
---             kind      'queue' | 'task_type'.
+--             kind      'queue' | 'task_type' | 'schedule'.
 -- Returns:    nothing.
 -- Errors:     TF400 '<argument>: must match <pattern>, got <quoted name or NULL>'.
 -- Locks:      none.  Clock: none.  By hand: harmless.

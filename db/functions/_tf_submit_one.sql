@@ -1,9 +1,10 @@
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
 --     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
---     argument_prefix text)
+--     argument_prefix text, validate_only boolean DEFAULT false)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
--- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
+-- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
+--             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
@@ -12,6 +13,9 @@
 --                              schedule when scheduled_at is NULL.
 --             argument_prefix  put before every argument name in TF400/TF409 messages and
 --                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
+--             validate_only    true: stop after the validation and return NULLs (created =
+--                              false); tf_schedule_periodic checks the request a schedule will
+--                              submit with exactly these rules.
 -- Returns:    the task id, its current state, and whether this call created it. Sends no
 --             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
@@ -28,6 +32,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     idempotency_key text,
     now timestamptz,
     argument_prefix text,
+    validate_only boolean DEFAULT false,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean)
@@ -80,6 +85,10 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
             length(_tf_submit_one.idempotency_key)));
     END IF;
+    IF _tf_submit_one.validate_only THEN
+        _tf_submit_one.created := false;
+        RETURN;
+    END IF;
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
@@ -123,8 +132,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
-    'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean) IS
+    'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+    text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean
 ) FROM PUBLIC;

@@ -164,6 +164,35 @@ CREATE TABLE taskforge.attempts (
 COMMENT ON TABLE taskforge.attempts IS
     'Attempt history: one durable, numbered row per execution of a task.';
 
+-- Periodic schedules (tf_schedule_periodic): a cron expression read in a time zone, and the
+-- request tf_enqueue_periodic submits at each tick. next_fire_at is the next tick not yet enqueued.
+CREATE TABLE taskforge.periodic_schedules (
+    -- Name formats: CHECKs in 50_name_rules.sql (taskforge._tf_name_pattern).
+    name          text PRIMARY KEY,
+    cron          text NOT NULL
+        CONSTRAINT periodic_schedules_cron_length CHECK (length(cron) BETWEEN 1 AND 200),
+    task_type     text NOT NULL REFERENCES taskforge.task_types (task_type),
+    payload       jsonb NOT NULL
+        CONSTRAINT periodic_schedules_payload_object CHECK (jsonb_typeof(payload) = 'object'),
+    queue         text NOT NULL,
+    priority      int NOT NULL
+        CONSTRAINT periodic_schedules_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    max_attempts  int NOT NULL
+        CONSTRAINT periodic_schedules_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 1000),
+    -- A name from pg_timezone_names (checked by tf_schedule_periodic; a CHECK cannot query it).
+    timezone      text NOT NULL,
+    next_fire_at  timestamptz NOT NULL,
+    last_fire_at  timestamptz,
+    -- The task of the last tick (no foreign key: tf_prune may delete it).
+    last_task_id  bigint,
+    created_at    timestamptz NOT NULL,
+    updated_at    timestamptz NOT NULL,
+    CONSTRAINT periodic_schedules_fired_before_next CHECK (last_fire_at IS NULL OR last_fire_at < next_fire_at),
+    CONSTRAINT periodic_schedules_task_iff_fired CHECK ((last_fire_at IS NULL) = (last_task_id IS NULL))
+);
+COMMENT ON TABLE taskforge.periodic_schedules IS
+    'Periodic schedules: cron + time zone + the request enqueued at each tick. Written by tf_schedule_periodic, tf_enqueue_periodic.';
+
 -- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
 -- so the cost of claim/promote/recover does not grow with finished history.
 
@@ -189,6 +218,10 @@ CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
 -- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
 CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+-- tf_enqueue_periodic: due schedules by next tick; also gives the next tick from its first entry.
+CREATE INDEX periodic_schedules_due_idx ON taskforge.periodic_schedules (next_fire_at);
+-- The foreign key from periodic schedules to task types (tf_register_task_type never deletes, but a DBA may).
+CREATE INDEX periodic_schedules_task_type_idx ON taskforge.periodic_schedules (task_type);
 -- The foreign key from tasks to workers and the attempts by worker (views, worker deletion checks).
 CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_worker_id IS NOT NULL;
 CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);

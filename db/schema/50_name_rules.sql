@@ -7,3 +7,6 @@ ALTER TABLE taskforge.tasks
     ADD CONSTRAINT tasks_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
 ALTER TABLE taskforge.queues
     ADD CONSTRAINT queues_name_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
+ALTER TABLE taskforge.periodic_schedules
+    ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ taskforge._tf_name_pattern('schedule')),
+    ADD CONSTRAINT periodic_schedules_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));

@@ -138,6 +138,17 @@ SELECT w.window_seconds, t.queue,
 COMMENT ON VIEW taskforge.tf_throughput IS
     'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
 
+-- Periodic schedules with their next and last tick, and the task of the last tick (its state
+-- is NULL once tf_prune deleted it).
+CREATE VIEW taskforge.tf_periodic AS
+SELECT p.name, p.cron, p.timezone, p.task_type, p.queue, p.priority, p.max_attempts, p.payload,
+       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state AS last_task_state,
+       p.created_at, p.updated_at
+  FROM taskforge.periodic_schedules p
+  LEFT JOIN taskforge.tasks t ON t.task_id = p.last_task_id;
+COMMENT ON VIEW taskforge.tf_periodic IS
+    'Periodic schedules: cron, time zone, the request, next_fire_at, last_fire_at, last_task_id and that task''s state.';
+
 -- The last hour of database time, minute by minute, per queue (the console's charts): attempts
 -- finished in each minute, succeeded, failed (FAILED or ABANDONED), and the p50/p95 queue wait
 -- (first attempt start - task creation, seconds) of the first attempts that finished in that
@@ -244,9 +255,9 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
-    FROM PUBLIC;
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
+              taskforge.tf_invariant_violations FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
-    TO taskforge_client;
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
+                taskforge.tf_invariant_violations TO taskforge_client;

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from taskforge import client
+
 from console_support import PASSWORD
 from sqlcore_helpers import claim, finalize, recover, register_worker, submit
 
@@ -108,6 +110,7 @@ def test_live_regions_come_back_alone_for_htmx(web: Any, admin: Any, queue: str)
         (f"/tasks/{task_id}", "task-region"),
         ("/queues", "queues-region"),
         ("/workers", "workers-region"),
+        ("/periodic", "periodic-region"),
     ):
         full = text(web.get(path))
         assert f'id="{region}" data-refresh hx-get=' in full and "<html" in full
@@ -121,7 +124,7 @@ def test_live_regions_come_back_alone_for_htmx(web: Any, admin: Any, queue: str)
 
 def test_pages_load_no_inline_script(web: Any, admin: Any, queue: str) -> None:
     task_id, _, _ = submit(admin, queue)
-    for path in ("/", "/tasks", f"/tasks/{task_id}", "/queues", "/workers", "/submit"):
+    for path in ("/", "/tasks", f"/tasks/{task_id}", "/queues", "/workers", "/periodic", "/submit"):
         body = text(web.get(path))
         scripts = re.findall(r"<script([^>]*)>(.*?)</script>", body, re.S)
         assert scripts, path
@@ -280,6 +283,35 @@ def test_attempt_timeline_shows_the_recovery_lag_of_an_abandoned_attempt(web: An
     ).fetchone()[0]
     assert lag > 0 and f"{lag:.2f} s" in rows[0][1], "the recovery lag, in seconds"
     assert '<rect class="lag"' in page and 'class="run run-succeeded' in page
+
+
+# --- periodic schedules -------------------------------------------------------------------------------
+
+
+def test_periodic_page_lists_schedules_with_their_last_task(web: Any, admin: Any, queue: str) -> None:
+    name = f"{queue}-nightly"
+    try:
+        client.schedule_periodic(admin, name, "30 2 * * *", "echo", queue=queue, timezone="Europe/Berlin")
+        before = text(web.get("/periodic"))
+        row = re.search(rf'<tr data-schedule="{name}">.*?</tr>', before, re.S)
+        assert row and "<code>30 2 * * *</code>" in row.group(0) and "Europe/Berlin" in row.group(0)
+        assert "not yet" in row.group(0), "no tick fired yet"
+        # Its tick is due and a scheduler pass enqueues it.
+        admin.execute(
+            "UPDATE taskforge.periodic_schedules SET next_fire_at = date_trunc('minute', clock_timestamp()) "
+            "WHERE name = %s",
+            (name,),
+        )
+        admin.execute("SELECT * FROM taskforge.tf_enqueue_periodic()")
+        task_id = next(r["last_task_id"] for r in client.list_periodic(admin) if r["name"] == name)
+        assert task_id is not None
+        after = text(web.get("/periodic"))
+        row = re.search(rf'<tr data-schedule="{name}">.*?</tr>', after, re.S)
+        assert row and f'href="/tasks/{task_id}"' in row.group(0) and "QUEUED" in row.group(0)
+        assert 'href="/periodic"' in after, "the navigation links the page"
+    finally:
+        client.unschedule_periodic(admin, name)
+    assert f'data-schedule="{name}"' not in text(web.get("/periodic"))
 
 
 # --- queues -----------------------------------------------------------------------------------------

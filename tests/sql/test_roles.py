@@ -63,6 +63,15 @@ CALLS = {
     "tf_backoff": "SELECT taskforge.tf_backoff(failed_attempt => 1)",
     "tf_schema_version": "SELECT taskforge.tf_schema_version()",
     "tf_register_task_type": "SELECT taskforge.tf_register_task_type('perm_check')",
+    "tf_schedule_periodic": "SELECT * FROM taskforge.tf_schedule_periodic("
+    "name => 'perm-check', cron => '0 0 1 1 *', task_type => 'noop')",
+    "tf_unschedule_periodic": "SELECT taskforge.tf_unschedule_periodic(name => 'perm-check')",
+    "tf_enqueue_periodic": "SELECT * FROM taskforge.tf_enqueue_periodic(max_tasks => 1)",
+    "_tf_cron_field": "SELECT taskforge._tf_cron_field('minute', '*', 0, 59)",
+    "_tf_cron_parse": "SELECT * FROM taskforge._tf_cron_parse('* * * * *')",
+    "_tf_cron_fire_at": "SELECT taskforge._tf_cron_fire_at('2030-01-01 00:00', 'UTC')",
+    "_tf_cron_next": "SELECT taskforge._tf_cron_next('* * * * *', now(), 'UTC')",
+    "_tf_cron_latest": "SELECT taskforge._tf_cron_latest('* * * * *', now(), now(), 'UTC')",
     "_tf_cap_error": "SELECT taskforge._tf_cap_error('{}'::jsonb)",
     "_tf_check_int": "SELECT taskforge._tf_check_int('x', 1, 0, 2)",
     "_tf_check_names": "SELECT taskforge._tf_check_names('x', ARRAY['q'], 'queue')",
@@ -92,6 +101,14 @@ CALLS = {
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
 QUEUE_CONTROLS = {"tf_pause_queue", "tf_resume_queue", "tf_set_queue_limit"}
+CLIENT_FUNCTIONS = {
+    "tf_submit",
+    "tf_submit_many",
+    "tf_cancel",
+    "tf_retry",
+    "tf_schedule_periodic",
+    "tf_unschedule_periodic",
+}
 ALLOWED = {
     "taskforge_worker": ANY_ROLE
     | {
@@ -105,9 +122,10 @@ ALLOWED = {
         "tf_finalize_many",
         "tf_finalize_and_claim",
     },
-    "taskforge_scheduler": ANY_ROLE | {"tf_recover", "tf_promote", "tf_prune", "tf_scheduler_heartbeat"},
-    "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
-    "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | {"tf_submit", "tf_submit_many", "tf_cancel", "tf_retry"},
+    "taskforge_scheduler": ANY_ROLE
+    | {"tf_recover", "tf_promote", "tf_prune", "tf_scheduler_heartbeat", "tf_enqueue_periodic"},
+    "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
+    "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
     None: set(),  # a login role in no TaskForge group
 }
 VIEW_READERS = {"taskforge_client", "taskforge_console"}

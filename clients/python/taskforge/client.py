@@ -4,8 +4,8 @@ Every function takes an open psycopg connection (autocommit recommended: each ca
 own transaction; see :func:`taskforge.database.connect`) and returns plain values: dataclasses for
 write results, ``dict`` rows for reads. The SQL text lives in :mod:`taskforge.sql`; writes call
 ``taskforge.tf_*`` functions with named arguments and reads use the views ``tf_tasks``,
-``tf_attempts``, ``tf_workers``, ``tf_queue_stats``, ``tf_throughput``, ``tf_throughput_per_minute``
-and ``tf_task_types`` only.
+``tf_attempts``, ``tf_workers``, ``tf_queue_stats``, ``tf_throughput``, ``tf_throughput_per_minute``,
+``tf_task_types`` and ``tf_periodic`` only.
 
 Errors: the database validates every argument and raises ``psycopg.Error`` with SQLSTATE
 ``TF400`` (invalid argument; the message starts with the argument name), ``TF404`` (no such
@@ -50,6 +50,7 @@ __all__ = [
     "Cancelled",
     "InvalidArgument",
     "Retried",
+    "Scheduled",
     "Submitted",
     "TaskNotFound",
     "as_dict",
@@ -60,9 +61,11 @@ __all__ = [
     "finished_recently",
     "get_task",
     "invariant_violations",
+    "list_periodic",
     "list_tasks",
     "retry",
     "running_tasks",
+    "schedule_periodic",
     "schedulers",
     "stats",
     "submit",
@@ -71,6 +74,7 @@ __all__ = [
     "tasks_by_id",
     "text_problem",
     "throughput_per_minute",
+    "unschedule_periodic",
     "workers",
 ]
 
@@ -143,6 +147,16 @@ class Retried:
     task_id: int
     task_state: str
     max_attempts: int
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """Result of :func:`schedule_periodic`: the schedule's next tick (database time, the instant
+    its next task is enqueued) and whether this call created it (``False``: it replaced one)."""
+
+    name: str
+    next_fire_at: _dt.datetime
+    created: bool
 
 
 def as_dict(value: Any) -> dict[str, Any]:
@@ -408,6 +422,61 @@ def retry(conn: psycopg.Connection, task_id: int, extra_attempts: int = 1) -> Re
     }
     row = sql.one_row(conn, sql.RETRY, params)
     return Retried(task_id=task_id, task_state=row[0], max_attempts=row[1])
+
+
+def schedule_periodic(
+    conn: psycopg.Connection,
+    name: str,
+    cron: str,
+    task_type: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    queue: str = "default",
+    priority: int = 0,
+    max_attempts: int = 3,
+    timezone: str = "UTC",
+) -> Scheduled:
+    """Create or replace the periodic schedule ``name`` through ``tf_schedule_periodic``: at every
+    tick of ``cron`` (5 fields, "minute hour day-of-month month day-of-week", read on the wall
+    clock of ``timezone``, a name of pg_timezone_names) the scheduler enqueues one task with
+    ``task_type``, ``payload``, ``queue``, ``priority`` and ``max_attempts`` (validated exactly as
+    :func:`submit`). Replacing with the same cron and time zone keeps the next tick. DST, the
+    catch-up policy and the day rule: docs/sql-api.md#tf_schedule_periodic.
+
+    Raises ``psycopg.Error`` with SQLSTATE TF400 naming the argument (a bad ``cron`` also names
+    its field); :class:`InvalidArgument` for the client-side checks of :func:`submit`.
+    """
+    check_payload(payload)
+    params = {
+        "name": _text_arg("name", name),
+        "cron": _text_arg("cron", cron),
+        "task_type": _text_arg("task_type", task_type),
+        "payload": Jsonb({} if payload is None else payload),
+        "queue": _text_arg("queue", queue),
+        "priority": _int_arg("priority", priority, INT4_RANGE, "int"),
+        "max_attempts": _int_arg("max_attempts", max_attempts, INT4_RANGE, "int"),
+        "timezone": _text_arg("timezone", timezone),
+    }
+    row = sql.one_row(conn, sql.SCHEDULE_PERIODIC, params)
+    return Scheduled(name=name, next_fire_at=row[0], created=row[1])
+
+
+def unschedule_periodic(conn: psycopg.Connection, name: str) -> bool:
+    """Delete the periodic schedule ``name`` through ``tf_unschedule_periodic``: ``True`` when it
+    existed, ``False`` when there was none (not an error). Tasks it enqueued stay.
+
+    Raises ``psycopg.Error`` TF400 for a NULL or malformed name; :class:`InvalidArgument` for a
+    string PostgreSQL cannot receive.
+    """
+    return bool(sql.one_value(conn, sql.UNSCHEDULE_PERIODIC, {"name": _text_arg("name", name)}))
+
+
+def list_periodic(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Every periodic schedule from ``tf_periodic``, by name: ``cron``, ``timezone``, the request
+    (``task_type``, ``queue``, ``priority``, ``max_attempts``, ``payload``), ``next_fire_at``,
+    ``last_fire_at``, ``last_task_id`` and ``last_task_state`` (``None`` before the first tick, or
+    once that task was pruned), ``created_at``, ``updated_at``."""
+    return _dict_rows(conn, sql.PERIODIC_LIST)
 
 
 def _dict_rows(conn: psycopg.Connection, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:

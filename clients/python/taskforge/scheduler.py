@@ -1,14 +1,19 @@
-"""The scheduler process: ``tf_recover`` and ``tf_promote`` in a loop (and ``tf_prune``).
+"""The scheduler process: ``tf_recover``, ``tf_promote`` and ``tf_enqueue_periodic`` in a loop
+(and ``tf_prune``).
 
 Each pass recovers RUNNING tasks whose lease has expired (attempt ABANDONED, task requeued or
-ended) and promotes RETRYING tasks whose backoff is over. It then sleeps until the earliest of
-the next lease deadline, the next backoff end and ``max_interval_seconds``, plus 2 ms, so a
-lease is recovered a few milliseconds after it expires. The time left is computed by the
-database (``extract(epoch FROM next_lease_expiry - clock_timestamp())``): the scheduler never
-compares its own clock with a database timestamp; it waits on the monotonic clock.
+ended), promotes RETRYING tasks whose backoff is over, and enqueues the due tick of each
+periodic schedule (one task per tick; the rules, catch-up and DST included, are the database's:
+docs/sql-api.md#tf_enqueue_periodic). It then sleeps until the earliest of the next lease
+deadline, the next backoff end, the next periodic tick and ``max_interval_seconds``, plus 2 ms,
+so a lease is recovered (or a tick enqueued) a few milliseconds after it is due. The time left
+is computed by the database (``extract(epoch FROM next_lease_expiry - clock_timestamp())``):
+the scheduler never compares its own clock with a database timestamp; it waits on the
+monotonic clock.
 
 Several schedulers may run side by side: the functions lock rows with ``FOR UPDATE SKIP
-LOCKED`` and re-check them under the lock, so each task is handled once.
+LOCKED`` and re-check them under the lock, so each task is handled once and each periodic
+tick enqueued once.
 
 With ``retain_days`` set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
 in batches of ``batch_size``, at start and then every ``prune_interval_seconds``.
@@ -24,6 +29,7 @@ with capped exponential backoff and jitter.
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 import os
 import signal
@@ -40,7 +46,7 @@ from . import sql
 from .database import resolve_dsn
 from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line
 
-__all__ = ["Scheduler", "SchedulerConfig", "TickResult"]
+__all__ = ["PeriodicTick", "Scheduler", "SchedulerConfig", "TickResult"]
 
 log = logging.getLogger("taskforge.scheduler")
 
@@ -55,7 +61,8 @@ class SchedulerConfig:
     """Scheduler settings (defaults as in docs/configuration.md). Times are seconds.
 
     max_interval_seconds:   longest sleep between passes (0 < s <= 3600).
-    batch_size:             max_tasks of each tf_recover/tf_promote/tf_prune call (1..100000);
+    batch_size:             max_tasks of each tf_recover/tf_promote/tf_enqueue_periodic/tf_prune
+                            call (1..100000);
                             a full batch is followed by another call at once.
     retain_days:            prune terminal tasks finished more than this many days ago; None = never.
     prune_interval_seconds: time between prune rounds (> 0).
@@ -90,14 +97,38 @@ class SchedulerConfig:
 
 
 @dataclass(frozen=True)
+class PeriodicTick:
+    """A periodic tick that a pass enqueued: the schedule, the tick (database time), its task."""
+
+    name: str
+    tick: _dt.datetime
+    task_id: int
+
+
+@dataclass(frozen=True)
 class TickResult:
-    """One pass: counts, and the seconds until the next deadlines (database time; None = none)."""
+    """One pass: counts, and the seconds until the next deadlines (database time; None = none).
+
+    ``enqueued`` counts the periodic ticks enqueued, listed in ``ticks``; ``seconds_to_next_tick``
+    is the time until the next periodic tick of any schedule.
+    """
 
     recovered: int
     failed: int
     promoted: int
     seconds_to_lease_expiry: float | None
     seconds_to_next_due: float | None
+    enqueued: int = 0
+    seconds_to_next_tick: float | None = None
+    ticks: tuple[PeriodicTick, ...] = ()
+
+    def deadlines(self) -> list[float]:
+        """The seconds until each known next deadline (lease, backoff, periodic tick)."""
+        return [
+            d
+            for d in (self.seconds_to_lease_expiry, self.seconds_to_next_due, self.seconds_to_next_tick)
+            if d is not None
+        ]
 
 
 class Scheduler:
@@ -117,7 +148,7 @@ class Scheduler:
             backoff_cap=self.config.reconnect_max_seconds,
             logger=self.log,
         )
-        self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "pruned": 0}
+        self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "enqueued": 0, "pruned": 0}
         self.scheduler_id = uuid.uuid4()  # one per process start (tf_schedulers)
         self.name = self.config.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
         self._next_beat = 0.0  # monotonic time of the next tf_scheduler_heartbeat
@@ -127,10 +158,13 @@ class Scheduler:
         self._stop.set()
 
     def tick(self) -> TickResult:
-        """One tf_recover + tf_promote pass (raises psycopg errors)."""
-        rows = self._db.execute(sql.SCHEDULER_TICK, {"max_tasks": self.config.batch_size}, what="recover/promote")
-        recovered, failed, promoted, to_expiry, to_due = rows[0]
-        return TickResult(recovered, failed, promoted, to_expiry, to_due)
+        """One tf_recover + tf_promote + tf_enqueue_periodic pass (raises psycopg errors)."""
+        rows = self._db.execute(
+            sql.SCHEDULER_TICK, {"max_tasks": self.config.batch_size}, what="recover/promote/enqueue_periodic"
+        )
+        recovered, failed, promoted, enqueued, to_expiry, to_due, to_tick, names, ticks, task_ids = rows[0]
+        periodic = tuple(PeriodicTick(n, t, i) for n, t, i in zip(names, ticks, task_ids, strict=True))
+        return TickResult(recovered, failed, promoted, to_expiry, to_due, enqueued, to_tick, periodic)
 
     def heartbeat(self, *, stopping: bool = False) -> None:
         """Record this process in ``tf_schedulers`` (raises psycopg errors)."""
@@ -187,10 +221,11 @@ class Scheduler:
             except psycopg.Error as exc:  # it then shows as stale, not stopped
                 self.log.warning("could not record the stop in tf_schedulers: %s", one_line(exc))
             self.log.info(
-                "scheduler stopped (recovered %d, ended %d, promoted %d, pruned %d)",
+                "scheduler stopped (recovered %d, ended %d, promoted %d, periodic ticks enqueued %d, pruned %d)",
                 self.totals["recovered"],
                 self.totals["failed"],
                 self.totals["promoted"],
+                self.totals["enqueued"],
                 self.totals["pruned"],
             )
             return 0
@@ -225,20 +260,19 @@ class Scheduler:
                 continue
             backoff.reset()
             self._account(result)
-            if result.recovered + result.failed >= cfg.batch_size or result.promoted >= cfg.batch_size:
+            if max(result.recovered + result.failed, result.promoted, result.enqueued) >= cfg.batch_size:
                 idle_spins = 0
                 continue  # a full batch: there may be more right now
             self._stop.wait(min(self._sleep_seconds(result, idle_spins), max(0.0, self._next_beat - time.monotonic())))
-            progressed = result.recovered + result.failed + result.promoted > 0
-            overdue = any(
-                d is not None and d <= 0 for d in (result.seconds_to_lease_expiry, result.seconds_to_next_due)
-            )
+            progressed = result.recovered + result.failed + result.promoted + result.enqueued > 0
+            overdue = any(d <= 0 for d in result.deadlines())
             # A deadline already past but nothing done means the row was locked (being renewed or
-            # finalized right now): back off a little instead of spinning.
+            # finalized right now, or a periodic tick being enqueued by another scheduler): back
+            # off a little instead of spinning.
             idle_spins = idle_spins + 1 if overdue and not progressed else 0
 
     def _sleep_seconds(self, result: TickResult, idle_spins: int) -> float:
-        deadlines = [d for d in (result.seconds_to_lease_expiry, result.seconds_to_next_due) if d is not None]
+        deadlines = result.deadlines()
         if not deadlines:
             return self.config.max_interval_seconds
         delay = max(0.0, min(deadlines)) + WAKE_AFTER_DEADLINE
@@ -259,3 +293,11 @@ class Scheduler:
             )
         if result.promoted:
             self.log.info("promoted %d retrying task(s) to QUEUED", result.promoted)
+        self.totals["enqueued"] += result.enqueued
+        for tick in result.ticks:
+            self.log.info(
+                "periodic schedule %s: enqueued task %d for the tick of %s",
+                tick.name,
+                tick.task_id,
+                tick.tick.isoformat(),
+            )

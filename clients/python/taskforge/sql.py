@@ -73,6 +73,21 @@ SELECT task_id, state, created
         JOIN unnest(%(delays)s::float8[]) WITH ORDINALITY AS d(delay_seconds, n) USING (n)))
 """
 
+# --- periodic schedules (clients) ---------------------------------------------------------------
+SCHEDULE_PERIODIC = """
+SELECT next_fire_at, created
+  FROM taskforge.tf_schedule_periodic(name => %(name)s, cron => %(cron)s, task_type => %(task_type)s,
+                                      payload => %(payload)s, queue => %(queue)s, priority => %(priority)s,
+                                      max_attempts => %(max_attempts)s, timezone => %(timezone)s)
+"""
+UNSCHEDULE_PERIODIC = "SELECT taskforge.tf_unschedule_periodic(name => %(name)s)"
+PERIODIC_LIST = """
+SELECT name, cron, timezone, task_type, queue, priority, max_attempts, payload, next_fire_at,
+       last_fire_at, last_task_id, last_task_state, created_at, updated_at
+  FROM taskforge.tf_periodic
+ ORDER BY name
+"""
+
 # --- worker -------------------------------------------------------------------------------------
 REGISTER_WORKER = """
 SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, pid => %(pid)s,
@@ -133,16 +148,20 @@ SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name =
                                         pid => %(pid)s, heartbeat_seconds => %(heartbeat_seconds)s,
                                         stopping => %(stopping)s)
 """
-# One scheduler pass (taskforge.scheduler): recover, then promote, in one round trip. The time
-# left until the next lease deadline and the next backoff end is computed by the database
-# (seconds, negative when already past, NULL when there is none), so the scheduler never
-# compares its own clock with a database timestamp.
+# One scheduler pass (taskforge.scheduler): recover, promote, then enqueue the due ticks of
+# periodic schedules, in one round trip. The time left until the next lease deadline, the next
+# backoff end and the next periodic tick is computed by the database (seconds, negative when
+# already past, NULL when there is none), so the scheduler never compares its own clock with a
+# database timestamp. names/ticks/task_ids: one element per periodic tick enqueued.
 SCHEDULER_TICK = """
-SELECT r.recovered, r.failed, p.promoted,
+SELECT r.recovered, r.failed, p.promoted, e.enqueued,
        extract(epoch FROM r.next_lease_expiry - clock_timestamp())::double precision AS seconds_to_lease_expiry,
-       extract(epoch FROM p.next_due_at - clock_timestamp())::double precision AS seconds_to_next_due
+       extract(epoch FROM p.next_due_at - clock_timestamp())::double precision AS seconds_to_next_due,
+       extract(epoch FROM e.next_fire_at - clock_timestamp())::double precision AS seconds_to_next_tick,
+       e.names, e.ticks, e.task_ids
   FROM taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
  CROSS JOIN LATERAL taskforge.tf_promote(max_tasks => %(max_tasks)s) AS p
+ CROSS JOIN LATERAL taskforge.tf_enqueue_periodic(max_tasks => %(max_tasks)s) AS e
 """
 
 # --- read surface (views) -----------------------------------------------------------------------

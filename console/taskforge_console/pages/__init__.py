@@ -13,6 +13,7 @@ endpoint                   path                                        module
 ``pages.queues``           ``/queues``                                 :mod:`.queues`
 ``pages.queue_action``     ``/queues/pause``, ``/queues/resume`` POST  :mod:`.queues`
 ``pages.workers``          ``/workers``                                :mod:`.workers`
+``pages.periodic``         ``/periodic``                               :mod:`.periodic`
 ``pages.submit``           ``/submit`` (GET form, POST submit)         :mod:`.submit`
 =========================  ==========================================  ===========================
 
@@ -24,7 +25,7 @@ with the JSON API.
 
 from __future__ import annotations
 
-from . import dashboard, queues, submit, task, tasks, workers
+from . import dashboard, periodic, queues, submit, task, tasks, workers
 from .blueprint import bp
 
-__all__ = ["bp", "dashboard", "queues", "submit", "task", "tasks", "workers"]
+__all__ = ["bp", "dashboard", "periodic", "queues", "submit", "task", "tasks", "workers"]

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 d70c9fc985441bad). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 bf9e1cedc5c49769). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -242,6 +242,35 @@ CREATE TABLE taskforge.attempts (
 COMMENT ON TABLE taskforge.attempts IS
     'Attempt history: one durable, numbered row per execution of a task.';
 
+-- Periodic schedules (tf_schedule_periodic): a cron expression read in a time zone, and the
+-- request tf_enqueue_periodic submits at each tick. next_fire_at is the next tick not yet enqueued.
+CREATE TABLE taskforge.periodic_schedules (
+    -- Name formats: CHECKs in 50_name_rules.sql (taskforge._tf_name_pattern).
+    name          text PRIMARY KEY,
+    cron          text NOT NULL
+        CONSTRAINT periodic_schedules_cron_length CHECK (length(cron) BETWEEN 1 AND 200),
+    task_type     text NOT NULL REFERENCES taskforge.task_types (task_type),
+    payload       jsonb NOT NULL
+        CONSTRAINT periodic_schedules_payload_object CHECK (jsonb_typeof(payload) = 'object'),
+    queue         text NOT NULL,
+    priority      int NOT NULL
+        CONSTRAINT periodic_schedules_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    max_attempts  int NOT NULL
+        CONSTRAINT periodic_schedules_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 1000),
+    -- A name from pg_timezone_names (checked by tf_schedule_periodic; a CHECK cannot query it).
+    timezone      text NOT NULL,
+    next_fire_at  timestamptz NOT NULL,
+    last_fire_at  timestamptz,
+    -- The task of the last tick (no foreign key: tf_prune may delete it).
+    last_task_id  bigint,
+    created_at    timestamptz NOT NULL,
+    updated_at    timestamptz NOT NULL,
+    CONSTRAINT periodic_schedules_fired_before_next CHECK (last_fire_at IS NULL OR last_fire_at < next_fire_at),
+    CONSTRAINT periodic_schedules_task_iff_fired CHECK ((last_fire_at IS NULL) = (last_task_id IS NULL))
+);
+COMMENT ON TABLE taskforge.periodic_schedules IS
+    'Periodic schedules: cron + time zone + the request enqueued at each tick. Written by tf_schedule_periodic, tf_enqueue_periodic.';
+
 -- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
 -- so the cost of claim/promote/recover does not grow with finished history.
 
@@ -267,6 +296,10 @@ CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
 -- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
 CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+-- tf_enqueue_periodic: due schedules by next tick; also gives the next tick from its first entry.
+CREATE INDEX periodic_schedules_due_idx ON taskforge.periodic_schedules (next_fire_at);
+-- The foreign key from periodic schedules to task types (tf_register_task_type never deletes, but a DBA may).
+CREATE INDEX periodic_schedules_task_type_idx ON taskforge.periodic_schedules (task_type);
 -- The foreign key from tasks to workers and the attempts by worker (views, worker deletion checks).
 CREATE INDEX tasks_owner_idx ON taskforge.tasks (owner_worker_id) WHERE owner_worker_id IS NOT NULL;
 CREATE INDEX attempts_worker_idx ON taskforge.attempts (worker_id);
@@ -529,11 +562,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_int(text, bigint, bigint, bigint) FRO
 -- >>> db/functions/_tf_check_name.sql
 -- taskforge._tf_check_name(argument text, name text, kind text) -> void  (private helper)
 --
--- Purpose:    validate one queue or task type name argument against its rule
+-- Purpose:    validate one queue, task type or schedule name argument against its rule
 --             (taskforge._tf_name_pattern), with the one TF400 message for a bad name.
 -- Parameters: argument  the parameter name for the error ('queue', 'requests[3].queue', ...).
 --             name      the value; NULL is refused.
---             kind      'queue' | 'task_type'.
+--             kind      'queue' | 'task_type' | 'schedule'.
 -- Returns:    nothing.
 -- Errors:     TF400 '<argument>: must match <pattern>, got <quoted name or NULL>'.
 -- Locks:      none.  Clock: none.  By hand: harmless.
@@ -890,6 +923,417 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) IS
     'Private: the claim shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick, RUNNING + lease + attempt rows).';
 REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_cron_field.sql
+-- taskforge._tf_cron_field(field text, expr text, min_value int, max_value int,
+--     names text[] DEFAULT NULL) -> int[]                                 (private helper)
+--
+-- Purpose:    expand one field of a 5-field cron expression into the sorted set of values it
+--             matches. Syntax (comma-separated list of items):
+--               *        every value min_value..max_value
+--               */n     every n-th value from min_value (step n: 1..max_value - min_value + 1)
+--               a        one value
+--               a-b      a through b (a <= b)
+--               a-b/n    every n-th value from a through b
+--             A value is a whole number, or, when names is given, a name (case-insensitive):
+--             names[i] stands for min_value + i - 1 (JAN = 1 for months, SUN = 0 for weekdays).
+--             Not supported, and refused: a/n without a range, the L, W, # and ? extensions.
+-- Parameters: field      the field's name for messages: minute, hour, day-of-month, month,
+--                        day-of-week.
+--             expr       the field's text.
+--             min_value, max_value  inclusive bounds of a value.
+--             names      upper-case names of min_value, min_value + 1, ..., or NULL.
+-- Returns:    int[], sorted, no duplicates, never empty.
+-- Errors:     TF400 'cron: <field> field ''<expr>'': <problem>' (argument cron).
+-- Locks:      none.  Clock: none.
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_cron_field(
+    field text, expr text, min_value int, max_value int, names text[] DEFAULT NULL)
+RETURNS int[]
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_where text := format('%s field %s: ', field, quote_literal(left(expr, 100)));
+    v_item text;
+    v_parts text[];
+    v_bounds text[];
+    v_step int;
+    v_lo int;
+    v_hi int;
+    v_text text;
+    v_value int;
+    v_ends int[];
+    v_values int[] := '{}';
+BEGIN
+    IF expr IS NULL OR expr = '' THEN
+        PERFORM taskforge._tf_invalid('cron', v_where || 'is empty');
+    END IF;
+    FOREACH v_item IN ARRAY string_to_array(expr, ',') LOOP
+        IF v_item = '' THEN
+            PERFORM taskforge._tf_invalid('cron', v_where || 'has an empty list element');
+        END IF;
+        v_parts := string_to_array(v_item, '/');
+        IF cardinality(v_parts) > 2 THEN
+            PERFORM taskforge._tf_invalid('cron', v_where || format('%s has more than one /', quote_literal(v_item)));
+        END IF;
+        v_step := 1;
+        IF cardinality(v_parts) = 2 THEN
+            IF v_parts[2] !~ '^[0-9]{1,4}$' OR v_parts[2]::int NOT BETWEEN 1 AND max_value - min_value + 1 THEN
+                PERFORM taskforge._tf_invalid('cron', v_where || format('step must be a whole number from 1 to %s, got %s',
+                    max_value - min_value + 1, quote_literal(v_parts[2])));
+            END IF;
+            v_step := v_parts[2]::int;
+        END IF;
+
+        IF v_parts[1] = '*' THEN
+            v_lo := min_value;
+            v_hi := max_value;
+        ELSE
+            v_bounds := string_to_array(v_parts[1], '-');
+            IF cardinality(v_bounds) > 2 THEN
+                PERFORM taskforge._tf_invalid('cron', v_where || format('%s is not a range a-b', quote_literal(v_parts[1])));
+            END IF;
+            IF cardinality(v_bounds) = 1 AND cardinality(v_parts) = 2 THEN
+                PERFORM taskforge._tf_invalid('cron', v_where || format(
+                    'a step needs a range or *: write %s-%s/%s or */%s', v_parts[1], max_value, v_step, v_step));
+            END IF;
+            v_ends := '{}';
+            FOREACH v_text IN ARRAY v_bounds LOOP
+                IF v_text ~ '^[0-9]+$' THEN
+                    IF length(v_text) > 4 OR v_text::int NOT BETWEEN min_value AND max_value THEN
+                        PERFORM taskforge._tf_invalid('cron', v_where || format('%s is out of range %s-%s',
+                            left(v_text, 20), min_value, max_value));
+                    END IF;
+                    v_value := v_text::int;
+                ELSIF names IS NOT NULL AND upper(v_text) = ANY(names) THEN
+                    v_value := min_value + array_position(names, upper(v_text)) - 1;
+                ELSIF v_text = '' THEN
+                    PERFORM taskforge._tf_invalid('cron', v_where || format('%s is missing a number', quote_literal(v_item)));
+                ELSE
+                    PERFORM taskforge._tf_invalid('cron', v_where || format('%s is not a number%s%s', quote_literal(left(v_text, 20)),
+                        CASE WHEN names IS NOT NULL
+                             THEN format(' or a name (%s..%s)', names[1], names[cardinality(names)]) ELSE '' END,
+                        CASE WHEN v_text ~ '[LlWw#?]' THEN ' (the L, W, # and ? extensions are not supported)' ELSE '' END));
+                END IF;
+                v_ends := v_ends || v_value;
+            END LOOP;
+            v_lo := v_ends[1];
+            v_hi := v_ends[cardinality(v_ends)];
+            IF v_lo > v_hi THEN
+                PERFORM taskforge._tf_invalid('cron', v_where || format('range %s starts after it ends', quote_literal(v_parts[1])));
+            END IF;
+        END IF;
+        v_values := v_values || ARRAY(SELECT generate_series(v_lo, v_hi, v_step));
+    END LOOP;
+    RETURN ARRAY(SELECT DISTINCT v FROM unnest(v_values) v ORDER BY v);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cron_field(text, text, int, int, text[]) IS
+    'Private: expands one cron field (*, lists, ranges, steps, names) to its sorted values. Errors: TF400 cron: naming the field.';
+REVOKE ALL ON FUNCTION taskforge._tf_cron_field(text, text, int, int, text[]) FROM PUBLIC;
+
+-- >>> db/functions/_tf_cron_fire_at.sql
+-- taskforge._tf_cron_fire_at(local_time timestamp, timezone text) -> timestamptz
+--                                                                     (private helper)
+--
+-- Purpose:    the instant at which a schedule whose cron matched the wall-clock time local_time
+--             in timezone fires. Daylight saving time:
+--               - a wall-clock time that happens once: that instant;
+--               - a repeated wall-clock time (the clocks go back, e.g. 02:30 on the last Sunday
+--                 of October in Europe/Berlin): its FIRST occurrence only, so the tick fires
+--                 once (the callers skip it when that occurrence is already past);
+--               - a wall-clock time that does not exist (the clocks go forward, e.g. 02:30 on
+--                 the last Sunday of March in Europe/Berlin): the first instant after the gap,
+--                 the moment the clocks jump (03:00 CEST there). Every tick inside one gap maps
+--                 to that same instant, so they fire once together, as Vixie cron runs jobs of
+--                 a skipped hour right after the change.
+--             PostgreSQL's own reading of such times (timestamp AT TIME ZONE) picks the later
+--             occurrence and shifts a gap time by the jump, so it is not used alone.
+-- Parameters: local_time  a wall-clock time (timestamp without time zone).
+--             timezone    a name from pg_timezone_names (checked by the callers).
+-- Returns:    timestamptz.
+-- Errors:     none of its own (an unknown zone is PostgreSQL's 22023).
+-- Locks:      none.  Clock: none.
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_cron_fire_at(local_time timestamp, timezone text)
+RETURNS timestamptz
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    -- local_time read as if it were UTC; every real reading is this minus the zone's UTC offset.
+    v_as_utc constant timestamptz := local_time AT TIME ZONE 'UTC';
+    v_candidates timestamptz[];
+    v_lo timestamptz;
+    v_hi timestamptz;
+    v_mid timestamptz;
+BEGIN
+    -- The zone's offsets a day before and a day after (zones change offset at most once within
+    -- a day), applied to local_time: the readings that give local_time back are its occurrences.
+    v_candidates := ARRAY(
+        SELECT DISTINCT v_as_utc - ((p AT TIME ZONE _tf_cron_fire_at.timezone) - (p AT TIME ZONE 'UTC'))
+          FROM unnest(ARRAY[v_as_utc - interval '1 day', v_as_utc + interval '1 day']) p
+         ORDER BY 1);
+    IF (v_candidates[1] AT TIME ZONE _tf_cron_fire_at.timezone) = local_time THEN
+        RETURN v_candidates[1];
+    END IF;
+    IF (v_candidates[cardinality(v_candidates)] AT TIME ZONE _tf_cron_fire_at.timezone) = local_time THEN
+        RETURN v_candidates[cardinality(v_candidates)];
+    END IF;
+
+    -- In a gap: the earlier reading is still before local_time on the wall clock, the later one
+    -- already after it. The jump lies between them, on a whole second: bisect to it.
+    v_lo := v_candidates[1];
+    v_hi := v_candidates[cardinality(v_candidates)];
+    WHILE v_hi - v_lo > interval '1 second' LOOP
+        v_mid := to_timestamp(floor((extract(epoch FROM v_lo) + extract(epoch FROM v_hi)) / 2));
+        IF (v_mid AT TIME ZONE _tf_cron_fire_at.timezone) > local_time THEN
+            v_hi := v_mid;
+        ELSE
+            v_lo := v_mid;
+        END IF;
+    END LOOP;
+    RETURN v_hi;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cron_fire_at(timestamp, text) IS
+    'Private: fire instant of a matched wall-clock time in a zone (DST: first occurrence of a repeated time; the end of a gap for a skipped one).';
+REVOKE ALL ON FUNCTION taskforge._tf_cron_fire_at(timestamp, text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_cron_latest.sql
+-- taskforge._tf_cron_latest(cron text, due timestamptz, upto timestamptz, timezone text)
+--   -> timestamptz                                                    (private helper)
+--
+-- Purpose:    the catch-up rule of tf_enqueue_periodic: given a tick `due` <= upto that has not
+--             fired, the LATEST tick of the expression at or before `upto` (which is `due`
+--             itself when no later tick has passed). Ticks missed in between are not returned:
+--             a schedule that was not served for a while fires once, for its most recent tick.
+--             Bisection over the missed span keeps this to a few dozen evaluations of
+--             taskforge._tf_cron_next however long the span is (a year of a minutely schedule
+--             included).
+-- Parameters: cron      a 5-field expression.
+--             due       a tick of the expression, <= upto.
+--             upto      the current instant of the caller.
+--             timezone  a name from pg_timezone_names.
+-- Returns:    timestamptz t with due <= t <= upto, t a tick, and no tick in (t, upto].
+-- Errors:     TF400 for an invalid expression.
+-- Locks:      none.  Clock: none (it works from its arguments).
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_cron_latest(cron text, due timestamptz, upto timestamptz, timezone text)
+RETURNS timestamptz
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_lo timestamptz := due;   -- a tick <= upto
+    v_hi timestamptz := upto;  -- no tick in (v_hi, upto]
+    v_next timestamptz;
+    v_mid timestamptz;
+BEGIN
+    LOOP
+        v_next := taskforge._tf_cron_next(cron, v_lo, _tf_cron_latest.timezone);
+        IF v_next > upto THEN
+            RETURN v_lo;
+        END IF;
+        v_lo := v_next;
+        -- Probe the middle of the span left: a tick after it moves v_lo there; none moves v_hi.
+        v_mid := v_lo + (v_hi - v_lo) / 2;
+        v_next := taskforge._tf_cron_next(cron, v_mid, _tf_cron_latest.timezone);
+        IF v_next <= upto THEN
+            v_lo := v_next;
+        ELSE
+            v_hi := v_mid;
+        END IF;
+    END LOOP;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cron_latest(text, timestamptz, timestamptz, text) IS
+    'Private: catch-up rule: the latest tick at or before upto, starting from an unfired tick due (bisection).';
+REVOKE ALL ON FUNCTION taskforge._tf_cron_latest(text, timestamptz, timestamptz, text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_cron_next.sql
+-- taskforge._tf_cron_next(cron text, after timestamptz, timezone text) -> timestamptz
+--                                                                     (private helper)
+--
+-- Purpose:    the next tick of a cron expression strictly after the instant `after`, with the
+--             expression read on the wall clock of `timezone`. It walks the wall clock forward
+--             from the minute after `after` (a whole month, day, hour or minute at a time when
+--             that field does not match) to the first matching minute whose fire instant
+--             (taskforge._tf_cron_fire_at: DST gaps and repeats) is after `after`. Ticks are
+--             whole minutes of wall-clock time; seconds of `after` are ignored.
+-- Parameters: cron      a 5-field expression (taskforge._tf_cron_parse).
+--             after     the instant the tick must follow (finite).
+--             timezone  a name from pg_timezone_names (checked by the callers).
+-- Returns:    timestamptz > after. Every valid expression fires within 8 years (a 29 February
+--             may be that far), so the walk is bounded.
+-- Errors:     TF400 'cron: ...' for an invalid expression (taskforge._tf_cron_parse).
+-- Locks:      none.  Clock: none (it works from `after`).
+-- By hand:    yes, to see when an expression fires:
+--               SELECT taskforge._tf_cron_next('30 2 * * *', now(), 'Europe/Berlin');
+CREATE OR REPLACE FUNCTION taskforge._tf_cron_next(cron text, after timestamptz, timezone text)
+RETURNS timestamptz
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c record;
+    v_t timestamp := date_trunc('minute', after AT TIME ZONE _tf_cron_next.timezone) + interval '1 minute';
+    v_limit constant timestamp := v_t + interval '9 years';
+    v_field int;
+    v_next int;
+    v_fire timestamptz;
+    v_day_ok boolean;
+    v_weekday_ok boolean;
+BEGIN
+    c := taskforge._tf_cron_parse(cron);
+    WHILE v_t < v_limit LOOP
+        v_field := extract(month FROM v_t)::int;
+        IF NOT v_field = ANY(c.months) THEN
+            v_next := (SELECT min(m) FROM unnest(c.months) m WHERE m > v_field);
+            v_t := CASE WHEN v_next IS NULL THEN make_timestamp(extract(year FROM v_t)::int + 1, c.months[1], 1, 0, 0, 0)
+                        ELSE make_timestamp(extract(year FROM v_t)::int, v_next, 1, 0, 0, 0) END;
+            CONTINUE;
+        END IF;
+        v_day_ok := extract(day FROM v_t)::int = ANY(c.days);
+        v_weekday_ok := extract(dow FROM v_t)::int = ANY(c.weekdays);
+        IF NOT (CASE WHEN c.day_or THEN v_day_ok OR v_weekday_ok ELSE v_day_ok AND v_weekday_ok END) THEN
+            v_t := date_trunc('day', v_t) + interval '1 day';
+            CONTINUE;
+        END IF;
+        v_field := extract(hour FROM v_t)::int;
+        IF NOT v_field = ANY(c.hours) THEN
+            v_next := (SELECT min(h) FROM unnest(c.hours) h WHERE h > v_field);
+            v_t := CASE WHEN v_next IS NULL THEN date_trunc('day', v_t) + interval '1 day'
+                        ELSE date_trunc('day', v_t) + make_interval(hours => v_next) END;
+            CONTINUE;
+        END IF;
+        v_field := extract(minute FROM v_t)::int;
+        IF NOT v_field = ANY(c.minutes) THEN
+            v_next := (SELECT min(m) FROM unnest(c.minutes) m WHERE m > v_field);
+            v_t := CASE WHEN v_next IS NULL THEN date_trunc('hour', v_t) + interval '1 hour'
+                        ELSE date_trunc('hour', v_t) + make_interval(mins => v_next) END;
+            CONTINUE;
+        END IF;
+        -- v_t matches. Its fire instant can be at or before `after` only around DST: a repeated
+        -- wall-clock time whose first occurrence is past, or a gap time mapped to a jump already
+        -- past. Then the walk goes on.
+        v_fire := taskforge._tf_cron_fire_at(v_t, _tf_cron_next.timezone);
+        IF v_fire > after THEN
+            RETURN v_fire;
+        END IF;
+        v_t := v_t + interval '1 minute';
+    END LOOP;
+    PERFORM taskforge._tf_broken_invariant(format('cron %s found no tick within 9 years after %s',
+        quote_literal(cron), after));
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cron_next(text, timestamptz, text) IS
+    'Private: next tick of a 5-field cron expression strictly after an instant, on the wall clock of a time zone (DST handled by _tf_cron_fire_at). Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge._tf_cron_next(text, timestamptz, text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_cron_parse.sql
+-- taskforge._tf_cron_parse(cron text)
+--   -> (minutes int[], hours int[], days int[], months int[], weekdays int[], day_or boolean)
+--                                                                     (private helper)
+--
+-- Purpose:    parse a standard 5-field cron expression, "minute hour day-of-month month
+--             day-of-week", fields separated by spaces or tabs:
+--               minute 0-59, hour 0-23, day-of-month 1-31, month 1-12 or JAN-DEC,
+--               day-of-week 0-7 or SUN-SAT (0 and 7 are both Sunday).
+--             Each field is *, a list, ranges and steps (see _tf_cron_field). The macros
+--             @yearly (@annually), @monthly, @weekly, @daily (@midnight) and @hourly stand for
+--             0 0 1 1 *, 0 0 1 * *, 0 0 * * 0, 0 0 * * * and 0 * * * *.
+--             Day rule (Vixie cron): when neither the day-of-month nor the day-of-week field
+--             starts with *, a day matches when EITHER matches ("0 0 1 * MON" fires on the 1st
+--             and on every Monday); otherwise it must match both (a field starting with *,
+--             such as * or */2, restricts together with the other field).
+-- Parameters: cron  the expression, at most 200 characters.
+-- Returns:    the sorted values of each field (weekdays 0-6, Sunday 0), and day_or: whether
+--             the either-matches rule applies.
+-- Errors:     TF400 'cron: <problem>': NULL, too long, not 5 fields, an unknown macro, a bad
+--             field (the message names it), or an expression that never fires (a
+--             day-of-month that no month of the month field has, such as 30 2).
+-- Locks:      none.  Clock: none.
+-- By hand:    harmless; it shows how an expression is read.
+CREATE OR REPLACE FUNCTION taskforge._tf_cron_parse(
+    cron text,
+    OUT minutes int[],
+    OUT hours int[],
+    OUT days int[],
+    OUT months int[],
+    OUT weekdays int[],
+    OUT day_or boolean)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_text text;
+    v_fields text[];
+BEGIN
+    IF cron IS NULL THEN
+        PERFORM taskforge._tf_invalid('cron', 'must not be NULL');
+    END IF;
+    IF length(cron) > 200 THEN
+        PERFORM taskforge._tf_invalid('cron', format('must be at most 200 characters, got %s', length(cron)));
+    END IF;
+    v_text := btrim(cron, E' \t\n\r');
+    IF left(v_text, 1) = '@' THEN
+        v_text := CASE lower(v_text)
+            WHEN '@yearly' THEN '0 0 1 1 *'
+            WHEN '@annually' THEN '0 0 1 1 *'
+            WHEN '@monthly' THEN '0 0 1 * *'
+            WHEN '@weekly' THEN '0 0 * * 0'
+            WHEN '@daily' THEN '0 0 * * *'
+            WHEN '@midnight' THEN '0 0 * * *'
+            WHEN '@hourly' THEN '0 * * * *'
+        END;
+        IF v_text IS NULL THEN
+            PERFORM taskforge._tf_invalid('cron', format(
+                'unknown macro %s (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)',
+                quote_literal(left(btrim(cron), 40))));
+        END IF;
+    END IF;
+    v_fields := CASE WHEN v_text = '' THEN '{}'::text[] ELSE regexp_split_to_array(v_text, E'[ \t\n\r]+') END;
+    IF cardinality(v_fields) <> 5 THEN
+        PERFORM taskforge._tf_invalid('cron', format(
+            'must have 5 fields (minute hour day-of-month month day-of-week), got %s', cardinality(v_fields)));
+    END IF;
+
+    minutes := taskforge._tf_cron_field('minute', v_fields[1], 0, 59);
+    hours := taskforge._tf_cron_field('hour', v_fields[2], 0, 23);
+    days := taskforge._tf_cron_field('day-of-month', v_fields[3], 1, 31);
+    months := taskforge._tf_cron_field('month', v_fields[4], 1, 12,
+        ARRAY['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC']);
+    weekdays := taskforge._tf_cron_field('day-of-week', v_fields[5], 0, 7,
+        ARRAY['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT']);
+    weekdays := ARRAY(SELECT DISTINCT w % 7 FROM unnest(weekdays) w ORDER BY 1);
+    day_or := left(v_fields[3], 1) <> '*' AND left(v_fields[5], 1) <> '*';
+
+    -- Both day fields must hold: some listed month must have one of the listed days (every such
+    -- date falls on every weekday in some year). With the either-matches rule any weekday will do.
+    IF NOT day_or AND NOT EXISTS (
+        SELECT 1 FROM unnest(months) m, unnest(days) d
+         WHERE d <= CASE WHEN m = 2 THEN 29 WHEN m IN (4, 6, 9, 11) THEN 30 ELSE 31 END) THEN
+        PERFORM taskforge._tf_invalid('cron', format(
+            'the expression never fires: no month of the month field %s has a day of the day-of-month field %s',
+            quote_literal(v_fields[4]), quote_literal(v_fields[3])));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_cron_parse(text) IS
+    'Private: parses a 5-field cron expression (Vixie day rule, JAN-DEC, SUN-SAT, 0 and 7 = Sunday, @daily...). Errors: TF400 cron: naming the field.';
+REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_finalize_attempts.sql
 -- taskforge._tf_finalize_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
@@ -1278,13 +1722,14 @@ REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
 -- >>> db/functions/_tf_name_pattern.sql
 -- taskforge._tf_name_pattern(kind text) -> text                        (private helper)
 --
--- Purpose:    the one home of the name rules: the regular expression a queue name or a task
---             type name must match. The table CHECKs (db/schema/50_name_rules.sql), every
+-- Purpose:    the one home of the name rules: the regular expression a queue name, a task
+--             type name or a periodic schedule name must match. The table CHECKs (db/schema/50_name_rules.sql), every
 --             validator (taskforge._tf_check_name, _tf_check_names, _tf_submit_one) and the
 --             Python constants (taskforge.names, compared by a test) use it.
 --               'queue'      ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$  (case-sensitive; ':' allowed)
 --               'task_type'  ^[a-z][a-z0-9_.-]{0,62}$           (lower case, dotted namespaces)
--- Parameters: kind  'queue' | 'task_type'.
+--               'schedule'   ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$  (periodic schedules: as queues)
+-- Parameters: kind  'queue' | 'task_type' | 'schedule'.
 -- Returns:    the pattern (POSIX regular expression for ~), NULL for any other kind.
 -- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
 -- Plans:      inlined and folded to a constant wherever it is called with a constant kind.
@@ -1298,11 +1743,12 @@ AS $fn$
     SELECT CASE kind
         WHEN 'queue' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
         WHEN 'task_type' THEN '^[a-z][a-z0-9_.-]{0,62}$'
+        WHEN 'schedule' THEN '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$'
     END
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_name_pattern(text) IS
-    'Private: the regular expression a queue (kind ''queue'') or task type (kind ''task_type'') name must match.';
+    'Private: the regular expression a queue (kind ''queue''), task type (kind ''task_type'') or periodic schedule (kind ''schedule'') name must match.';
 REVOKE ALL ON FUNCTION taskforge._tf_name_pattern(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_notify_queues.sql
@@ -1338,10 +1784,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 -- >>> db/functions/_tf_submit_one.sql
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority int,
 --     max_attempts int, scheduled_at timestamptz, idempotency_key text, now timestamptz,
---     argument_prefix text)
+--     argument_prefix text, validate_only boolean DEFAULT false)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
--- Purpose:    the per-request core of tf_submit and tf_submit_many: validate one request,
+-- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
+--             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
@@ -1350,6 +1797,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 --                              schedule when scheduled_at is NULL.
 --             argument_prefix  put before every argument name in TF400/TF409 messages and
 --                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
+--             validate_only    true: stop after the validation and return NULLs (created =
+--                              false); tf_schedule_periodic checks the request a schedule will
+--                              submit with exactly these rules.
 -- Returns:    the task id, its current state, and whether this call created it. Sends no
 --             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
@@ -1366,6 +1816,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     idempotency_key text,
     now timestamptz,
     argument_prefix text,
+    validate_only boolean DEFAULT false,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean)
@@ -1418,6 +1869,10 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
             length(_tf_submit_one.idempotency_key)));
     END IF;
+    IF _tf_submit_one.validate_only THEN
+        _tf_submit_one.created := false;
+        RETURN;
+    END IF;
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
@@ -1461,10 +1916,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text) IS
-    'Private: the per-request core of tf_submit and tf_submit_many (validate, insert or resolve the idempotency key). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean) IS
+    'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, int, int, timestamptz, text, timestamptz, text
+    text, jsonb, text, int, int, timestamptz, text, timestamptz, text, boolean
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state_after.sql
@@ -1764,6 +2219,121 @@ COMMENT ON FUNCTION taskforge.tf_deregister_worker(uuid) IS
     'Mark a worker process stopped; owned tasks are left to lease expiry and tf_recover. Idempotent. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_deregister_worker(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_worker;
+
+-- >>> db/functions/tf_enqueue_periodic.sql
+-- taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+--   -> TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[],
+--            next_fire_at timestamptz)
+--
+-- Purpose:    enqueue the due ticks of periodic schedules (tf_schedule_periodic); the scheduler
+--             calls it on every pass and sleeps until next_fire_at.
+--             For each schedule whose next_fire_at <= now (earliest first, at most max_tasks):
+--               1. the tick to enqueue is the LATEST tick <= now (catch-up policy: ticks missed
+--                  while no scheduler ran are not replayed one by one; the schedule fires once,
+--                  for its most recent tick; taskforge._tf_cron_latest);
+--               2. one task is submitted through tf_submit's own rules
+--                  (taskforge._tf_submit_one) with scheduled_at = the tick and the idempotency
+--                  key 'periodic:<name>:<tick in UTC, YYYY-MM-DDTHH:MI:SSZ>', so a tick can
+--                  never create a second task, even if it is handled again;
+--               3. last_fire_at, last_task_id and next_fire_at (the first tick after now) are
+--                  written in the same transaction.
+--             Exactly once with many schedulers: due rows are locked FOR UPDATE SKIP LOCKED, so
+--             concurrent callers split the schedules and a tick is handled by one of them; a
+--             row advanced by another caller no longer qualifies when it is locked; and the
+--             key makes a repeated tick a replay of the same task.
+--             A key already held by a different request (a task submitted by hand with a
+--             'periodic:' key) counts as that tick's task: a WARNING is raised, the holder's
+--             id is reported and the schedule moves on.
+-- Parameters: max_tasks  1..100000, the most schedules handled in one call; call again while
+--             enqueued = max_tasks.
+-- Returns:    one row: enqueued = ticks handled; names, ticks and task_ids = one element per
+--             tick, element-aligned, earliest tick first; next_fire_at = the earliest
+--             next_fire_at of all schedules after the call (NULL without schedules; already
+--             past when more than max_tasks were due or a due row was locked by another
+--             caller).
+-- Errors:     TF400 naming the argument.
+-- Locks:      FOR UPDATE SKIP LOCKED on due periodic_schedules rows; inserts tasks.
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
+-- Clock:      clock_timestamp() once at entry.
+-- By hand:    yes; it only does early what the scheduler would do.
+CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_due text[];
+    v_name text;
+    s taskforge.periodic_schedules%ROWTYPE;
+    v_tick timestamptz;
+    v_key text;
+    v_task_id bigint;
+    v_created boolean;
+    v_names text[] := '{}';
+    v_ticks timestamptz[] := '{}';
+    v_task_ids bigint[] := '{}';
+    v_queues text[] := '{}';
+    v_message text;
+BEGIN
+    PERFORM taskforge._tf_check_int('max_tasks', tf_enqueue_periodic.max_tasks, 1, 100000);
+
+    SELECT coalesce(array_agg(d.name ORDER BY d.next_fire_at, d.name), '{}') INTO v_due
+      FROM (SELECT p.name, p.next_fire_at
+              FROM taskforge.periodic_schedules p
+             WHERE p.next_fire_at <= v_now
+             ORDER BY p.next_fire_at, p.name
+             LIMIT tf_enqueue_periodic.max_tasks
+               FOR UPDATE OF p SKIP LOCKED) d;
+
+    FOREACH v_name IN ARRAY v_due LOOP
+        SELECT * INTO s FROM taskforge.periodic_schedules p WHERE p.name = v_name;
+        IF NOT FOUND OR s.next_fire_at > v_now THEN
+            CONTINUE;  -- deleted or advanced by another caller before our lock (locked rows are re-read)
+        END IF;
+        v_tick := taskforge._tf_cron_latest(s.cron, s.next_fire_at, v_now, s.timezone);
+        v_key := 'periodic:' || s.name || ':' || to_char(v_tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+        BEGIN
+            SELECT r.task_id, r.created INTO v_task_id, v_created
+              FROM taskforge._tf_submit_one(s.task_type, s.payload, s.queue, s.priority, s.max_attempts,
+                                            v_tick, v_key, v_now, '') r;
+        EXCEPTION WHEN SQLSTATE 'TF409' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
+            SELECT t.task_id INTO v_task_id FROM taskforge.tasks t WHERE t.idempotency_key = v_key;
+            v_created := false;
+            RAISE WARNING 'taskforge: periodic schedule % tick %: % (counted as this tick''s task)',
+                quote_literal(s.name), v_tick, v_message;
+        END;
+        IF v_created THEN
+            v_queues := v_queues || s.queue;
+        END IF;
+
+        UPDATE taskforge.periodic_schedules p
+           SET last_fire_at = v_tick, last_task_id = v_task_id,
+               next_fire_at = taskforge._tf_cron_next(s.cron, v_now, s.timezone), updated_at = v_now
+         WHERE p.name = s.name;
+        v_names := v_names || s.name;
+        v_ticks := v_ticks || v_tick;
+        v_task_ids := v_task_ids || v_task_id;
+    END LOOP;
+
+    PERFORM taskforge._tf_notify_queues(v_queues);
+
+    RETURN QUERY
+    SELECT cardinality(v_names), v_names, v_ticks, v_task_ids,
+           (SELECT p.next_fire_at FROM taskforge.periodic_schedules p ORDER BY p.next_fire_at LIMIT 1);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(int) IS
+    'Scheduler: enqueue the due tick of each periodic schedule once (SKIP LOCKED + idempotency key periodic:<name>:<tick>; catch-up fires only the latest missed tick) and advance next_fire_at. Returns the ticks and the next one. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_finalize.sql
 -- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
@@ -2786,6 +3356,97 @@ COMMENT ON FUNCTION taskforge.tf_retry(bigint, int) IS
 REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, int) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, int) TO taskforge_client;
 
+-- >>> db/functions/tf_schedule_periodic.sql
+-- taskforge.tf_schedule_periodic(name text, cron text, task_type text, payload jsonb DEFAULT '{}',
+--     queue text DEFAULT 'default', priority int DEFAULT 0, max_attempts int DEFAULT 3,
+--     timezone text DEFAULT 'UTC')
+--   -> TABLE(next_fire_at timestamptz, created boolean)
+--
+-- Purpose:    create or replace a periodic schedule: at every tick of `cron`, read on the wall
+--             clock of `timezone`, tf_enqueue_periodic (run by the scheduler) submits one task
+--             with task_type, payload, queue, priority and max_attempts.
+--             Replacing a schedule with the same cron and timezone keeps its next tick, so a
+--             deploy that declares its schedules again neither skips nor repeats a tick; a new
+--             cron or timezone starts from the first tick after now. Tasks already enqueued are
+--             not touched.
+-- Parameters: name          the schedule's key, taskforge._tf_name_pattern('schedule'):
+--                           ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
+--             cron          a standard 5-field expression, "minute hour day-of-month month
+--                           day-of-week" (taskforge._tf_cron_parse: *, lists, ranges, steps,
+--                           JAN-DEC, SUN-SAT, 0 and 7 = Sunday, the Vixie day rule, @daily...).
+--             task_type .. max_attempts  the request, validated with exactly tf_submit's rules
+--                           (taskforge._tf_submit_one).
+--             timezone      a name of pg_timezone_names, case as listed ('UTC', 'Europe/Berlin').
+--                           DST: a repeated wall-clock time fires once, at its first
+--                           occurrence; a skipped one fires when the clocks jump
+--                           (taskforge._tf_cron_fire_at).
+-- Returns:    one row: the next tick (the instant its task will be enqueued) and whether this
+--             call created the schedule (false: it replaced one).
+-- Errors:     TF400 naming the argument (nothing written); a bad cron names the cron field,
+--             e.g. "cron: minute field '61': 61 is out of range 0-59".
+-- Locks:      the schedule row (INSERT ... ON CONFLICT DO UPDATE; waits for a scheduler that
+--             is enqueueing it).
+-- Clock:      clock_timestamp() once at entry (the first tick is after it).
+-- By hand:    yes; it is the public way to declare a periodic task.
+CREATE OR REPLACE FUNCTION taskforge.tf_schedule_periodic(
+    name text,
+    cron text,
+    task_type text,
+    payload jsonb DEFAULT '{}',
+    queue text DEFAULT 'default',
+    priority int DEFAULT 0,
+    max_attempts int DEFAULT 3,
+    timezone text DEFAULT 'UTC')
+RETURNS TABLE(next_fire_at timestamptz, created boolean)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_next timestamptz;
+    v_created boolean;
+BEGIN
+    PERFORM taskforge._tf_check_name('name', tf_schedule_periodic.name, 'schedule');
+    PERFORM taskforge._tf_cron_parse(tf_schedule_periodic.cron);
+    PERFORM taskforge._tf_submit_one(tf_schedule_periodic.task_type, tf_schedule_periodic.payload,
+        tf_schedule_periodic.queue, tf_schedule_periodic.priority, tf_schedule_periodic.max_attempts,
+        NULL, NULL, v_now, '', validate_only => true);
+    IF tf_schedule_periodic.timezone IS NULL
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names z WHERE z.name = tf_schedule_periodic.timezone) THEN
+        PERFORM taskforge._tf_invalid('timezone', format('must be a time zone name of pg_timezone_names, such as '
+            || '''UTC'' or ''Europe/Berlin'', got %s', coalesce(quote_literal(left(tf_schedule_periodic.timezone, 100)), 'NULL')));
+    END IF;
+
+    v_next := taskforge._tf_cron_next(tf_schedule_periodic.cron, v_now, tf_schedule_periodic.timezone);
+    INSERT INTO taskforge.periodic_schedules AS s
+           (name, cron, task_type, payload, queue, priority, max_attempts, timezone, next_fire_at,
+            created_at, updated_at)
+    VALUES (tf_schedule_periodic.name, tf_schedule_periodic.cron, tf_schedule_periodic.task_type,
+            tf_schedule_periodic.payload, tf_schedule_periodic.queue, tf_schedule_periodic.priority,
+            tf_schedule_periodic.max_attempts, tf_schedule_periodic.timezone, v_next, v_now, v_now)
+    ON CONFLICT (name) DO UPDATE
+       SET cron = EXCLUDED.cron, task_type = EXCLUDED.task_type, payload = EXCLUDED.payload,
+           queue = EXCLUDED.queue, priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,
+           timezone = EXCLUDED.timezone,
+           -- Same cron and zone: keep the tick that is next (it may be due and not yet enqueued).
+           next_fire_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone
+                               THEN s.next_fire_at ELSE EXCLUDED.next_fire_at END,
+           updated_at = EXCLUDED.updated_at
+    RETURNING s.next_fire_at, s.created_at = v_now INTO v_next, v_created;
+
+    RETURN QUERY SELECT v_next, v_created;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) IS
+    'Create or replace a periodic schedule: a 5-field cron in a time zone and the task tf_enqueue_periodic submits at each tick. Same cron and zone keep the next tick. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text)
+    TO taskforge_client;
+
 -- >>> db/functions/tf_scheduler_heartbeat.sql
 -- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
 --     pid int DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
@@ -3171,6 +3832,39 @@ COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
+-- >>> db/functions/tf_unschedule_periodic.sql
+-- taskforge.tf_unschedule_periodic(name text) -> boolean
+--
+-- Purpose:    delete a periodic schedule: no tick of it is enqueued after this commits. Tasks
+--             it already enqueued stay as they are (cancel them with tf_cancel).
+--             Removing a schedule that does not exist is not an error: the answer is false,
+--             so a deploy script can state "this schedule is gone" and run twice.
+-- Parameters: name  taskforge._tf_name_pattern('schedule'): ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$
+-- Returns:    true when a schedule was deleted, false when there was none of that name.
+-- Errors:     TF400 name NULL or not a schedule name.
+-- Locks:      the schedule row (waits for a scheduler that is enqueueing it).
+-- Clock:      none.
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_unschedule_periodic(name text)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM taskforge._tf_check_name('name', tf_unschedule_periodic.name, 'schedule');
+    DELETE FROM taskforge.periodic_schedules s WHERE s.name = tf_unschedule_periodic.name;
+    RETURN FOUND;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_unschedule_periodic(text) IS
+    'Delete a periodic schedule; true when one was deleted, false when none had that name. Enqueued tasks stay. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_unschedule_periodic(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_unschedule_periodic(text) TO taskforge_client;
+
 -- >>> db/schema/50_name_rules.sql
 -- Name formats of the stored names, from their one home, taskforge._tf_name_pattern (which is
 -- why these CHECKs are added here, after the functions, and not in 20_tables.sql). The pattern
@@ -3181,6 +3875,9 @@ ALTER TABLE taskforge.tasks
     ADD CONSTRAINT tasks_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
 ALTER TABLE taskforge.queues
     ADD CONSTRAINT queues_name_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
+ALTER TABLE taskforge.periodic_schedules
+    ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ taskforge._tf_name_pattern('schedule')),
+    ADD CONSTRAINT periodic_schedules_queue_format CHECK (queue ~ taskforge._tf_name_pattern('queue'));
 
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
@@ -3323,6 +4020,17 @@ SELECT w.window_seconds, t.queue,
 COMMENT ON VIEW taskforge.tf_throughput IS
     'Per queue, over the last 60/300/900 s of database time: finished attempts, successes per second, run time and queue wait p50/p95 (seconds).';
 
+-- Periodic schedules with their next and last tick, and the task of the last tick (its state
+-- is NULL once tf_prune deleted it).
+CREATE VIEW taskforge.tf_periodic AS
+SELECT p.name, p.cron, p.timezone, p.task_type, p.queue, p.priority, p.max_attempts, p.payload,
+       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state AS last_task_state,
+       p.created_at, p.updated_at
+  FROM taskforge.periodic_schedules p
+  LEFT JOIN taskforge.tasks t ON t.task_id = p.last_task_id;
+COMMENT ON VIEW taskforge.tf_periodic IS
+    'Periodic schedules: cron, time zone, the request, next_fire_at, last_fire_at, last_task_id and that task''s state.';
+
 -- The last hour of database time, minute by minute, per queue (the console's charts): attempts
 -- finished in each minute, succeeded, failed (FAILED or ABANDONED), and the p50/p95 queue wait
 -- (first attempt start - task creation, seconds) of the first attempts that finished in that
@@ -3429,12 +4137,12 @@ COMMENT ON VIEW taskforge.tf_invariant_violations IS
 -- (a worker sees payloads only through tf_claim).
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
-    FROM PUBLIC;
+              taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
+              taskforge.tf_invariant_violations FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
-                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_invariant_violations
-    TO taskforge_client;
+                taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
+                taskforge.tf_invariant_violations TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
 -- Built-in synthetic task types (the handlers ship with the Python worker). Their payloads:

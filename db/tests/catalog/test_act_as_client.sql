@@ -1,6 +1,6 @@
--- Acting as taskforge_client and taskforge_console: submit, cancel, retry and every view work; claim, scheduler functions and the tables are refused with 42501.
+-- Acting as taskforge_client and taskforge_console: submit, cancel, retry, periodic schedules and every view work; claim, scheduler functions and the tables are refused with 42501.
 BEGIN;
-SELECT plan(30);
+SELECT plan(36);
 SET LOCAL ROLE taskforge_client;
 SELECT is(current_user::text, 'taskforge_client', 'acting as taskforge_client');
 SELECT lives_ok($$SELECT set_config('tftest.task_id', (SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_client', max_attempts => 2))::text, true)$$,
@@ -22,6 +22,13 @@ SELECT results_eq($$SELECT task_state FROM taskforge.tf_cancel(current_setting('
 SELECT results_eq($$SELECT task_state, max_attempts FROM taskforge.tf_retry(current_setting('tftest.task_id')::bigint)$$,
                   $$VALUES ('QUEUED'::text, 2)$$, 'client can call tf_retry');
 SELECT lives_ok('SELECT taskforge.tf_backoff(1)', 'client can call tf_backoff');
+SELECT results_eq($$SELECT created FROM taskforge.tf_schedule_periodic('catalog-as-client', '0 3 * * *', 'noop')$$, ARRAY[true],
+                  'client can call tf_schedule_periodic');
+SELECT results_eq($$SELECT cron FROM taskforge.tf_periodic WHERE name = 'catalog-as-client'$$, ARRAY['0 3 * * *'],
+                  'client reads the schedule through tf_periodic');
+SELECT results_eq($$SELECT taskforge.tf_unschedule_periodic('catalog-as-client')$$, ARRAY[true], 'client can call tf_unschedule_periodic');
+SELECT throws_ok('SELECT * FROM taskforge.tf_enqueue_periodic()', '42501', NULL, 'client cannot call tf_enqueue_periodic');
+SELECT throws_ok('SELECT * FROM taskforge.periodic_schedules', '42501', NULL, 'client cannot SELECT from taskforge.periodic_schedules');
 SELECT throws_ok($$SELECT taskforge.tf_register_worker('catalog-as-client')$$, '42501', NULL, 'client cannot register a worker');
 SELECT throws_ok($$SELECT * FROM taskforge.tf_claim(gen_random_uuid(), ARRAY['catalog_as_client'])$$, '42501', NULL, 'client cannot claim');
 SELECT throws_ok('SELECT * FROM taskforge.tf_promote()', '42501', NULL, 'client cannot call tf_promote');
@@ -40,6 +47,7 @@ SELECT results_eq($$SELECT task_state FROM taskforge.tf_cancel((SELECT task_id F
                   ARRAY['CANCELLED'], 'console can cancel');
 SELECT throws_ok($$SELECT * FROM taskforge.tf_claim(gen_random_uuid())$$, '42501', NULL, 'console cannot claim');
 SELECT throws_ok('SELECT * FROM taskforge.workers', '42501', NULL, 'console cannot SELECT from taskforge.workers');
+SELECT lives_ok('SELECT * FROM taskforge.tf_periodic', 'console can read tf_periodic');
 RESET ROLE;
 
 SELECT results_eq($$SELECT state, cancel_reason FROM taskforge.tasks WHERE task_id = current_setting('tftest.task_id')::bigint$$,

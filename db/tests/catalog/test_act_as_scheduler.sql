@@ -1,6 +1,6 @@
--- Acting as taskforge_scheduler: recover, promote, prune, scheduler_heartbeat, backoff and schema_version work; views, tables, submit, claim and cancel are refused with 42501.
+-- Acting as taskforge_scheduler: recover, promote, prune, scheduler_heartbeat, enqueue_periodic, backoff and schema_version work; views, tables, submit, claim and cancel are refused with 42501.
 BEGIN;
-SELECT plan(16);
+SELECT plan(20);
 CREATE TEMP TABLE w AS SELECT taskforge.tf_register_worker('catalog-as-scheduler-w1') AS id;
 CREATE TEMP TABLE sub AS SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_scheduler');
 CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['catalog_as_scheduler']);
@@ -16,6 +16,11 @@ SELECT lives_ok('SELECT * FROM taskforge.tf_promote()', 'scheduler can call tf_p
 SELECT lives_ok('SELECT taskforge.tf_prune(3153600000)', 'scheduler can call tf_prune');
 SELECT lives_ok($$SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'catalog-as-scheduler')$$, 'scheduler can call tf_scheduler_heartbeat');
 SELECT throws_ok('SELECT * FROM taskforge.tf_schedulers', '42501', NULL, 'scheduler cannot SELECT from the tf_schedulers view');
+SELECT lives_ok('SELECT * FROM taskforge.tf_enqueue_periodic()', 'scheduler can call tf_enqueue_periodic');
+SELECT throws_ok($$SELECT * FROM taskforge.tf_schedule_periodic('as-scheduler', '* * * * *', 'noop')$$, '42501', NULL,
+                 'scheduler cannot call tf_schedule_periodic');
+SELECT throws_ok('SELECT * FROM taskforge.tf_periodic', '42501', NULL, 'scheduler cannot SELECT from the tf_periodic view');
+SELECT throws_ok('SELECT * FROM taskforge.periodic_schedules', '42501', NULL, 'scheduler cannot SELECT from taskforge.periodic_schedules');
 SELECT lives_ok('SELECT taskforge.tf_backoff(3)', 'scheduler can call tf_backoff');
 SELECT results_eq('SELECT taskforge.tf_schema_version()', ARRAY[1], 'scheduler can read the schema version');
 SELECT throws_ok('SELECT * FROM taskforge.tf_tasks', '42501', NULL, 'scheduler cannot SELECT from the tf_tasks view');

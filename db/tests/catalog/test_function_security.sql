@@ -1,6 +1,6 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(34);
+SELECT plan(37);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'integer', 'integer', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'integer', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
@@ -24,6 +24,9 @@ SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_ma
 SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
 SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
 SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'integer'], 'tf_set_queue_limit exists');
+SELECT has_function('taskforge', 'tf_schedule_periodic', ARRAY['text', 'text', 'text', 'jsonb', 'text', 'integer', 'integer', 'text'], 'tf_schedule_periodic exists');
+SELECT has_function('taskforge', 'tf_unschedule_periodic', ARRAY['text'], 'tf_unschedule_periodic exists');
+SELECT has_function('taskforge', 'tf_enqueue_periodic', ARRAY['integer'], 'tf_enqueue_periodic exists');
 SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double precision', 'double precision', 'double precision', 'text', 'double precision'], 'tf_register_task_type exists');
 
 CREATE TEMP TABLE fn AS

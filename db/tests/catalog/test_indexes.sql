@@ -1,10 +1,15 @@
 -- Catalog contract: the hot-path partial indexes exist with their columns and predicates, so claim, promote, recover and prune never scan finished history.
 BEGIN;
-SELECT plan(22);
+SELECT plan(24);
 SELECT indexes_are('taskforge', 'tasks',
                    ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_queued_due_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
                          'tasks_finished_idx', 'tasks_idempotency_key_uidx', 'tasks_owner_idx'],
                    'taskforge.tasks has exactly its indexes');
+SELECT indexes_are('taskforge', 'periodic_schedules',
+                   ARRAY['periodic_schedules_pkey', 'periodic_schedules_due_idx', 'periodic_schedules_task_type_idx'],
+                   'taskforge.periodic_schedules has exactly its indexes');
+SELECT has_index('taskforge', 'periodic_schedules', 'periodic_schedules_due_idx', ARRAY['next_fire_at'],
+                 'tf_enqueue_periodic finds due schedules and the next tick by next_fire_at');
 SELECT indexes_are('taskforge', 'attempts', ARRAY['attempts_pkey', 'attempts_worker_idx', 'attempts_finished_idx'],
                    'taskforge.attempts has exactly its indexes');
 SELECT has_index('taskforge', 'tasks', 'tasks_claim_order_idx', ARRAY['priority', 'created_at', 'task_id'], 'claim order index on (priority, created_at, task_id)');

@@ -16,7 +16,7 @@ import click
 import psycopg
 
 from .. import client, database as db
-from . import bench, console, demo, health, migrate, queues, run, tasks
+from . import bench, console, demo, health, migrate, periodic, queues, run, tasks
 from .common import EXIT_DATABASE, EXIT_REFUSED, EXIT_USAGE, UNMIGRATED_SQLSTATES, fail
 
 #: Every command of ``taskforge``, module by module.
@@ -25,6 +25,7 @@ COMMANDS: tuple[click.Command, ...] = (
     *health.COMMANDS,
     *tasks.COMMANDS,
     *queues.COMMANDS,
+    *periodic.COMMANDS,
     *run.COMMANDS,
     *demo.COMMANDS,
     *bench.COMMANDS,
