@@ -18,14 +18,25 @@ from typing import Any
 import psycopg
 import pytest
 from click.testing import CliRunner
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, event, given, strategies as st
 from psycopg.types.json import Jsonb
 
 from taskforge import client
 from taskforge.cli import EXIT_REFUSED, EXIT_USAGE, main
 from taskforge.names import QUEUE_PATTERN
 
-from fuzz_support import FUZZ, fuzz_database, json_values, payloads, queue_names, snapshot, task_type_names, texts
+from fuzz_support import (
+    FUZZ,
+    fuzz_database,
+    json_values,
+    mostly_valid,
+    objects,
+    payloads,
+    queue_names,
+    snapshot,
+    task_type_names,
+    texts,
+)
 
 #: Text the command line can carry but PostgreSQL cannot: refused with exit code 2.
 cli_texts = st.one_of(
@@ -50,6 +61,7 @@ def invoke(fz, command: list[str], options: list[str], positionals: list[str], *
     with a dash stays a value); a valid one must exit 0, an invalid one 2 or 3 with one line on
     stderr and no row changed."""
     dsn, conn = fz
+    event("valid command" if valid else "invalid command")
     args = [*command, *options, "--dsn", dsn, "--", *positionals]
     before = snapshot(conn)
     result = CliRunner().invoke(main, args, env={"TASKFORGE_DSN": None, "DATABASE_URL": None})
@@ -84,9 +96,9 @@ def parsed(text: str) -> tuple[bool, Any]:
 
 @FUZZ
 @given(
-    task_type=st.one_of(st.sampled_from(["noop", "echo"]), task_type_names, cli_texts),
-    payload=payload_texts,
-    queue=st.one_of(queue_names, cli_texts),
+    task_type=mostly_valid(st.sampled_from(["noop", "echo"]), st.one_of(task_type_names, cli_texts)),
+    payload=mostly_valid(objects.map(json.dumps), payload_texts),
+    queue=mostly_valid(st.from_regex(QUEUE_PATTERN, fullmatch=True), st.one_of(queue_names, cli_texts)),
     key=st.one_of(st.none(), cli_texts),
 )
 def test_fuzz_submit(fz, task_type, payload, queue, key):

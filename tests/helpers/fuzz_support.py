@@ -32,6 +32,8 @@ __all__ = [
     "REFUSALS",
     "fuzz_database",
     "json_values",
+    "mostly_valid",
+    "objects",
     "payloads",
     "queue_names",
     "snapshot",
@@ -104,8 +106,19 @@ json_values = st.recursive(
     lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4)),
     max_leaves=12,
 )
+#: JSON objects (what a payload must be).
+objects = st.dictionaries(texts, json_values, max_size=5)
 #: Mostly objects (the valid payloads), sometimes any other JSON value.
-payloads = st.one_of(st.dictionaries(texts, json_values, max_size=5), json_values)
+payloads = st.one_of(objects, json_values)
+
+
+def mostly_valid(
+    valid: st.SearchStrategy[Any], fuzzed: st.SearchStrategy[Any], odds: int = 2
+) -> st.SearchStrategy[Any]:
+    """A value of ``valid`` ``odds`` times in ``odds + 1``, else one of ``fuzzed`` (valid or not):
+    a call with several arguments is then entirely valid often enough for its success path to be
+    checked."""
+    return st.integers(0, odds).flatmap(lambda n: fuzzed if n == 0 else valid)
 
 
 def snapshot(conn: psycopg.Connection[Any]) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""Fuzzing every text and JSON argument of the public SQL functions (hypothesis; the contract and
-the strategies are in tests/helpers/fuzz_support.py).
+"""Fuzzing every text and JSON argument of the public SQL functions, periodic schedules included
+(hypothesis; the contract and the strategies are in tests/helpers/fuzz_support.py).
 
 Each test predicts from the documented rules (function headers, docs/sql-api.md) whether a call
 is valid. A valid call must succeed and do what the documentation says, its text and JSON
@@ -21,16 +21,18 @@ from typing import Any
 
 import psycopg
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import event, given, strategies as st
 from psycopg.types.json import Jsonb
 
-from taskforge.names import QUEUE_PATTERN, TASK_TYPE_PATTERN
+from taskforge.names import QUEUE_PATTERN, SCHEDULE_PATTERN, TASK_TYPE_PATTERN
 
 from fuzz_support import (
     FUZZ,
     REFUSALS,
     fuzz_database,
     json_values,
+    mostly_valid,
+    objects,
     payloads,
     queue_names,
     snapshot,
@@ -41,9 +43,15 @@ from fuzz_support import (
 OUTCOMES = ("succeeded", "failed", "retryable", "cancelled")
 MAX_ERROR_TEXT = 16 * 1024
 
-outcomes = st.one_of(st.sampled_from(OUTCOMES), texts, st.none())
-name_lists = st.one_of(st.none(), st.lists(st.one_of(queue_names, st.none()), max_size=3))
-type_lists = st.one_of(st.none(), st.lists(st.one_of(task_type_names, st.none()), max_size=3))
+VALID_QUEUES = st.from_regex(QUEUE_PATTERN, fullmatch=True)
+VALID_TYPES = st.from_regex(TASK_TYPE_PATTERN, fullmatch=True)
+outcomes = mostly_valid(st.sampled_from(OUTCOMES), st.one_of(texts, st.none()))
+name_lists = mostly_valid(
+    st.one_of(st.none(), st.lists(VALID_QUEUES, max_size=3)), st.lists(st.one_of(queue_names, st.none()), max_size=3)
+)
+type_lists = mostly_valid(
+    st.one_of(st.none(), st.lists(VALID_TYPES, max_size=3)), st.lists(st.one_of(task_type_names, st.none()), max_size=3)
+)
 maybe_json = st.one_of(st.just(None), json_values.map(Jsonb))  # None: SQL NULL; Jsonb(None): JSON null
 
 
@@ -81,7 +89,9 @@ def call(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> O
 
 
 def expect(outcome: Outcome, invalid: set[str], what: object) -> None:
-    """Valid (``invalid`` empty): the call succeeded. Invalid: refused naming one of ``invalid``."""
+    """Valid (``invalid`` empty): the call succeeded. Invalid: refused naming one of ``invalid``.
+    (``--hypothesis-show-statistics`` shows how many calls of each kind a run made.)"""
+    event("valid call" if not invalid else "invalid call")
     if not invalid:
         assert outcome.error is None, f"{what}: refused although valid: {outcome.error.sqlstate} {outcome.error}"
     else:
@@ -133,9 +143,9 @@ def same_json(conn, stored_sql: str, params: dict[str, Any]) -> bool:
 
 @FUZZ
 @given(
-    task_type=st.one_of(st.sampled_from(["noop", "echo", "sleep"]), task_type_names),
-    payload=payloads,
-    queue=queue_names,
+    task_type=mostly_valid(st.sampled_from(["noop", "echo", "sleep"]), task_type_names),
+    payload=mostly_valid(objects, payloads),
+    queue=mostly_valid(VALID_QUEUES, queue_names),
     key=st.one_of(st.none(), texts),
 )
 def test_fuzz_tf_submit(fz, task_type, payload, queue, key):
@@ -186,20 +196,25 @@ def _request(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 _OMIT = object()
-requests_elements = st.one_of(
+requests_elements = mostly_valid(
     st.fixed_dictionaries(
         {
-            "task_type": st.one_of(st.just("noop"), st.just(_OMIT), task_type_names, json_values),
-            "payload": st.one_of(st.just(_OMIT), payloads),
-            "queue": st.one_of(st.just(_OMIT), queue_names, json_values),
+            "task_type": mostly_valid(st.just("noop"), st.one_of(st.just(_OMIT), task_type_names, json_values), 6),
+            "payload": mostly_valid(st.one_of(st.just(_OMIT), objects), payloads, 6),
+            "queue": mostly_valid(st.one_of(st.just(_OMIT), VALID_QUEUES), st.one_of(queue_names, json_values), 6),
             "idempotency_key": st.one_of(st.just(_OMIT), texts.map(lambda t: f"{t[:150]}|{uuid.uuid4().hex}")),
-            "scheduled_at": st.one_of(
-                st.just(_OMIT), st.sampled_from(["2031-03-04T05:06:07Z", "2031-03-04 05:06:07+02:00"]), texts
+            "scheduled_at": mostly_valid(
+                st.one_of(st.just(_OMIT), st.sampled_from(["2031-03-04T05:06:07Z", "2031-03-04 05:06:07+02:00"])),
+                texts,
+                6,
             ),
-        },
-        optional={"extra": texts},
+        }
     ).map(_request),
-    json_values,
+    st.one_of(
+        json_values,
+        st.fixed_dictionaries({"task_type": st.just("noop")}, optional={"extra": texts, "Queue": texts}),
+    ),
+    6,
 )
 
 
@@ -228,7 +243,7 @@ def request_problems(index: int, element: Any, types: set[str]) -> set[str]:
 
 
 @FUZZ
-@given(requests=st.one_of(st.lists(requests_elements, min_size=1, max_size=4), json_values))
+@given(requests=mostly_valid(st.lists(requests_elements, min_size=1, max_size=3), json_values))
 def test_fuzz_tf_submit_many(fz, requests):
     types = registered(fz)
     if not isinstance(requests, list) or not requests:
@@ -337,6 +352,10 @@ def test_fuzz_tf_claim(fz, worker_id, queues, task_types):
 
 
 def expected_error(error: Any) -> Any:
+    """What tf_finalize stores for an error (docs/sql-api.md): JSON null is no error, an object
+    itself, any other value {"message": value}."""
+    if error is None:
+        return None
     return error if isinstance(error, dict) else {"message": error}
 
 
@@ -363,8 +382,8 @@ def test_fuzz_tf_finalize(fz, worker_id, outcome_, result, error):
     elif error is not None and len(json.dumps(error.obj, ensure_ascii=False)) < MAX_ERROR_TEXT // 2:
         assert same_json(
             fz,
-            "SELECT error = %(x)s FROM taskforge.attempts WHERE task_id = %(id)s",
-            {"x": Jsonb(expected_error(error.obj)), "id": task_id},
+            "SELECT error IS NOT DISTINCT FROM %(x)s FROM taskforge.attempts WHERE task_id = %(id)s",
+            {"x": None if error.obj is None else Jsonb(expected_error(error.obj)), "id": task_id},
         )
 
 
@@ -555,6 +574,97 @@ def test_fuzz_queue_controls(fz, queue, action):
             assert (row is None and action == "resume") or row[0] == (action == "pause")
         else:
             assert row is not None and row[1] == (7 if action == "limit" else None)
+
+
+# --- periodic schedules ----------------------------------------------------------------------------
+
+VALID_CRONS = (
+    "* * * * *",
+    "*/5 * * * *",
+    "0 9 * * MON-FRI",
+    "@daily",
+    "30 2 1 * *",
+    "59 23 31 12 7",
+    "0 0 * JAN,JUL SUN",
+)
+cron_fields = st.sampled_from(
+    ["*", "0", "*/2", "1-5", "60", "MON", "JAN", "L", "?", "7", "-1", ",", "*/0", "5/", "2-1"]
+)
+crons = st.one_of(
+    st.sampled_from(VALID_CRONS),
+    st.lists(cron_fields, min_size=3, max_size=6).map(" ".join),
+    texts,
+)
+timezones = st.one_of(
+    st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "utc", "Mars/Olympus", "+02:00"]),
+    texts,
+)
+
+
+@pytest.fixture(scope="module")
+def zone_names(fz):
+    return {r[0] for r in fz.execute("SELECT name FROM pg_timezone_names").fetchall()}
+
+
+@FUZZ
+@given(
+    name=mostly_valid(st.from_regex(SCHEDULE_PATTERN, fullmatch=True), texts),
+    cron=mostly_valid(st.sampled_from(VALID_CRONS), crons),
+    task_type=mostly_valid(st.sampled_from(["noop", "echo"]), task_type_names),
+    payload=mostly_valid(objects, payloads),
+    queue=mostly_valid(VALID_QUEUES, queue_names),
+    timezone=mostly_valid(st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"]), timezones),
+)
+def test_fuzz_tf_schedule_periodic(fz, zone_names, name, cron, task_type, payload, queue, timezone):
+    invalid = set()
+    if not SCHEDULE_PATTERN.fullmatch(name):
+        invalid.add("name")
+    if task_type not in registered(fz):
+        invalid.add("task_type")
+    if not isinstance(payload, dict):
+        invalid.add("payload")
+    if not QUEUE_PATTERN.fullmatch(queue):
+        invalid.add("queue")
+    if timezone not in zone_names:
+        invalid.add("timezone")
+    params = {"n": name, "c": cron, "t": task_type, "p": Jsonb(payload), "q": queue, "z": timezone}
+    outcome = call(
+        fz,
+        "SELECT next_fire_at > clock_timestamp(), created FROM taskforge.tf_schedule_periodic(name => %(n)s, "
+        "cron => %(c)s, task_type => %(t)s, payload => %(p)s, queue => %(q)s, timezone => %(z)s)",
+        params,
+    )
+    if cron not in VALID_CRONS and outcome.column == "cron":
+        invalid.add("cron")  # a generated expression: the cron parser decides, naming the field it refuses
+    expect(outcome, invalid, params)
+    if outcome.error is None:
+        assert outcome.rows[0][0] is True  # the next tick is in the future
+        stored = fz.execute(
+            "SELECT cron, task_type, queue, timezone, payload = %(p)s FROM taskforge.periodic_schedules "
+            "WHERE name = %(n)s",
+            params,
+        ).fetchone()
+        assert stored == (cron, task_type, queue, timezone, True)
+
+
+@FUZZ
+@given(name=st.one_of(st.from_regex(SCHEDULE_PATTERN, fullmatch=True), texts, st.none()), exists=st.booleans())
+def test_fuzz_tf_unschedule_periodic(fz, name, exists):
+    valid = name is not None and bool(SCHEDULE_PATTERN.fullmatch(name))
+    if valid and exists:
+        fz.execute(
+            "SELECT * FROM taskforge.tf_schedule_periodic(name => %s, cron => '@daily', task_type => 'noop')", (name,)
+        )
+    existed = (
+        valid and fz.execute("SELECT count(*) FROM taskforge.periodic_schedules WHERE name = %s", (name,)).fetchone()[0]
+    )
+    outcome = call(fz, "SELECT taskforge.tf_unschedule_periodic(name => %(n)s)", {"n": name})
+    expect(outcome, set() if valid else {"name"}, name)
+    if valid:
+        assert outcome.rows[0][0] is bool(existed)
+        assert (
+            fz.execute("SELECT count(*) FROM taskforge.periodic_schedules WHERE name = %s", (name,)).fetchone()[0] == 0
+        )
 
 
 # --- what never reaches a function -------------------------------------------------------------
