@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test test-without-server demo install lint fmt pgtap chromium pg-prove freeze clean
+.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,17 @@ test-without-server: $(STAMP)
 	grep -Eq '^test server: (the embedded PostgreSQL|a postgres)' "$$log" \
 	    || { echo "test-without-server: the suite did not start a server of its own" >&2; status=1; }; \
 	rm -f "$$log"; exit $$status
+
+# Faults injected into real workers and schedulers on a private PostgreSQL server the run starts
+# itself (never the shared one): restarts, crashes, killed backends, SIGKILL/SIGSTOP, a read-only
+# database. Not part of `make test`; a few minutes. Figures: docs/chaos.md, .taskforge/chaos/report.json.
+chaos: $(STAMP)
+	$(BIN)/python -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
+
+# Known vulnerabilities in the installed dependencies (pip-audit; needs the network). Fails when
+# the audit cannot be done; TASKFORGE_AUDIT=skip skips it on purpose. See scripts/audit-deps.py.
+audit: $(STAMP)
+	$(BIN)/python scripts/audit-deps.py
 
 # The main job end to end (embedded PostgreSQL unless TASKFORGE_DSN is set).
 demo: $(STAMP)

@@ -69,3 +69,18 @@ def test_bad_queue_input_is_one_line(db_dsn):
         assert result.exit_code == code, (args, result.output)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_pause_and_resume_of_several_queues_are_all_or_nothing(db_dsn, conn):
+    """A refused name among several (TF400, exit 3) leaves every queue as it was, also the ones
+    named before it: the command reports one error line, so it must not have changed anything."""
+    good, other = unique_name("cliq"), unique_name("cliq")
+    refused = cli("queue", "pause", good, "not a queue!", other, "--dsn", db_dsn)
+    assert refused.exit_code == EXIT_REFUSED and refused.stdout == ""
+    assert len(refused.stderr.strip().splitlines()) == 1 and "TF400" in refused.stderr
+    assert not any(r["queue"] in (good, other) for r in client.queues(conn))
+
+    assert cli("queue", "pause", good, other, "--dsn", db_dsn).exit_code == 0
+    refused = cli("queue", "resume", good, "not a queue!", "--dsn", db_dsn)
+    assert refused.exit_code == EXIT_REFUSED
+    assert queue_row(conn, good)["paused"] is True and queue_row(conn, other)["paused"] is True

@@ -170,6 +170,10 @@ def test_submit_bad_payload_or_time_is_a_one_line_usage_error(db_dsn, conn, args
         (["noop", "--priority", "40000"], ["TF400 priority"]),
         (["noop", "--max-attempts", "0"], ["TF400 max_attempts"]),
         (["noop", "--queue", "bad queue!"], ["TF400 queue"]),
+        # What the caller gave is quoted in the refusal: its line breaks and control characters
+        # are shown as escapes, so the refusal stays one line and cannot drive the terminal.
+        (["a\nb\r\x1b[31mc\u2028d"], ["unknown task type 'a\\nb\\r\\x1b[31mc\\u2028d'"]),
+        (["noop", "--queue", "q\n"], ["TF400 queue", "got 'q\\n'"]),
     ],
 )
 def test_submit_refused_by_the_database_is_one_line_exit_3(db_dsn, args, fragments):

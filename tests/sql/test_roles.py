@@ -1,13 +1,18 @@
-"""Least privilege (docs/design.md §7), checked by logging in as real roles.
+"""Least privilege (docs/design.md §7), checked by logging in as real roles and in the catalog.
 
 Each test creates LOGIN roles with unique names (roles are cluster-wide), makes them members of
 one TaskForge group role, connects as them (trust authentication on 127.0.0.1) and drops them at
-the end. Also: migrating as a user without CREATEROLE.
+the end. Every function, table, view and sequence is enumerated from the catalog, so a new object
+without a decision here fails a test; the matrix here (ALLOWED, VIEW_READERS) is compared with
+the tables of docs/design.md §7 and docs/operations.md. Also: migrating as a user without
+CREATEROLE.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -124,6 +129,110 @@ ALLOWED = {
     None: set(),  # a login role in no TaskForge group
 }
 VIEW_READERS = {"taskforge_client", "taskforge_console"}
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+COLUMN_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "REFERENCES")
+SEQUENCE_PRIVILEGES = ("USAGE", "SELECT", "UPDATE")
+
+
+def documented_matrix(page: str, heading: str) -> dict[str, tuple[set[str], bool]]:
+    """The roles table under ``heading`` of docs/``page``: role -> (functions it may call,
+    whether it may read the views). "member of `X`" inherits X's row."""
+    text = (DOCS / page).read_text()
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    rows: dict[str, tuple[set[str], bool]] = {}
+    parents: dict[str, str] = {}
+    for line in text[start : end if end > 0 else None].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not re.fullmatch(r"`taskforge_\w+`", cells[0]):
+            continue
+        role, calls, reads = cells[0].strip("`"), cells[1], cells[2]
+        if calls.startswith("member of"):
+            parents[role] = re.search(r"`(taskforge_\w+)`", calls).group(1)
+            calls = ""
+        reads_views = not reads.startswith("nothing")
+        assert reads_views == reads.startswith("every"), f"{page}: cannot read the read column of {role}: {reads!r}"
+        rows[role] = (set(re.findall(r"`(tf_\w+)`", calls)), reads_views)
+    for role, parent in parents.items():
+        rows[role] = (rows[role][0] | rows[parent][0], rows[role][1])
+    return rows
+
+
+@pytest.mark.parametrize(("page", "heading"), [("design.md", "## 7. Security"), ("operations.md", "## Roles")])
+def test_the_documented_matrix_is_the_tested_one(page, heading):
+    documented = documented_matrix(page, heading)
+    assert set(documented) == set(GROUPS), f"{page}: roles {sorted(documented)}"
+    for group in GROUPS:
+        calls, reads = documented[group]
+        assert calls == ALLOWED[group], (
+            f"{page} says {group} may call {sorted(calls)}; granted and tested: {sorted(ALLOWED[group])} "
+            f"(missing from the page: {sorted(ALLOWED[group] - calls)}, extra: {sorted(calls - ALLOWED[group])})"
+        )
+        assert reads == (group in VIEW_READERS), f"{page}: {group} reads the views: {reads}"
+
+
+def test_design_counts_the_public_functions():
+    public = sorted(name for name in CALLS if name.startswith("tf_"))
+    count = int(re.search(r"All (\d+) public `tf_\*` functions", (DOCS / "design.md").read_text()).group(1))
+    assert count == len(public), f"docs/design.md §7 says {count} public functions; there are {len(public)}"
+
+
+CATALOG_FUNCTIONS = """
+SELECT p.oid::regprocedure::text, p.proname, has_function_privilege(%(role)s, p.oid, 'EXECUTE')
+  FROM pg_proc p WHERE p.pronamespace = 'taskforge'::regnamespace
+"""
+# Every relation of the schema, and yoyo's bookkeeping tables the migration leaves in public.
+CATALOG_RELATIONS = """
+SELECT c.oid, n.nspname || '.' || c.relname, c.relkind
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE (n.nspname = 'taskforge' OR (n.nspname = 'public' AND c.relname LIKE ANY ('{_yoyo%,yoyo%}')))
+   AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+"""
+
+
+@pytest.mark.parametrize("group", [*GROUPS, None], ids=[*GROUPS, "no-group"])
+def test_catalog_privileges_are_the_matrix(conn, login_role, group):
+    """What each role may do to every function (each overload), table, view and sequence and to
+    the schema, by the catalog's has_*_privilege: exactly the matrix, every privilege kind."""
+    role = group or login_role()
+    wrong = []
+    functions = conn.execute(CATALOG_FUNCTIONS, {"role": role}).fetchall()
+    assert {name for _, name, _ in functions} == set(CALLS)
+    for signature, name, granted in functions:
+        if granted != (name in ALLOWED[group]):
+            wrong.append(f"EXECUTE {signature}: {granted}")
+    relations = conn.execute(CATALOG_RELATIONS).fetchall()
+    kinds = {kind for _, _, kind in relations}
+    assert {"r", "v", "S"} <= kinds and any(name == "public._yoyo_migration" for _, name, _ in relations)
+    for oid, name, kind in relations:
+        if kind == "S":
+            checks = [(p, f"has_sequence_privilege(%(role)s, {oid}::oid, '{p}')", False) for p in SEQUENCE_PRIVILEGES]
+        else:
+            readable = kind == "v" and group in VIEW_READERS
+            checks = [
+                (p, f"has_table_privilege(%(role)s, {oid}::oid, '{p}')", p == "SELECT" and readable)
+                for p in TABLE_PRIVILEGES
+            ] + [
+                (
+                    f"{p} (a column)",
+                    f"has_any_column_privilege(%(role)s, {oid}::oid, '{p}')",
+                    p == "SELECT" and readable,
+                )
+                for p in COLUMN_PRIVILEGES
+            ]
+        for privilege, expression, expected in checks:
+            if conn.execute(f"SELECT {expression}", {"role": role}).fetchone()[0] != expected:
+                wrong.append(f"{privilege} on {name}: expected {expected}")
+    usage, create = conn.execute(
+        "SELECT has_schema_privilege(%(role)s, 'taskforge', 'USAGE'), "
+        "has_schema_privilege(%(role)s, 'taskforge', 'CREATE')",
+        {"role": role},
+    ).fetchone()
+    if usage != (group is not None) or create:
+        wrong.append(f"schema taskforge: USAGE {usage}, CREATE {create}")
+    assert wrong == [], f"{group or 'no group'}: {wrong}"
 
 
 def _denied(c: psycopg.Connection, statement: str) -> bool:

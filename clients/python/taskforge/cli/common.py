@@ -39,7 +39,7 @@ class OptionError(click.ClickException):
         super().__init__(f"{option}: {problem}")
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"taskforge: {self.format_message()}", err=True)
+        click.echo(f"taskforge: {one_line(self.format_message())}", err=True)
 
 
 def param_label(param: click.Parameter | None) -> str:
@@ -174,7 +174,18 @@ dsn_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line: every character that is not printable (line breaks, tabs, other
+    control characters, the Unicode line and paragraph separators) is written as its Python
+    escape (``\\n``, ``\\x1b``, ``\\u2028``). A refusal quotes what the caller gave (``unknown
+    task type 'a<newline>b'``); that text must neither break the one-line promise nor reach the
+    terminal as control sequences."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print one line to stderr and exit with code."""
-    click.echo(f"taskforge: {message}", err=True)
+    """Print one line to stderr (see :func:`one_line`) and exit with code."""
+    click.echo(f"taskforge: {one_line(message)}", err=True)
     sys.exit(code)

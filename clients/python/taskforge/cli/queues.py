@@ -46,8 +46,10 @@ def list_cmd(dsn: str | None, as_json: bool) -> None:
 
 
 def _each_queue(queues: tuple[str, ...], dsn: str | None, as_json: bool, act: str) -> None:
+    """Pause or resume every queue named, in one transaction: when the database refuses one name
+    (TF400, exit code 3, one line), no queue has changed."""
     results: list[dict[str, Any]] = []
-    with db.connect(dsn) as conn:
+    with db.connect(dsn) as conn, conn.transaction():
         for name in queues:
             changed = client.pause_queue(conn, name) if act == "pause" else client.resume_queue(conn, name)
             results.append({"queue": name, "changed": changed, "paused": act == "pause"})
@@ -65,7 +67,7 @@ def _each_queue(queues: tuple[str, ...], dsn: str | None, as_json: bool, act: st
 @json_option
 def pause_cmd(queues: tuple[str, ...], dsn: str | None, as_json: bool) -> None:
     """Pause each QUEUE: workers claim none of its tasks until it is resumed. Submits still
-    succeed and running tasks finish normally."""
+    succeed and running tasks finish normally. All or nothing: a refused name changes no queue."""
     _each_queue(queues, dsn, as_json, "pause")
 
 
@@ -74,7 +76,7 @@ def pause_cmd(queues: tuple[str, ...], dsn: str | None, as_json: bool) -> None:
 @dsn_option
 @json_option
 def resume_cmd(queues: tuple[str, ...], dsn: str | None, as_json: bool) -> None:
-    """Resume each paused QUEUE (idle workers are woken at once)."""
+    """Resume each paused QUEUE (idle workers are woken at once). All or nothing, as pause."""
     _each_queue(queues, dsn, as_json, "resume")
 
 

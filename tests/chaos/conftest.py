@@ -1,0 +1,67 @@
+"""The chaos rig shared by the tests of this folder (``make chaos``; excluded from ``make test``).
+
+One :class:`~chaos_rig.ChaosRig` per module: a private PostgreSQL server (never the shared one),
+three workers and two schedulers. The process logs, the handlers' run log and ``report.json``
+(the figures of every fault) go to ``.taskforge/chaos/``, which each run starts afresh; the
+figures are also printed at the end of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from chaos_rig import ROOT, ChaosRig, write_report
+
+WORKDIR = ROOT / ".taskforge" / "chaos"
+SUMMARIES: list[dict] = []
+
+
+@pytest.fixture(scope="module")
+def rig():
+    shutil.rmtree(WORKDIR, ignore_errors=True)
+    WORKDIR.mkdir(parents=True)
+    chaos = ChaosRig(WORKDIR)
+    try:
+        yield chaos
+    finally:
+        summary = chaos.summary()
+        summary["exit_codes"] = chaos.close()
+        write_report(summary, WORKDIR / "report.json")
+        SUMMARIES.append(summary)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for summary in SUMMARIES:
+        terminalreporter.section("chaos figures")
+        totals = summary["totals"]
+        terminalreporter.write_line(
+            f"{summary['server']}; {summary['setup']['workers']} workers x {summary['setup']['concurrency']} slots, "
+            f"{summary['setup']['schedulers']} schedulers, lease {summary['setup']['lease_seconds']} s, "
+            f"poll {summary['setup']['poll_seconds']} s"
+        )
+        header = (
+            f"{'fault':<36}{'faults':>7}{'tasks':>6}{'retried':>8}{'replays':>8}{'abandon':>8}{'re-run':>7}"
+            f"{'overlap':>8}{'drain s':>8}{'pickup ms':>14}"
+        )
+        terminalreporter.write_line(header)
+        for r in summary["rounds"]:
+            pickup = "/".join(f"{ms:.0f}" for ms in r["pickup_ms"])
+            added = r["this_round"]
+            terminalreporter.write_line(
+                f"{r['fault']:<36}{len(r['injected']):>7}{r['tasks_submitted']:>6}{r['submit_errors_retried']:>8}"
+                f"{r['submit_replays']:>8}{added['abandoned']:>8}{added['re_executions']:>7}"
+                f"{added['overlaps_after_lease_expiry']:>8}{r['drain_seconds']:>8.1f}{pickup:>14}"
+            )
+        terminalreporter.write_line(
+            f"faults injected {summary['faults_injected']}; tasks {totals.get('tasks')}; lost {totals.get('lost')}; "
+            f"states {totals.get('states')}; attempts {totals.get('attempts')} (abandoned {totals.get('abandoned')}); "
+            f"re-executions {totals.get('re_executions')} in {totals.get('double_run_tasks')} tasks, "
+            f"{totals.get('overlaps_after_lease_expiry')} overlapping (all after lease expiry); "
+            f"most attempts used {totals.get('max_attempts_used')}; pickup median {summary['pickup_ms']['median']} ms, "
+            f"max {summary['pickup_ms']['max']} ms; {summary['wall_seconds']} s"
+        )
+        terminalreporter.write_line(f"report: {WORKDIR / 'report.json'}")
+        terminalreporter.write_line(json.dumps(summary["exit_codes"]))

@@ -1,0 +1,189 @@
+"""A PostgreSQL server of the test's own: ``initdb`` in a temporary folder, a free port on
+127.0.0.1, started, restarted and stopped with ``pg_ctl``.
+
+The chaos tests (tests/chaos) restart and crash it; they never touch the shared server the rest
+of the suite uses. The binaries come from ``$TASKFORGE_PG_BINDIR``, else the newest Debian
+``/usr/lib/postgresql/<version>/bin`` (15 or later), else ``pg_config --bindir``. PostgreSQL
+refuses to run as root: run as root, the server runs as the system user ``postgres`` (created by
+Debian's PostgreSQL packages) through ``runuser``, and the folder is handed to that user.
+
+Authentication is ``trust`` for the superuser ``postgres``, on TCP (127.0.0.1) and on a Unix
+socket in the folder. ``fsync`` is off: the faults are process crashes and restarts, after
+which the operating system still holds every write, so durability is the same and the tests
+run faster on a busy machine. Timeouts are seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+__all__ = ["PrivateServer", "find_bindir"]
+
+#: Oldest major version TaskForge supports.
+MIN_MAJOR = 15
+#: The system user that runs the server when the tests run as root.
+SERVER_USER = "postgres"
+
+
+def find_bindir() -> Path:
+    """The folder of ``initdb``/``pg_ctl``/``postgres`` (see the module docstring); fails with a
+    message saying what to install."""
+    configured = os.environ.get("TASKFORGE_PG_BINDIR")
+    if configured:
+        return Path(configured)
+    versions = []
+    for path in Path("/usr/lib/postgresql").glob("*/bin/initdb"):
+        with contextlib.suppress(ValueError):
+            versions.append((int(path.parent.parent.name), path.parent))
+    versions = [v for v in versions if v[0] >= MIN_MAJOR]
+    if versions:
+        return max(versions)[1]
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        bindir = Path(
+            subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+        )
+        if (bindir / "initdb").exists():
+            return bindir
+    raise RuntimeError(
+        "no PostgreSQL server binaries (initdb, pg_ctl) found: install them (Debian: apt-get install "
+        f"postgresql-{MIN_MAJOR}) or set TASKFORGE_PG_BINDIR to their folder"
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PrivateServer:
+    """One throwaway cluster. ``start()`` runs initdb once, then starts it; ``dsn(dbname)`` names a
+    database on it; ``restart(mode)``, ``stop(mode)`` (``fast`` or ``immediate``: a crash, with
+    recovery at the next start) and ``destroy()`` (stop and delete the folder)."""
+
+    def __init__(self, bindir: Path | None = None, *, settings: dict[str, str] | None = None) -> None:
+        self.bindir = bindir or find_bindir()
+        self.base = Path(tempfile.mkdtemp(prefix="taskforge-pg-"))
+        self.data = self.base / "data"
+        self.log = self.base / "server.log"
+        self.port = free_port()
+        self.settings = {
+            "listen_addresses": "127.0.0.1",
+            "unix_socket_directories": str(self.base),
+            "fsync": "off",
+            "max_connections": "100",
+            **(settings or {}),
+        }
+        self._as_root = os.geteuid() == 0
+        if self._as_root:
+            try:
+                user = pwd.getpwnam(SERVER_USER)
+            except KeyError:
+                raise RuntimeError(
+                    f"running as root, the private PostgreSQL server needs the system user {SERVER_USER!r} "
+                    "(Debian's PostgreSQL packages create it)"
+                ) from None
+            os.chown(self.base, user.pw_uid, user.pw_gid)
+        self._initialised = False
+
+    # --- commands -------------------------------------------------------------------------------
+
+    def _run(self, tool: str, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        argv = [str(self.bindir / tool), *args]
+        if self._as_root:
+            argv = ["runuser", "-u", SERVER_USER, "--", *argv]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=self.base)
+        if check and result.returncode != 0:
+            raise RuntimeError(
+                f"{tool} {' '.join(args)} failed ({result.returncode}):\n{result.stdout}{result.stderr}\n"
+                f"server log:\n{self.log_tail()}"
+            )
+        return result
+
+    def _options(self) -> str:
+        return " ".join(f"-c {name}={value}" for name, value in self.settings.items()) + f" -p {self.port}"
+
+    def start(self, timeout: float = 60) -> None:
+        """initdb (the first time), then start and wait until it accepts connections."""
+        if not self._initialised:
+            self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+            self._initialised = True
+        self._run(
+            "pg_ctl",
+            "start",
+            "-w",
+            "-t",
+            str(int(timeout)),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-o",
+            self._options(),
+            timeout=timeout + 10,
+        )
+        self.wait_ready(timeout)
+
+    def stop(self, mode: str = "fast", timeout: float = 60) -> None:
+        """pg_ctl stop -m MODE (``immediate``: every server process quits at once, as in a crash)."""
+        self._run(
+            "pg_ctl", "stop", "-w", "-t", str(int(timeout)), "-D", str(self.data), "-m", mode, timeout=timeout + 10
+        )
+
+    def restart(self, mode: str = "fast", down_seconds: float = 0.0) -> None:
+        """Stop with ``mode``, stay down ``down_seconds``, start again."""
+        self.stop(mode)
+        if down_seconds:
+            time.sleep(down_seconds)
+        self.start()
+
+    def running(self) -> bool:
+        return self._run("pg_ctl", "status", "-D", str(self.data), check=False).returncode == 0
+
+    def destroy(self) -> None:
+        """Stop the server (immediate) if it runs and delete its folder."""
+        if self._initialised and self.running():
+            with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+                self.stop("immediate")
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # --- connecting ------------------------------------------------------------------------------
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname={dbname}"
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def version(self) -> str:
+        out = self._run("postgres", "--version").stdout.strip()
+        match = re.search(r"\d+(\.\d+)?", out)
+        return match.group(0) if match else out
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
