@@ -33,9 +33,7 @@ __all__ = [
     "count_matching",
     "ids_matching",
     "list_tasks",
-    "pause_queue",
     "queues",
-    "resume_queue",
     "worker_counts",
 ]
 
@@ -321,17 +319,6 @@ def queues(
     for row in client.finished_recently(conn, finished_window_seconds):
         entry(row["queue"])[f"finished_{row['state'].lower()}"] = int(row["tasks"])
     return [by_queue[name] for name in sorted(by_queue)]
-
-
-def pause_queue(conn: psycopg.Connection[Any], queue: str) -> bool:
-    """Pause a queue (``tf_pause_queue``): claims skip it, submits still succeed. True when the
-    state changed (False: it was already paused). TF400 for a malformed queue name."""
-    return client.pause_queue(conn, queue)
-
-
-def resume_queue(conn: psycopg.Connection[Any], queue: str) -> bool:
-    """Resume a paused queue (``tf_resume_queue``); True when the state changed."""
-    return client.resume_queue(conn, queue)
 
 
 def worker_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:

@@ -27,7 +27,7 @@ def list_queues() -> Any:
 
 
 def _pause_or_resume(queue: str, pause: bool) -> Any:
-    action = queries.pause_queue if pause else queries.resume_queue
+    action = client.pause_queue if pause else client.resume_queue
     changed = console().db.act(lambda conn: action(conn, queue))
     return QueueChanged(queue=queue, paused=pause, changed=changed).model_dump(mode="json")
 

@@ -13,7 +13,6 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
 
-from .. import queries
 from ..auth import may_act
 from .blueprint import bp
 from .common import act, is_region_request, problem_of, read_or, render_page
@@ -51,7 +50,7 @@ def queue_action(action: str) -> BaseResponse | str:
     try:
         if not queue:
             raise client.InvalidArgument("queue", "a queue name is required")
-        changed = act(lambda conn: (queries.pause_queue if action == "pause" else queries.resume_queue)(conn, queue))
+        changed = act(lambda conn: (client.pause_queue if action == "pause" else client.resume_queue)(conn, queue))
         verb = "paused" if action == "pause" else "resumed"
         message = f"Queue {queue} {verb}." if changed else f"Queue {queue} was already {verb}."
         category = "ok"
