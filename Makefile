@@ -10,6 +10,9 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@# Python 3.11's venv seeds setuptools 65.5.0 (known vulnerabilities); nothing here needs it (the
+	@# build backend is hatchling, builds are isolated), so it goes, as venvs of Python 3.12+ lack it.
+	$(BIN)/python -m pip uninstall -q -y setuptools
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
