@@ -66,8 +66,9 @@ test-without-server: $(STAMP)
 chaos: $(STAMP)
 	$(BIN)/python -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
 
-# Known vulnerabilities in the installed dependencies (pip-audit; needs the network). Fails when
-# the audit cannot be done; TASKFORGE_AUDIT=skip skips it on purpose. See scripts/audit-deps.py.
+# Known vulnerabilities in the installed dependencies (pip-audit, else PyPI's project JSON, which
+# knows latest releases only; needs the network). Fails on a vulnerability and when a runtime
+# dependency cannot be audited; TASKFORGE_AUDIT=skip skips it on purpose. See scripts/audit-deps.py.
 audit: $(STAMP)
 	$(BIN)/python scripts/audit-deps.py
 
