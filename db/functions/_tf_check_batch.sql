@@ -1,18 +1,22 @@
--- taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[]) -> void
+-- taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[]) -> void
 --                                                                       (private helper)
 --
 -- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
 --             and the batch finalize _tf_finalize_attempts), before anything is locked or
 --             written. Element i is (task_ids[i], attempt_numbers[i]).
 -- Parameters: worker_id        must not be NULL.
---             task_ids         a one-dimensional bigint[] of 1..1000 elements, no NULL, no task
+--             task_ids         a one-dimensional array of 1..1000 task ids, each a whole
+--                              number within bigint (taskforge._tf_check_task_id), no task
 --                              twice (one call holds one answer per task).
---             attempt_numbers  a one-dimensional int[] of the same length, each at least 1.
+--             attempt_numbers  a one-dimensional array of the same length, each a whole number
+--                              from 1 to 2147483647 (taskforge._tf_check_int).
+--             Both are numeric[], as the public batch functions declare them, so that any
+--             number reaches this check; callers convert them to bigint[] and int[] after it.
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
 --             array shapes first, then the first bad element, then the first repeated task.
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[])
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[])
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises (see _tf_invalid)
@@ -36,14 +40,16 @@ BEGIN
     END IF;
     SELECT r.ord INTO v_bad_ord
       FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
-     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+     WHERE r.task_id IS NULL OR r.task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+        OR r.task_id <> trunc(r.task_id)
+        OR r.attempt_number IS NULL OR r.attempt_number NOT BETWEEN 1 AND 2147483647
+        OR r.attempt_number <> trunc(r.attempt_number)
      ORDER BY r.ord
      LIMIT 1;
-    IF task_ids[v_bad_ord] IS NULL AND v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
-    ELSIF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
-            coalesce(attempt_numbers[v_bad_ord]::text, 'NULL')));
+    IF v_bad_ord IS NOT NULL THEN
+        -- Whichever of the two is bad raises, the task id first.
+        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_ord), task_ids[v_bad_ord]);
+        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_ord), attempt_numbers[v_bad_ord], 1, 2147483647);
     END IF;
     IF v_n > 1 THEN
         SELECT r.ord INTO v_bad_ord
@@ -60,6 +66,6 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) IS
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) IS
     'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) FROM PUBLIC;

@@ -1,4 +1,4 @@
--- taskforge._tf_finalize_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge._tf_finalize_attempts(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[], errors jsonb[])
 --   -> TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean,
 --            task_state text, reason text)                              (private helper)
@@ -10,8 +10,9 @@
 --             policy). Element i is (task_ids[i], attempt_numbers[i], outcomes[i], results[i],
 --             errors[i]).
 -- Parameters: worker_id        the worker that owns the attempts (NULL is TF400).
---             task_ids         bigint[], 1..1000 elements, no NULL, no repeats.
---             attempt_numbers  int[] of the same length, each >= 1.
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no repeats.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are numeric[] (see tf_finalize_many); converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length, or NULL (no results); each at most
 --                              1 MiB as JSON text; stored for succeeded elements only.
@@ -35,8 +36,8 @@
 -- By hand:    use tf_finalize_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[],
     errors jsonb[])
@@ -53,6 +54,8 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_ids bigint[];
+    v_attempt_numbers int[];
     c_max_result_bytes constant int := 1048576;
     v_n int := cardinality(_tf_finalize_attempts.task_ids);
     v_now timestamptz;
@@ -63,6 +66,8 @@ DECLARE
 BEGIN
     PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
                                       _tf_finalize_attempts.attempt_numbers);
+    v_task_ids := _tf_finalize_attempts.task_ids;                -- checked: whole numbers within bigint
+    v_attempt_numbers := _tf_finalize_attempts.attempt_numbers;  -- checked: 1 .. 2147483647
     IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
        OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
         PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
@@ -101,7 +106,7 @@ BEGIN
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (_tf_finalize_attempts.task_ids)
+                       WHERE t.task_id = ANY (v_task_ids)
                        ORDER BY t.task_id
                          FOR UPDATE SKIP LOCKED);
     v_now := clock_timestamp();
@@ -109,7 +114,7 @@ BEGIN
     RETURN QUERY
     WITH req AS (
         SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
-          FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
+          FROM unnest(v_task_ids, v_attempt_numbers,
                       _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results,
                       _tf_finalize_attempts.errors)
                WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
@@ -169,6 +174,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
     'Private: set-based finalize of many attempts of one worker (SKIP LOCKED: locked rows are reported busy); one result row per element in input order.';
-REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
+) FROM PUBLIC;

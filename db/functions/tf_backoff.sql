@@ -1,4 +1,4 @@
--- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
+-- taskforge.tf_backoff(failed_attempt numeric, base_seconds double precision DEFAULT 2,
 --                      cap_seconds double precision DEFAULT 300, jitter double precision DEFAULT 0.2)
 --   -> double precision
 --
@@ -6,7 +6,8 @@
 --             may run again:  min(cap, base * 2^(failed_attempt - 1) * (1 + U(-jitter, +jitter))).
 --             Never negative, never above cap, no overflow for any failed_attempt up to
 --             2^31 - 1 (large exponents are compared in log space instead of being computed).
--- Parameters: failed_attempt  1.. (the attempt number that just failed).
+-- Parameters: failed_attempt  a whole number 1..2147483647 (the attempt number that just failed;
+--                             declared numeric, so any number a caller writes gets TF400).
 --             base_seconds    0..86400 seconds.   cap_seconds  0..86400 seconds.
 --             jitter          0..1, the relative spread of the uniform random factor.
 -- Returns:    seconds (double precision).
@@ -14,7 +15,7 @@
 -- Locks:      none.  Clock: none (uses random(), so VOLATILE).
 -- By hand:    yes; it reads and writes nothing.
 CREATE OR REPLACE FUNCTION taskforge.tf_backoff(
-    failed_attempt int,
+    failed_attempt numeric,
     base_seconds double precision DEFAULT 2,
     cap_seconds double precision DEFAULT 300,
     jitter double precision DEFAULT 0.2)
@@ -29,8 +30,8 @@ DECLARE
     v_factor double precision;
     v_exponent int;
 BEGIN
-    IF failed_attempt IS NULL OR failed_attempt < 1 THEN
-        PERFORM taskforge._tf_invalid('failed_attempt', format('must be at least 1, got %s', coalesce(failed_attempt::text, 'NULL')));
+    IF failed_attempt IS NULL OR failed_attempt NOT BETWEEN 1 AND 2147483647 OR failed_attempt <> trunc(failed_attempt) THEN
+        PERFORM taskforge._tf_check_int('failed_attempt', failed_attempt, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_seconds('base_seconds', base_seconds, 0, 86400);
     PERFORM taskforge._tf_check_seconds('cap_seconds', cap_seconds, 0, 86400);
@@ -52,8 +53,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) IS
+COMMENT ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision) IS
     'Retry delay in seconds after failed attempt n: min(cap, base*2^(n-1)*(1+U(-jitter,+jitter))); never negative, never above cap, no overflow. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision)
+REVOKE ALL ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision)
     TO taskforge_worker, taskforge_scheduler, taskforge_client;

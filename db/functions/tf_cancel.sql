@@ -1,4 +1,4 @@
--- taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+-- taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
 --   -> TABLE(task_state text, cancel_requested boolean)
 --
 -- Purpose:    stop a task.
@@ -10,13 +10,15 @@
 --                                     expires instead, tf_recover ends it CANCELLED.
 --               SUCCEEDED / FAILED / CANCELLED -> returned unchanged.
 --             Handlers are never pre-empted: cancellation of running work is cooperative.
--- Parameters: task_id; reason  free text (at most 1,000 characters kept) or NULL.
+-- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
+--             writes gets TF400 naming it, not 42883);
+--             reason  free text (at most 1,000 characters kept) or NULL.
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
--- Errors:     TF400 task_id NULL; TF404 no such task.
+-- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes.
-CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
 RETURNS TABLE(task_state text, cancel_requested boolean)
 LANGUAGE plpgsql
 VOLATILE
@@ -25,26 +27,26 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
     v_reason text := left(tf_cancel.reason, 1000);
 BEGIN
-    IF tf_cancel.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    v_task := taskforge._tf_lock_task(tf_cancel.task_id);
+    PERFORM taskforge._tf_check_task_id('task_id', tf_cancel.task_id);
+    v_task_id := tf_cancel.task_id;  -- checked: a whole number within bigint
+    v_task := taskforge._tf_lock_task(v_task_id);
 
     IF v_task.state IN ('QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t
            SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
                finished_at = v_now, updated_at = v_now
-         WHERE t.task_id = tf_cancel.task_id;
+         WHERE t.task_id = v_task_id;
         RETURN QUERY SELECT 'CANCELLED'::text, true;
     ELSIF v_task.state = 'RUNNING' THEN
         IF v_task.cancel_requested_at IS NULL THEN
             UPDATE taskforge.tasks t
                SET cancel_requested_at = v_now, cancel_reason = v_reason, updated_at = v_now
-             WHERE t.task_id = tf_cancel.task_id;
+             WHERE t.task_id = v_task_id;
         END IF;
         RETURN QUERY SELECT 'RUNNING'::text, true;
     ELSE
@@ -53,7 +55,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_cancel(bigint, text) IS
+COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
     'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_cancel(bigint, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;

@@ -1,4 +1,4 @@
--- taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+-- taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 --   -> TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[],
 --            next_fire_at timestamptz)
 --
@@ -21,8 +21,8 @@
 --             A key already held by a different request (a task submitted by hand with a
 --             'periodic:' key) counts as that tick's task: a WARNING is raised, the holder's
 --             id is reported and the schedule moves on.
--- Parameters: max_tasks  1..100000, the most schedules handled in one call; call again while
---             enqueued = max_tasks.
+-- Parameters: max_tasks  a whole number 1..100000 (numeric, as in tf_recover), the most
+--             schedules handled in one call; call again while enqueued = max_tasks.
 -- Returns:    one row: enqueued = ticks handled; names, ticks and task_ids = one element per
 --             tick, element-aligned, earliest tick first; next_fire_at = the earliest
 --             next_fire_at of all schedules after the call (NULL without schedules; already
@@ -34,7 +34,7 @@
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry.
 -- By hand:    yes; it only does early what the scheduler would do.
-CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -65,7 +65,7 @@ BEGIN
               FROM taskforge.periodic_schedules p
              WHERE p.next_fire_at <= v_now
              ORDER BY p.next_fire_at, p.name
-             LIMIT tf_enqueue_periodic.max_tasks
+             LIMIT tf_enqueue_periodic.max_tasks::int
                FOR UPDATE OF p SKIP LOCKED) d;
 
     FOREACH v_name IN ARRAY v_due LOOP
@@ -107,7 +107,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(int) IS
+COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(numeric) IS
     'Scheduler: enqueue the due tick of each periodic schedule once (SKIP LOCKED + idempotency key periodic:<name>:<tick>; catch-up fires only the latest missed tick) and advance next_fire_at. Returns the ticks and the next one. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_scheduler;

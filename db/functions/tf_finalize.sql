@@ -1,4 +1,4 @@
--- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
+-- taskforge.tf_finalize(task_id numeric, worker_id uuid, attempt_number numeric, outcome text,
 --     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL, error_text text DEFAULT NULL)
 --   -> TABLE(accepted boolean, task_state text, reason text)
 --
@@ -16,6 +16,8 @@
 --             When tf_cancel was requested while the task ran: succeeded stays SUCCEEDED (the
 --             work happened); any other outcome ends the task CANCELLED, never RETRYING.
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             task_id and attempt_number are declared numeric (a bigint and an int in
+--             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
 --             result   any JSON, at most 1 MiB as JSON text (stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
@@ -39,9 +41,9 @@
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
-    task_id bigint,
+    task_id numeric,
     worker_id uuid,
-    attempt_number int,
+    attempt_number numeric,
     outcome text,
     result jsonb DEFAULT NULL,
     error jsonb DEFAULT NULL,
@@ -54,6 +56,8 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
+    v_attempt_number int;
     c_max_result_bytes constant int := 1048576;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
@@ -66,6 +70,8 @@ DECLARE
     v_updated int;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
+    v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
+    v_attempt_number := tf_finalize.attempt_number;  -- checked: 1 .. 2147483647
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -83,10 +89,10 @@ BEGIN
         v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
     END IF;
 
-    v_task := taskforge._tf_lock_task(tf_finalize.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, v_attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;
@@ -96,7 +102,7 @@ BEGIN
     v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
                                                    v_task.attempt_count, v_task.max_attempts);
     IF v_task_state = 'RETRYING' THEN
-        SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+        SELECT taskforge.tf_backoff(v_attempt_number, tt.backoff_base_seconds,
                                     tt.backoff_cap_seconds, tt.backoff_jitter)
           INTO v_delay
           FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
@@ -109,13 +115,13 @@ BEGIN
            finished_at = v_now,
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
            error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
-     WHERE a.task_id = tf_finalize.task_id
-       AND a.attempt_number = tf_finalize.attempt_number
+     WHERE a.task_id = v_task_id
+       AND a.attempt_number = v_attempt_number
        AND a.state = 'RUNNING';
     GET DIAGNOSTICS v_updated = ROW_COUNT;
     IF v_updated <> 1 THEN
         RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
-            tf_finalize.task_id, tf_finalize.attempt_number;
+            v_task_id, v_attempt_number;
     END IF;
 
     UPDATE taskforge.tasks t
@@ -128,13 +134,13 @@ BEGIN
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
            finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
            updated_at = v_now
-     WHERE t.task_id = tf_finalize.task_id;
+     WHERE t.task_id = v_task_id;
 
     RETURN QUERY SELECT true, v_task_state, NULL::text;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) IS
+COMMENT ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) IS
     'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) TO taskforge_worker;

@@ -1,4 +1,4 @@
--- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
 --     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
@@ -31,8 +31,8 @@
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL,
@@ -97,11 +97,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) TO taskforge_worker;

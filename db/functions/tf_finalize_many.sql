@@ -1,4 +1,4 @@
--- taskforge.tf_finalize_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_finalize_many(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
 --
@@ -11,8 +11,10 @@
 --             transaction holds is skipped (SKIP LOCKED) and reported busy, so a caller never
 --             needs a lock timeout; send such elements again a moment later.
 -- Parameters: worker_id        the worker that owns the attempts.
---             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
---             attempt_numbers  int[] of the same length (each >= 1).
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no task twice.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are declared numeric[] so that any number a caller writes gets TF400
+--             naming the element, not 42883; they are converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
 --                              text; stored for succeeded elements.
@@ -28,8 +30,8 @@
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL)
@@ -46,9 +48,9 @@ AS $fn$
      ORDER BY f.ordinality;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
     'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
 ) TO taskforge_worker;

@@ -1,4 +1,4 @@
--- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid int DEFAULT NULL,
+-- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid numeric DEFAULT NULL,
 --     queues text[] DEFAULT NULL, task_types text[] DEFAULT NULL,
 --     heartbeat_seconds double precision DEFAULT 5) -> uuid
 --
@@ -6,7 +6,8 @@
 --             (the returned id is what identifies the process). heartbeat_seconds is how often
 --             the process promises to call tf_heartbeat: tf_workers reports it "stale" after
 --             three missed beats.
--- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (> 0), queues
+-- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (a whole number
+--             1..2147483647; declared numeric, so any number a caller writes gets TF400), queues
 --             (queue names) and task_types (type names) are informational: NULL = unknown/any.
 --             heartbeat_seconds 0 < s <= 3600.
 -- Returns:    a fresh worker_id (uuid, gen_random_uuid()).
@@ -17,7 +18,7 @@
 CREATE OR REPLACE FUNCTION taskforge.tf_register_worker(
     name text,
     hostname text DEFAULT NULL,
-    pid int DEFAULT NULL,
+    pid numeric DEFAULT NULL,
     queues text[] DEFAULT NULL,
     task_types text[] DEFAULT NULL,
     heartbeat_seconds double precision DEFAULT 5)
@@ -39,8 +40,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
             length(tf_register_worker.hostname)));
     END IF;
-    IF tf_register_worker.pid IS NOT NULL AND tf_register_worker.pid < 1 THEN
-        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s', tf_register_worker.pid));
+    IF tf_register_worker.pid IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('pid', tf_register_worker.pid, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_names('queues', tf_register_worker.queues, 'queue');
     PERFORM taskforge._tf_check_names('task_types', tf_register_worker.task_types, 'task_type');
@@ -54,9 +55,9 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) IS
+COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, numeric, text[], text[], double precision) IS
     'Record a worker process start; returns a fresh worker_id (uuid). heartbeat_seconds drives the stale rule of tf_workers. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, numeric, text[], text[], double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
-    text, text, int, text[], text[], double precision
+    text, text, numeric, text[], text[], double precision
 ) TO taskforge_worker;

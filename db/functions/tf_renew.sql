@@ -1,4 +1,4 @@
--- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
+-- taskforge.tf_renew(task_id numeric, worker_id uuid, attempt_number numeric,
 --     lease_seconds double precision DEFAULT 30)
 --   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 --
@@ -12,6 +12,8 @@
 --             worker must stop renewing, and may still offer its result to tf_finalize, which
 --             will refuse it (the scheduler requeues the task).
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             task_id and attempt_number are declared numeric (a bigint and an int in
+--             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             lease_seconds  0 < s <= 86400 seconds.
 -- Returns:    one row. renewed = true with the new lease deadline (reason NULL), or
 --             renewed = false with lease_expires_at NULL and reason not_running |
@@ -25,9 +27,9 @@
 --             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew(
-    task_id bigint,
+    task_id numeric,
     worker_id uuid,
-    attempt_number int,
+    attempt_number numeric,
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
@@ -37,19 +39,23 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
+    v_attempt_number int;
     v_now timestamptz := clock_timestamp();
     v_lease timestamptz;
     v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
+    v_task_id := tf_renew.task_id;                -- checked: a whole number within bigint
+    v_attempt_number := tf_renew.attempt_number;  -- checked: 1 .. 2147483647
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
-    v_task := taskforge._tf_lock_task(tf_renew.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, v_attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
@@ -57,15 +63,15 @@ BEGIN
 
     UPDATE taskforge.tasks t
        SET lease_expires_at = v_lease, updated_at = v_now
-     WHERE t.task_id = tf_renew.task_id;
+     WHERE t.task_id = v_task_id;
     UPDATE taskforge.attempts a
        SET lease_expires_at = v_lease
-     WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
+     WHERE a.task_id = v_task_id AND a.attempt_number = v_attempt_number;
     RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
+COMMENT ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) IS
     'Extend the lease of an owned RUNNING task to now + lease_seconds, never past its attempt deadline. Guard: same owner, same attempt, deadline not passed, lease unexpired; else renewed=false with the reason. Reports cancel_requested. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) TO taskforge_worker;

@@ -1,4 +1,4 @@
--- taskforge.tf_renew_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_renew_many(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     lease_seconds double precision DEFAULT 30)
 --   -> TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
 --            cancel_requested boolean, reason text)
@@ -11,8 +11,10 @@
 --             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
 --             lease unchanged and not lost; renew it again shortly.
 -- Parameters: worker_id        the worker that owns the attempts.
---             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
---             attempt_numbers  int[] of the same length (each >= 1).
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no task twice.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are declared numeric[] so that any number a caller writes gets TF400
+--             naming the element, not 42883; they are converted once checked.
 --             lease_seconds    0 < s <= 86400 seconds.
 -- Returns:    one row per element, in input order: renewed, the new lease deadline (NULL
 --             unless renewed; never past the attempt's deadline_at), cancel_requested
@@ -29,8 +31,8 @@
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
               cancel_requested boolean, reason text)
@@ -46,16 +48,20 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_ids bigint[];
+    v_attempt_numbers int[];
     v_now timestamptz;
     v_lease timestamptz;
     v_locked bigint[];
 BEGIN
     PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
+    v_task_ids := tf_renew_many.task_ids;                -- checked: whole numbers within bigint
+    v_attempt_numbers := tf_renew_many.attempt_numbers;  -- checked: 1 .. 2147483647
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (tf_renew_many.task_ids)
+                       WHERE t.task_id = ANY (v_task_ids)
                        ORDER BY t.task_id
                          FOR UPDATE SKIP LOCKED);
     v_now := clock_timestamp();
@@ -67,7 +73,7 @@ BEGIN
                t.task_id IS NOT NULL AS found,
                taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
                least(v_lease, t.deadline_at) AS lease
-          FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
+          FROM unnest(v_task_ids, v_attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
           LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
     ), extended AS (
@@ -92,7 +98,7 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) IS
+COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) IS
     'Batch tf_renew: one row per element in input order, same guard; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy (lease unchanged, not lost). Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) TO taskforge_worker;

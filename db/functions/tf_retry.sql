@@ -1,4 +1,4 @@
--- taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
+-- taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
 --
 -- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
@@ -7,7 +7,8 @@
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
--- Parameters: task_id; extra_attempts  whole number 1..1000.
+-- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
+--             writes gets TF400 naming it, not 42883); extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
@@ -16,7 +17,7 @@
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
-CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
 VOLATILE
@@ -25,19 +26,19 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
     v_budget int;
 BEGIN
-    IF tf_retry.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
+    PERFORM taskforge._tf_check_task_id('task_id', tf_retry.task_id);
+    v_task_id := tf_retry.task_id;  -- checked: a whole number within bigint
     PERFORM taskforge._tf_check_int('extra_attempts', tf_retry.extra_attempts, 1, 1000);
-    v_task := taskforge._tf_lock_task(tf_retry.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409',
             MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
-                             tf_retry.task_id, v_task.state),
+                             v_task_id, v_task.state),
             COLUMN = 'task_id';
     END IF;
     v_budget := greatest(v_task.max_attempts, v_task.attempt_count + tf_retry.extra_attempts);
@@ -49,13 +50,13 @@ BEGIN
        SET state = 'QUEUED', max_attempts = v_budget, scheduled_at = v_now,
            finished_at = NULL, result = NULL, last_error = NULL,
            cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
-     WHERE t.task_id = tf_retry.task_id;
+     WHERE t.task_id = v_task_id;
     PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
     RETURN QUERY SELECT 'QUEUED'::text, v_budget;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_retry(bigint, numeric) IS
+COMMENT ON FUNCTION taskforge.tf_retry(numeric, numeric) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
-REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, numeric) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_retry(numeric, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(numeric, numeric) TO taskforge_client;

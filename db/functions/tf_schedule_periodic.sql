@@ -1,5 +1,5 @@
 -- taskforge.tf_schedule_periodic(name text, cron text, task_type text, payload jsonb DEFAULT '{}',
---     queue text DEFAULT 'default', priority int DEFAULT 0, max_attempts int DEFAULT 3,
+--     queue text DEFAULT 'default', priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3,
 --     timezone text DEFAULT 'UTC')
 --   -> TABLE(next_fire_at timestamptz, created boolean)
 --
@@ -16,7 +16,8 @@
 --                           day-of-week" (taskforge._tf_cron_parse: *, lists, ranges, steps,
 --                           JAN-DEC, SUN-SAT, 0 and 7 = Sunday, the Vixie day rule, @daily...).
 --             task_type .. max_attempts  the request, validated with exactly tf_submit's rules
---                           (taskforge._tf_submit_one).
+--                           (taskforge._tf_submit_one); priority and max_attempts are numeric,
+--                           as in tf_submit, so any number a caller writes gets TF400.
 --             timezone      a name of pg_timezone_names, case as listed ('UTC', 'Europe/Berlin').
 --                           DST: a repeated wall-clock time fires once, at its first
 --                           occurrence; a skipped one fires when the clocks jump
@@ -35,8 +36,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_schedule_periodic(
     task_type text,
     payload jsonb DEFAULT '{}',
     queue text DEFAULT 'default',
-    priority int DEFAULT 0,
-    max_attempts int DEFAULT 3,
+    priority numeric DEFAULT 0,
+    max_attempts numeric DEFAULT 3,
     timezone text DEFAULT 'UTC')
 RETURNS TABLE(next_fire_at timestamptz, created boolean)
 LANGUAGE plpgsql
@@ -82,8 +83,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) IS
+COMMENT ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, numeric, numeric, text) IS
     'Create or replace a periodic schedule: a 5-field cron in a time zone and the task tf_enqueue_periodic submits at each tick. Same cron and zone keep the next tick. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text)
+REVOKE ALL ON FUNCTION taskforge.tf_schedule_periodic(
+    text, text, text, jsonb, text, numeric, numeric, text
+) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, numeric, numeric, text)
     TO taskforge_client;

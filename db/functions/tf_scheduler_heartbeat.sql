@@ -1,5 +1,5 @@
 -- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
---     pid int DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
+--     pid numeric DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
 --     stopping boolean DEFAULT false) -> timestamptz
 --
 -- Purpose:    report that a scheduler process is alive (the durable signal behind tf_schedulers
@@ -8,8 +8,9 @@
 --             process promises to call: tf_schedulers reports it "stale" after three missed
 --             beats. The last call of a clean stop passes stopping => true ("stopped").
 -- Parameters: scheduler_id  chosen by the process at start (a fresh uuid per process start).
---             name 1..200 characters; hostname at most 255 characters; pid > 0 (hostname and
---             pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
+--             name 1..200 characters; hostname at most 255 characters; pid a whole number
+--             1..2147483647 (declared numeric, so any number a caller writes gets TF400;
+--             hostname and pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
 --             the latest call. heartbeat_seconds 0 < s <= 3600. stopping not NULL.
 -- Returns:    the database time recorded as last_heartbeat_at.
 -- Errors:     TF400 naming the argument; TF409 scheduler_id already stopped (a new process start
@@ -21,7 +22,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_scheduler_heartbeat(
     scheduler_id uuid,
     name text,
     hostname text DEFAULT NULL,
-    pid int DEFAULT NULL,
+    pid numeric DEFAULT NULL,
     heartbeat_seconds double precision DEFAULT 5,
     stopping boolean DEFAULT false)
 RETURNS timestamptz
@@ -45,9 +46,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
             length(tf_scheduler_heartbeat.hostname)));
     END IF;
-    IF tf_scheduler_heartbeat.pid IS NOT NULL AND tf_scheduler_heartbeat.pid < 1 THEN
-        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s',
-            tf_scheduler_heartbeat.pid));
+    IF tf_scheduler_heartbeat.pid IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('pid', tf_scheduler_heartbeat.pid, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_scheduler_heartbeat.heartbeat_seconds, 0, 3600, true);
     IF tf_scheduler_heartbeat.stopping IS NULL THEN
@@ -78,9 +78,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) IS
+COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, numeric, double precision, boolean) IS
     'Scheduler liveness beat (upsert per process start; stopping => true on a clean stop); returns database time. Errors: TF400, TF409 (scheduler already stopped).';
-REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(
+    uuid, text, text, numeric, double precision, boolean
+) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_scheduler_heartbeat(
-    uuid, text, text, int, double precision, boolean
+    uuid, text, text, numeric, double precision, boolean
 ) TO taskforge_scheduler;

@@ -5,7 +5,9 @@ Each test predicts from the documented rules (function headers, docs/sql-api.md)
 is valid. A valid call must succeed and do what the documentation says, its text and JSON
 stored exactly as given (SQL-injection strings among them, so they are data); an invalid one
 must be refused with TF400/TF404/TF409 naming one of the arguments that broke a rule, and change
-no row of any table. Numbers stay in range here: their edges are tested elsewhere (pgTAP).
+no row of any table. Whole-number arguments are fuzzed on their own (any size, fractions, NaN and
+infinities, each sent with the type psycopg gives it); their edges are also pinned in pgTAP
+(db/tests/_tf_check_int/test_wide_integers.sql).
 
 Arguments PostgreSQL cannot convert to the parameter's type never reach a function; the last
 test pins what happens to them (docs/sql-api.md, Errors).
@@ -17,6 +19,7 @@ import json
 import secrets
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import psycopg
@@ -665,6 +668,161 @@ def test_fuzz_tf_unschedule_periodic(fz, name, exists):
         assert (
             fz.execute("SELECT count(*) FROM taskforge.periodic_schedules WHERE name = %s", (name,)).fetchone()[0] == 0
         )
+
+
+# --- whole numbers -------------------------------------------------------------------------------
+
+W = "'00000000-0000-0000-0000-0000000000ff'"  # a worker id no row has (the calls still validate first)
+INT_MAX, BIGINT_MAX = 2**31 - 1, 2**63 - 1
+#: (function.argument, call with %(v)s for it and valid values elsewhere, smallest and largest valid).
+WHOLE_NUMBER_ARGUMENTS = [
+    (
+        "tf_submit.priority",
+        "SELECT * FROM taskforge.tf_submit(task_type => 'noop', queue => 'fz_num', priority => %(v)s)",
+        -32768,
+        32767,
+    ),
+    (
+        "tf_submit.max_attempts",
+        "SELECT * FROM taskforge.tf_submit(task_type => 'noop', queue => 'fz_num', max_attempts => %(v)s)",
+        1,
+        1000,
+    ),
+    (
+        "tf_schedule_periodic.priority",
+        "SELECT * FROM taskforge.tf_schedule_periodic(name => 'fz-num', "
+        "cron => '0 0 1 1 *', task_type => 'noop', priority => %(v)s)",
+        -32768,
+        32767,
+    ),
+    ("tf_retry.extra_attempts", "SELECT * FROM taskforge.tf_retry(task_id => -1, extra_attempts => %(v)s)", 1, 1000),
+    (
+        "tf_claim.max_tasks",
+        f"SELECT * FROM taskforge.tf_claim(worker_id => {W}, queues => '{{fz_empty}}', max_tasks => %(v)s)",
+        1,
+        1000,
+    ),
+    ("tf_recover.max_tasks", "SELECT * FROM taskforge.tf_recover(max_tasks => %(v)s)", 1, 100000),
+    (
+        "tf_prune.max_tasks",
+        "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => %(v)s)",
+        1,
+        100000,
+    ),
+    ("tf_enqueue_periodic.max_tasks", "SELECT * FROM taskforge.tf_enqueue_periodic(max_tasks => %(v)s)", 1, 100000),
+    (
+        "tf_set_queue_limit.max_running",
+        "SELECT taskforge.tf_set_queue_limit(queue => 'fz_num', max_running => %(v)s)",
+        1,
+        1000000,
+    ),
+    ("tf_backoff.failed_attempt", "SELECT taskforge.tf_backoff(failed_attempt => %(v)s)", 1, INT_MAX),
+    ("tf_register_worker.pid", "SELECT taskforge.tf_register_worker(name => 'fz-num', pid => %(v)s)", 1, INT_MAX),
+    (
+        "tf_scheduler_heartbeat.pid",
+        "SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => gen_random_uuid(), name => 'fz-num', pid => %(v)s)",
+        1,
+        INT_MAX,
+    ),
+    (
+        "tf_renew.task_id",
+        f"SELECT * FROM taskforge.tf_renew(task_id => %(v)s, worker_id => {W}, attempt_number => 1)",
+        -(2**63),
+        BIGINT_MAX,
+    ),
+    (
+        "tf_renew.attempt_number",
+        f"SELECT * FROM taskforge.tf_renew(task_id => -1, worker_id => {W}, attempt_number => %(v)s)",
+        1,
+        INT_MAX,
+    ),
+    (
+        "tf_finalize.task_id",
+        f"SELECT * FROM taskforge.tf_finalize(task_id => %(v)s, worker_id => {W}, "
+        "attempt_number => 1, outcome => 'failed')",
+        -(2**63),
+        BIGINT_MAX,
+    ),
+    (
+        "tf_finalize.attempt_number",
+        f"SELECT * FROM taskforge.tf_finalize(task_id => -1, worker_id => {W}, "
+        "attempt_number => %(v)s, outcome => 'failed')",
+        1,
+        INT_MAX,
+    ),
+    ("tf_cancel.task_id", "SELECT * FROM taskforge.tf_cancel(task_id => %(v)s)", -(2**63), BIGINT_MAX),
+    ("tf_retry.task_id", "SELECT * FROM taskforge.tf_retry(task_id => %(v)s)", -(2**63), BIGINT_MAX),
+    (
+        "tf_renew_many.task_ids",
+        f"SELECT * FROM taskforge.tf_renew_many(worker_id => {W}, task_ids => ARRAY[%(v)s], "
+        "attempt_numbers => '{1}')",
+        -(2**63),
+        BIGINT_MAX,
+    ),
+    (
+        "tf_finalize_many.attempt_numbers",
+        f"SELECT * FROM taskforge.tf_finalize_many(worker_id => {W}, "
+        "task_ids => '{-1}', attempt_numbers => ARRAY[%(v)s], outcomes => '{failed}')",
+        1,
+        INT_MAX,
+    ),
+    (
+        "tf_finalize_and_claim.task_ids",
+        f"SELECT * FROM taskforge.tf_finalize_and_claim(worker_id => {W}, "
+        "task_ids => ARRAY[%(v)s], attempt_numbers => '{1}', outcomes => '{failed}', max_tasks => 0)",
+        -(2**63),
+        BIGINT_MAX,
+    ),
+]
+numbers = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.integers(-(2**33), 2**33),
+    st.sampled_from(
+        [
+            0,
+            1,
+            -1,
+            32767,
+            32768,
+            1000,
+            1001,
+            100000,
+            100001,
+            INT_MAX,
+            INT_MAX + 1,
+            BIGINT_MAX,
+            BIGINT_MAX + 1,
+            -(2**63),
+            -(2**63) - 1,
+        ]
+    ),
+    # PostgreSQL's numeric has one NaN: Python's -NaN and sNaN have no SQL spelling.
+    st.decimals(allow_nan=True, allow_infinity=True, places=2).filter(
+        lambda d: not (d.is_nan() and (d.is_signed() or d.is_snan()))
+    ),
+    st.sampled_from([Decimal("1.0"), Decimal("2.5"), Decimal("NaN"), Decimal("Infinity"), Decimal("-Infinity")]),
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "query", "low", "high"), WHOLE_NUMBER_ARGUMENTS, ids=[a[0] for a in WHOLE_NUMBER_ARGUMENTS]
+)
+@FUZZ
+@given(value=numbers)
+def test_fuzz_whole_number_arguments(fz, name, query, low, high, value):
+    """Any number reaches the function (never 42883 or 22003): outside the range, or not whole, it
+    is TF400 naming the argument (the element, for arrays) and writes nothing; inside, the call is
+    not refused for it (other arguments may still make it TF404, as the unknown task -1 does)."""
+    argument = name.split(".")[1]
+    whole = value.is_finite() and value == value.to_integral_value() if isinstance(value, Decimal) else True
+    valid = whole and low <= value <= high
+    event("in range" if valid else "out of range or not whole")
+    outcome = call(fz, query, {"v": value})
+    names_it = outcome.error is not None and outcome.error.sqlstate == "TF400" and outcome.column.startswith(argument)
+    if valid:
+        assert not names_it, f"{name} = {value!r} refused: {outcome.error}"
+    else:
+        assert names_it, f"{name} = {value!r}: expected TF400 naming {argument}, got {outcome.error or outcome.rows}"
 
 
 # --- what never reaches a function -------------------------------------------------------------

@@ -74,6 +74,7 @@ CALLS = {
     "_tf_cron_latest": "SELECT taskforge._tf_cron_latest('* * * * *', now(), now(), 'UTC')",
     "_tf_cap_error": "SELECT taskforge._tf_cap_error('{}'::jsonb)",
     "_tf_check_int": "SELECT taskforge._tf_check_int('x', 1, 0, 2)",
+    "_tf_check_task_id": "SELECT taskforge._tf_check_task_id('x', 1)",
     "_tf_check_names": "SELECT taskforge._tf_check_names('x', ARRAY['q'], 'queue')",
     "_tf_lock_task": "SELECT taskforge._tf_lock_task(-1)",
     "_tf_notify_queues": "SELECT taskforge._tf_notify_queues(ARRAY['perm_check'])",

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 3c3e7dcff5ae7b9a). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 f8e29aba1cb26869). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -454,21 +454,25 @@ COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_batch.sql
--- taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[]) -> void
+-- taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[]) -> void
 --                                                                       (private helper)
 --
 -- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
 --             and the batch finalize _tf_finalize_attempts), before anything is locked or
 --             written. Element i is (task_ids[i], attempt_numbers[i]).
 -- Parameters: worker_id        must not be NULL.
---             task_ids         a one-dimensional bigint[] of 1..1000 elements, no NULL, no task
+--             task_ids         a one-dimensional array of 1..1000 task ids, each a whole
+--                              number within bigint (taskforge._tf_check_task_id), no task
 --                              twice (one call holds one answer per task).
---             attempt_numbers  a one-dimensional int[] of the same length, each at least 1.
+--             attempt_numbers  a one-dimensional array of the same length, each a whole number
+--                              from 1 to 2147483647 (taskforge._tf_check_int).
+--             Both are numeric[], as the public batch functions declare them, so that any
+--             number reaches this check; callers convert them to bigint[] and int[] after it.
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
 --             array shapes first, then the first bad element, then the first repeated task.
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids bigint[], attempt_numbers int[])
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[])
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises (see _tf_invalid)
@@ -492,14 +496,16 @@ BEGIN
     END IF;
     SELECT r.ord INTO v_bad_ord
       FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
-     WHERE r.task_id IS NULL OR r.attempt_number IS NULL OR r.attempt_number < 1
+     WHERE r.task_id IS NULL OR r.task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+        OR r.task_id <> trunc(r.task_id)
+        OR r.attempt_number IS NULL OR r.attempt_number NOT BETWEEN 1 AND 2147483647
+        OR r.attempt_number <> trunc(r.attempt_number)
      ORDER BY r.ord
      LIMIT 1;
-    IF task_ids[v_bad_ord] IS NULL AND v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord), 'must not be NULL');
-    ELSIF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('attempt_numbers[%s]', v_bad_ord), format('must be at least 1, got %s',
-            coalesce(attempt_numbers[v_bad_ord]::text, 'NULL')));
+    IF v_bad_ord IS NOT NULL THEN
+        -- Whichever of the two is bad raises, the task id first.
+        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_ord), task_ids[v_bad_ord]);
+        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_ord), attempt_numbers[v_bad_ord], 1, 2147483647);
     END IF;
     IF v_n > 1 THEN
         SELECT r.ord INTO v_bad_ord
@@ -516,43 +522,48 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) IS
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) IS
     'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, bigint[], int[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_fencing.sql
--- taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int) -> void
+-- taskforge._tf_check_fencing(task_id numeric, worker_id uuid, attempt_number numeric) -> void
 --                                                                       (private helper)
 --
 -- Purpose:    validate the fencing token (task, worker, attempt) a worker gives tf_renew and
 --             tf_finalize, before anything is locked or written.
--- Parameters: task_id, worker_id  must not be NULL;  attempt_number  at least 1.
+-- Parameters: task_id  a whole number within bigint (taskforge._tf_check_task_id).
+--             worker_id  must not be NULL.
+--             attempt_number  a whole number from 1 to 2147483647 (the type of attempt numbers).
+--             The public functions declare task_id and attempt_number numeric, so that any
+--             number a caller writes reaches this check (TF400, not 42883 or 22003); once it
+--             passed, they convert them to bigint and int before any query uses them.
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument (checked in the order above).
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_fencing(task_id bigint, worker_id uuid, attempt_number int)
+CREATE OR REPLACE FUNCTION taskforge._tf_check_fencing(task_id numeric, worker_id uuid, attempt_number numeric)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises (see _tf_invalid)
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
+    -- The bounds are tested inline first: the checker's call costs more than the test.
+    IF task_id IS NULL OR task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807 OR task_id <> trunc(task_id) THEN
+        PERFORM taskforge._tf_check_task_id('task_id', task_id);
     END IF;
     IF worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    IF attempt_number IS NULL OR attempt_number < 1 THEN
-        PERFORM taskforge._tf_invalid('attempt_number', format('must be at least 1, got %s',
-            coalesce(attempt_number::text, 'NULL')));
+    IF attempt_number IS NULL OR attempt_number NOT BETWEEN 1 AND 2147483647 OR attempt_number <> trunc(attempt_number) THEN
+        PERFORM taskforge._tf_check_int('attempt_number', attempt_number, 1, 2147483647);
     END IF;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) IS
+COMMENT ON FUNCTION taskforge._tf_check_fencing(numeric, uuid, numeric) IS
     'Private: validates the (task_id, worker_id, attempt_number) a worker passes to tf_renew and tf_finalize, or raises TF400 naming it.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(bigint, uuid, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(numeric, uuid, numeric) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_int.sql
 -- taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint) -> void
@@ -704,6 +715,43 @@ COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double p
 REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
     text, double precision, double precision, double precision, boolean
 ) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_task_id.sql
+-- taskforge._tf_check_task_id(argument text, task_id numeric) -> void   (private helper)
+--
+-- Purpose:    validate a task id a caller passes (tf_cancel, tf_retry, the fencing token of
+--             tf_renew and tf_finalize, each element of the batch forms' task_ids). The public
+--             functions declare task ids numeric so that any number a caller writes reaches
+--             this check (TF400, not 42883 "function does not exist" or 22003); once it
+--             passed they convert the id to bigint before a query uses it. A whole number
+--             within bigint that names no task stays that function's business (TF404, or a
+--             per-task result in the batch forms).
+-- Parameters: argument  the name to report ('task_id', 'task_ids[3]').
+--             task_id   the value; NULL is refused.
+-- Returns:    nothing.
+-- Errors:     TF400 '<argument>: must not be NULL', or '<argument>: must be a whole number
+--             within bigint, got <value>'.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_task_id(argument text, task_id numeric)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises (see _tf_invalid)
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF task_id IS NULL THEN
+        PERFORM taskforge._tf_invalid(argument, 'must not be NULL');
+    END IF;
+    IF task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807 OR task_id <> trunc(task_id) THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be a whole number within bigint, got %s',
+            left(task_id::text, 100)));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_task_id(text, numeric) IS
+    'Private: validates a task id argument (not NULL, a whole number within bigint) or raises TF400 naming it.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 
 -- >>> db/functions/_tf_claim_tasks.sql
 -- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
@@ -1366,7 +1414,7 @@ COMMENT ON FUNCTION taskforge._tf_cron_parse(text) IS
 REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 
 -- >>> db/functions/_tf_finalize_attempts.sql
--- taskforge._tf_finalize_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge._tf_finalize_attempts(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[], errors jsonb[])
 --   -> TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean,
 --            task_state text, reason text)                              (private helper)
@@ -1378,8 +1426,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 --             policy). Element i is (task_ids[i], attempt_numbers[i], outcomes[i], results[i],
 --             errors[i]).
 -- Parameters: worker_id        the worker that owns the attempts (NULL is TF400).
---             task_ids         bigint[], 1..1000 elements, no NULL, no repeats.
---             attempt_numbers  int[] of the same length, each >= 1.
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no repeats.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are numeric[] (see tf_finalize_many); converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length, or NULL (no results); each at most
 --                              1 MiB as JSON text; stored for succeeded elements only.
@@ -1403,8 +1452,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 -- By hand:    use tf_finalize_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[],
     errors jsonb[])
@@ -1421,6 +1470,8 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_ids bigint[];
+    v_attempt_numbers int[];
     c_max_result_bytes constant int := 1048576;
     v_n int := cardinality(_tf_finalize_attempts.task_ids);
     v_now timestamptz;
@@ -1431,6 +1482,8 @@ DECLARE
 BEGIN
     PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
                                       _tf_finalize_attempts.attempt_numbers);
+    v_task_ids := _tf_finalize_attempts.task_ids;                -- checked: whole numbers within bigint
+    v_attempt_numbers := _tf_finalize_attempts.attempt_numbers;  -- checked: 1 .. 2147483647
     IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
        OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
         PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
@@ -1469,7 +1522,7 @@ BEGIN
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (_tf_finalize_attempts.task_ids)
+                       WHERE t.task_id = ANY (v_task_ids)
                        ORDER BY t.task_id
                          FOR UPDATE SKIP LOCKED);
     v_now := clock_timestamp();
@@ -1477,7 +1530,7 @@ BEGIN
     RETURN QUERY
     WITH req AS (
         SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
-          FROM unnest(_tf_finalize_attempts.task_ids, _tf_finalize_attempts.attempt_numbers,
+          FROM unnest(v_task_ids, v_attempt_numbers,
                       _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results,
                       _tf_finalize_attempts.errors)
                WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
@@ -1537,9 +1590,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
     'Private: set-based finalize of many attempts of one worker (SKIP LOCKED: locked rows are reported busy); one result row per element in input order.';
-REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
@@ -2048,7 +2103,7 @@ COMMENT ON FUNCTION taskforge._tf_unknown_worker(uuid) IS
 REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
--- taskforge.tf_backoff(failed_attempt int, base_seconds double precision DEFAULT 2,
+-- taskforge.tf_backoff(failed_attempt numeric, base_seconds double precision DEFAULT 2,
 --                      cap_seconds double precision DEFAULT 300, jitter double precision DEFAULT 0.2)
 --   -> double precision
 --
@@ -2056,7 +2111,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
 --             may run again:  min(cap, base * 2^(failed_attempt - 1) * (1 + U(-jitter, +jitter))).
 --             Never negative, never above cap, no overflow for any failed_attempt up to
 --             2^31 - 1 (large exponents are compared in log space instead of being computed).
--- Parameters: failed_attempt  1.. (the attempt number that just failed).
+-- Parameters: failed_attempt  a whole number 1..2147483647 (the attempt number that just failed;
+--                             declared numeric, so any number a caller writes gets TF400).
 --             base_seconds    0..86400 seconds.   cap_seconds  0..86400 seconds.
 --             jitter          0..1, the relative spread of the uniform random factor.
 -- Returns:    seconds (double precision).
@@ -2064,7 +2120,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
 -- Locks:      none.  Clock: none (uses random(), so VOLATILE).
 -- By hand:    yes; it reads and writes nothing.
 CREATE OR REPLACE FUNCTION taskforge.tf_backoff(
-    failed_attempt int,
+    failed_attempt numeric,
     base_seconds double precision DEFAULT 2,
     cap_seconds double precision DEFAULT 300,
     jitter double precision DEFAULT 0.2)
@@ -2079,8 +2135,8 @@ DECLARE
     v_factor double precision;
     v_exponent int;
 BEGIN
-    IF failed_attempt IS NULL OR failed_attempt < 1 THEN
-        PERFORM taskforge._tf_invalid('failed_attempt', format('must be at least 1, got %s', coalesce(failed_attempt::text, 'NULL')));
+    IF failed_attempt IS NULL OR failed_attempt NOT BETWEEN 1 AND 2147483647 OR failed_attempt <> trunc(failed_attempt) THEN
+        PERFORM taskforge._tf_check_int('failed_attempt', failed_attempt, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_seconds('base_seconds', base_seconds, 0, 86400);
     PERFORM taskforge._tf_check_seconds('cap_seconds', cap_seconds, 0, 86400);
@@ -2102,14 +2158,14 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) IS
+COMMENT ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision) IS
     'Retry delay in seconds after failed attempt n: min(cap, base*2^(n-1)*(1+U(-jitter,+jitter))); never negative, never above cap, no overflow. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(int, double precision, double precision, double precision)
+REVOKE ALL ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double precision, double precision)
     TO taskforge_worker, taskforge_scheduler, taskforge_client;
 
 -- >>> db/functions/tf_cancel.sql
--- taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+-- taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
 --   -> TABLE(task_state text, cancel_requested boolean)
 --
 -- Purpose:    stop a task.
@@ -2121,13 +2177,15 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(int, double precision, double pre
 --                                     expires instead, tf_recover ends it CANCELLED.
 --               SUCCEEDED / FAILED / CANCELLED -> returned unchanged.
 --             Handlers are never pre-empted: cancellation of running work is cooperative.
--- Parameters: task_id; reason  free text (at most 1,000 characters kept) or NULL.
+-- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
+--             writes gets TF400 naming it, not 42883);
+--             reason  free text (at most 1,000 characters kept) or NULL.
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
--- Errors:     TF400 task_id NULL; TF404 no such task.
+-- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes.
-CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id bigint, reason text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
 RETURNS TABLE(task_state text, cancel_requested boolean)
 LANGUAGE plpgsql
 VOLATILE
@@ -2136,26 +2194,26 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
     v_reason text := left(tf_cancel.reason, 1000);
 BEGIN
-    IF tf_cancel.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
-    v_task := taskforge._tf_lock_task(tf_cancel.task_id);
+    PERFORM taskforge._tf_check_task_id('task_id', tf_cancel.task_id);
+    v_task_id := tf_cancel.task_id;  -- checked: a whole number within bigint
+    v_task := taskforge._tf_lock_task(v_task_id);
 
     IF v_task.state IN ('QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t
            SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
                finished_at = v_now, updated_at = v_now
-         WHERE t.task_id = tf_cancel.task_id;
+         WHERE t.task_id = v_task_id;
         RETURN QUERY SELECT 'CANCELLED'::text, true;
     ELSIF v_task.state = 'RUNNING' THEN
         IF v_task.cancel_requested_at IS NULL THEN
             UPDATE taskforge.tasks t
                SET cancel_requested_at = v_now, cancel_reason = v_reason, updated_at = v_now
-             WHERE t.task_id = tf_cancel.task_id;
+             WHERE t.task_id = v_task_id;
         END IF;
         RETURN QUERY SELECT 'RUNNING'::text, true;
     ELSE
@@ -2164,10 +2222,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_cancel(bigint, text) IS
+COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
     'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_cancel(bigint, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(bigint, text) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;
 
 -- >>> db/functions/tf_claim.sql
 -- taskforge.tf_claim(worker_id uuid, queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
@@ -2274,7 +2332,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_deregister_worker(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_worker;
 
 -- >>> db/functions/tf_enqueue_periodic.sql
--- taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+-- taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 --   -> TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[],
 --            next_fire_at timestamptz)
 --
@@ -2297,8 +2355,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 --             A key already held by a different request (a task submitted by hand with a
 --             'periodic:' key) counts as that tick's task: a WARNING is raised, the holder's
 --             id is reported and the schedule moves on.
--- Parameters: max_tasks  1..100000, the most schedules handled in one call; call again while
---             enqueued = max_tasks.
+-- Parameters: max_tasks  a whole number 1..100000 (numeric, as in tf_recover), the most
+--             schedules handled in one call; call again while enqueued = max_tasks.
 -- Returns:    one row: enqueued = ticks handled; names, ticks and task_ids = one element per
 --             tick, element-aligned, earliest tick first; next_fire_at = the earliest
 --             next_fire_at of all schedules after the call (NULL without schedules; already
@@ -2310,7 +2368,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry.
 -- By hand:    yes; it only does early what the scheduler would do.
-CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
@@ -2341,7 +2399,7 @@ BEGIN
               FROM taskforge.periodic_schedules p
              WHERE p.next_fire_at <= v_now
              ORDER BY p.next_fire_at, p.name
-             LIMIT tf_enqueue_periodic.max_tasks
+             LIMIT tf_enqueue_periodic.max_tasks::int
                FOR UPDATE OF p SKIP LOCKED) d;
 
     FOREACH v_name IN ARRAY v_due LOOP
@@ -2383,13 +2441,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(int) IS
+COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(numeric) IS
     'Scheduler: enqueue the due tick of each periodic schedule once (SKIP LOCKED + idempotency key periodic:<name>:<tick>; catch-up fires only the latest missed tick) and advance next_fire_at. Returns the ticks and the next one. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(int) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_scheduler;
+REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_finalize.sql
--- taskforge.tf_finalize(task_id bigint, worker_id uuid, attempt_number int, outcome text,
+-- taskforge.tf_finalize(task_id numeric, worker_id uuid, attempt_number numeric, outcome text,
 --     result jsonb DEFAULT NULL, error jsonb DEFAULT NULL, error_text text DEFAULT NULL)
 --   -> TABLE(accepted boolean, task_state text, reason text)
 --
@@ -2407,6 +2465,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_schedu
 --             When tf_cancel was requested while the task ran: succeeded stays SUCCEEDED (the
 --             work happened); any other outcome ends the task CANCELLED, never RETRYING.
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             task_id and attempt_number are declared numeric (a bigint and an int in
+--             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
 --             result   any JSON, at most 1 MiB as JSON text (stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
@@ -2430,9 +2490,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(int) TO taskforge_schedu
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
-    task_id bigint,
+    task_id numeric,
     worker_id uuid,
-    attempt_number int,
+    attempt_number numeric,
     outcome text,
     result jsonb DEFAULT NULL,
     error jsonb DEFAULT NULL,
@@ -2445,6 +2505,8 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
+    v_attempt_number int;
     c_max_result_bytes constant int := 1048576;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
@@ -2457,6 +2519,8 @@ DECLARE
     v_updated int;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
+    v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
+    v_attempt_number := tf_finalize.attempt_number;  -- checked: 1 .. 2147483647
     IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
         PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
             coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
@@ -2474,10 +2538,10 @@ BEGIN
         v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
     END IF;
 
-    v_task := taskforge._tf_lock_task(tf_finalize.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, tf_finalize.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, v_attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, v_task.state, v_reason;
         RETURN;
@@ -2487,7 +2551,7 @@ BEGIN
     v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
                                                    v_task.attempt_count, v_task.max_attempts);
     IF v_task_state = 'RETRYING' THEN
-        SELECT taskforge.tf_backoff(tf_finalize.attempt_number, tt.backoff_base_seconds,
+        SELECT taskforge.tf_backoff(v_attempt_number, tt.backoff_base_seconds,
                                     tt.backoff_cap_seconds, tt.backoff_jitter)
           INTO v_delay
           FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
@@ -2500,13 +2564,13 @@ BEGIN
            finished_at = v_now,
            result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
            error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
-     WHERE a.task_id = tf_finalize.task_id
-       AND a.attempt_number = tf_finalize.attempt_number
+     WHERE a.task_id = v_task_id
+       AND a.attempt_number = v_attempt_number
        AND a.state = 'RUNNING';
     GET DIAGNOSTICS v_updated = ROW_COUNT;
     IF v_updated <> 1 THEN
         RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
-            tf_finalize.task_id, tf_finalize.attempt_number;
+            v_task_id, v_attempt_number;
     END IF;
 
     UPDATE taskforge.tasks t
@@ -2519,19 +2583,19 @@ BEGIN
            last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
            finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
            updated_at = v_now
-     WHERE t.task_id = tf_finalize.task_id;
+     WHERE t.task_id = v_task_id;
 
     RETURN QUERY SELECT true, v_task_state, NULL::text;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) IS
+COMMENT ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) IS
     'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, jsonb, text) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_and_claim.sql
--- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_finalize_and_claim(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
 --     queues text[] DEFAULT NULL, lease_seconds double precision DEFAULT 30,
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
@@ -2564,8 +2628,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(bigint, uuid, int, text, jsonb, 
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL,
@@ -2630,17 +2694,17 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
     'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) TO taskforge_worker;
 
 -- >>> db/functions/tf_finalize_many.sql
--- taskforge.tf_finalize_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_finalize_many(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     outcomes text[], results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
 --
@@ -2653,8 +2717,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 --             transaction holds is skipped (SKIP LOCKED) and reported busy, so a caller never
 --             needs a lock timeout; send such elements again a moment later.
 -- Parameters: worker_id        the worker that owns the attempts.
---             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
---             attempt_numbers  int[] of the same length (each >= 1).
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no task twice.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are declared numeric[] so that any number a caller writes gets TF400
+--             naming the element, not 42883; they are converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
 --                              text; stored for succeeded elements.
@@ -2670,8 +2736,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     outcomes text[],
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL)
@@ -2688,11 +2754,11 @@ AS $fn$
      ORDER BY f.ordinality;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) IS
+COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
     'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, bigint[], int[], text[], jsonb[], jsonb[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
-    uuid, bigint[], int[], text[], jsonb[], jsonb[]
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
 ) TO taskforge_worker;
 
 -- >>> db/functions/tf_heartbeat.sql
@@ -3085,7 +3151,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
 ) FROM PUBLIC;
 
 -- >>> db/functions/tf_register_worker.sql
--- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid int DEFAULT NULL,
+-- taskforge.tf_register_worker(name text, hostname text DEFAULT NULL, pid numeric DEFAULT NULL,
 --     queues text[] DEFAULT NULL, task_types text[] DEFAULT NULL,
 --     heartbeat_seconds double precision DEFAULT 5) -> uuid
 --
@@ -3093,7 +3159,8 @@ REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
 --             (the returned id is what identifies the process). heartbeat_seconds is how often
 --             the process promises to call tf_heartbeat: tf_workers reports it "stale" after
 --             three missed beats.
--- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (> 0), queues
+-- Parameters: name 1..200 characters. hostname (at most 255 characters), pid (a whole number
+--             1..2147483647; declared numeric, so any number a caller writes gets TF400), queues
 --             (queue names) and task_types (type names) are informational: NULL = unknown/any.
 --             heartbeat_seconds 0 < s <= 3600.
 -- Returns:    a fresh worker_id (uuid, gen_random_uuid()).
@@ -3104,7 +3171,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_register_task_type(
 CREATE OR REPLACE FUNCTION taskforge.tf_register_worker(
     name text,
     hostname text DEFAULT NULL,
-    pid int DEFAULT NULL,
+    pid numeric DEFAULT NULL,
     queues text[] DEFAULT NULL,
     task_types text[] DEFAULT NULL,
     heartbeat_seconds double precision DEFAULT 5)
@@ -3126,8 +3193,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
             length(tf_register_worker.hostname)));
     END IF;
-    IF tf_register_worker.pid IS NOT NULL AND tf_register_worker.pid < 1 THEN
-        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s', tf_register_worker.pid));
+    IF tf_register_worker.pid IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('pid', tf_register_worker.pid, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_names('queues', tf_register_worker.queues, 'queue');
     PERFORM taskforge._tf_check_names('task_types', tf_register_worker.task_types, 'task_type');
@@ -3141,15 +3208,15 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) IS
+COMMENT ON FUNCTION taskforge.tf_register_worker(text, text, numeric, text[], text[], double precision) IS
     'Record a worker process start; returns a fresh worker_id (uuid). heartbeat_seconds drives the stale rule of tf_workers. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, int, text[], text[], double precision) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_register_worker(text, text, numeric, text[], text[], double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
-    text, text, int, text[], text[], double precision
+    text, text, numeric, text[], text[], double precision
 ) TO taskforge_worker;
 
 -- >>> db/functions/tf_renew.sql
--- taskforge.tf_renew(task_id bigint, worker_id uuid, attempt_number int,
+-- taskforge.tf_renew(task_id numeric, worker_id uuid, attempt_number numeric,
 --     lease_seconds double precision DEFAULT 30)
 --   -> TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 --
@@ -3163,6 +3230,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
 --             worker must stop renewing, and may still offer its result to tf_finalize, which
 --             will refuse it (the scheduler requeues the task).
 -- Parameters: task_id, worker_id, attempt_number  as returned by tf_claim.
+--             task_id and attempt_number are declared numeric (a bigint and an int in
+--             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             lease_seconds  0 < s <= 86400 seconds.
 -- Returns:    one row. renewed = true with the new lease deadline (reason NULL), or
 --             renewed = false with lease_expires_at NULL and reason not_running |
@@ -3176,9 +3245,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
 --             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew(
-    task_id bigint,
+    task_id numeric,
     worker_id uuid,
-    attempt_number int,
+    attempt_number numeric,
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
@@ -3188,19 +3257,23 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
+    v_attempt_number int;
     v_now timestamptz := clock_timestamp();
     v_lease timestamptz;
     v_reason text;
     v_task taskforge.tasks%ROWTYPE;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
+    v_task_id := tf_renew.task_id;                -- checked: a whole number within bigint
+    v_attempt_number := tf_renew.attempt_number;  -- checked: 1 .. 2147483647
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
 
-    v_task := taskforge._tf_lock_task(tf_renew.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
     v_now := clock_timestamp();
     v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, tf_renew.attempt_number, v_now);
+    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, v_attempt_number, v_now);
     IF v_reason IS NOT NULL THEN
         RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
         RETURN;
@@ -3208,21 +3281,21 @@ BEGIN
 
     UPDATE taskforge.tasks t
        SET lease_expires_at = v_lease, updated_at = v_now
-     WHERE t.task_id = tf_renew.task_id;
+     WHERE t.task_id = v_task_id;
     UPDATE taskforge.attempts a
        SET lease_expires_at = v_lease
-     WHERE a.task_id = tf_renew.task_id AND a.attempt_number = tf_renew.attempt_number;
+     WHERE a.task_id = v_task_id AND a.attempt_number = v_attempt_number;
     RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) IS
+COMMENT ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) IS
     'Extend the lease of an owned RUNNING task to now + lease_seconds, never past its attempt deadline. Guard: same owner, same attempt, deadline not passed, lease unexpired; else renewed=false with the reason. Reports cancel_requested. Errors: TF400, TF404.';
-REVOKE ALL ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double precision) TO taskforge_worker;
 
 -- >>> db/functions/tf_renew_many.sql
--- taskforge.tf_renew_many(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+-- taskforge.tf_renew_many(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
 --     lease_seconds double precision DEFAULT 30)
 --   -> TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
 --            cancel_requested boolean, reason text)
@@ -3235,8 +3308,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision
 --             another transaction holds is skipped (SKIP LOCKED) and reported busy, with its
 --             lease unchanged and not lost; renew it again shortly.
 -- Parameters: worker_id        the worker that owns the attempts.
---             task_ids         bigint[], 1..1000 elements, no NULL, no task twice.
---             attempt_numbers  int[] of the same length (each >= 1).
+--             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no task twice.
+--             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
+--             Both arrays are declared numeric[] so that any number a caller writes gets TF400
+--             naming the element, not 42883; they are converted once checked.
 --             lease_seconds    0 < s <= 86400 seconds.
 -- Returns:    one row per element, in input order: renewed, the new lease deadline (NULL
 --             unless renewed; never past the attempt's deadline_at), cancel_requested
@@ -3253,8 +3328,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(bigint, uuid, int, double precision
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
     worker_id uuid,
-    task_ids bigint[],
-    attempt_numbers int[],
+    task_ids numeric[],
+    attempt_numbers numeric[],
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
               cancel_requested boolean, reason text)
@@ -3270,16 +3345,20 @@ SET enable_mergejoin = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_ids bigint[];
+    v_attempt_numbers int[];
     v_now timestamptz;
     v_lease timestamptz;
     v_locked bigint[];
 BEGIN
     PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
+    v_task_ids := tf_renew_many.task_ids;                -- checked: whole numbers within bigint
+    v_attempt_numbers := tf_renew_many.attempt_numbers;  -- checked: 1 .. 2147483647
     PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
 
     -- Lock what is free; a row another transaction holds is reported busy, never waited for.
     v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (tf_renew_many.task_ids)
+                       WHERE t.task_id = ANY (v_task_ids)
                        ORDER BY t.task_id
                          FOR UPDATE SKIP LOCKED);
     v_now := clock_timestamp();
@@ -3291,7 +3370,7 @@ BEGIN
                t.task_id IS NOT NULL AS found,
                taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
                least(v_lease, t.deadline_at) AS lease
-          FROM unnest(tf_renew_many.task_ids, tf_renew_many.attempt_numbers)
+          FROM unnest(v_task_ids, v_attempt_numbers)
                WITH ORDINALITY AS r(task_id, attempt_number, ord)
           LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
     ), extended AS (
@@ -3316,10 +3395,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) IS
+COMMENT ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) IS
     'Batch tf_renew: one row per element in input order, same guard; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy (lease unchanged, not lost). Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, bigint[], int[], double precision) TO taskforge_worker;
+REVOKE ALL ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision) TO taskforge_worker;
 
 -- >>> db/functions/tf_resume_queue.sql
 -- taskforge.tf_resume_queue(queue text) -> boolean
@@ -3362,7 +3441,7 @@ REVOKE ALL ON FUNCTION taskforge.tf_resume_queue(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 
 -- >>> db/functions/tf_retry.sql
--- taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
+-- taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 --   -> TABLE(task_state text, max_attempts int)
 --
 -- Purpose:    operator replay of a dead-lettered task (FAILED or CANCELLED) back to QUEUED, due
@@ -3371,7 +3450,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
--- Parameters: task_id; extra_attempts  whole number 1..1000.
+-- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
+--             writes gets TF400 naming it, not 42883); extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
@@ -3380,7 +3460,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
-CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id bigint, extra_attempts numeric DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
 VOLATILE
@@ -3389,19 +3469,19 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    v_task_id bigint;
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
     v_budget int;
 BEGIN
-    IF tf_retry.task_id IS NULL THEN
-        PERFORM taskforge._tf_invalid('task_id', 'must not be NULL');
-    END IF;
+    PERFORM taskforge._tf_check_task_id('task_id', tf_retry.task_id);
+    v_task_id := tf_retry.task_id;  -- checked: a whole number within bigint
     PERFORM taskforge._tf_check_int('extra_attempts', tf_retry.extra_attempts, 1, 1000);
-    v_task := taskforge._tf_lock_task(tf_retry.task_id);
+    v_task := taskforge._tf_lock_task(v_task_id);
     IF v_task.state NOT IN ('FAILED', 'CANCELLED') THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409',
             MESSAGE = format('task_id: task %s is %s; only FAILED or CANCELLED tasks can be retried',
-                             tf_retry.task_id, v_task.state),
+                             v_task_id, v_task.state),
             COLUMN = 'task_id';
     END IF;
     v_budget := greatest(v_task.max_attempts, v_task.attempt_count + tf_retry.extra_attempts);
@@ -3413,20 +3493,20 @@ BEGIN
        SET state = 'QUEUED', max_attempts = v_budget, scheduled_at = v_now,
            finished_at = NULL, result = NULL, last_error = NULL,
            cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
-     WHERE t.task_id = tf_retry.task_id;
+     WHERE t.task_id = v_task_id;
     PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
     RETURN QUERY SELECT 'QUEUED'::text, v_budget;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_retry(bigint, numeric) IS
+COMMENT ON FUNCTION taskforge.tf_retry(numeric, numeric) IS
     'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
-REVOKE ALL ON FUNCTION taskforge.tf_retry(bigint, numeric) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_client;
+REVOKE ALL ON FUNCTION taskforge.tf_retry(numeric, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_retry(numeric, numeric) TO taskforge_client;
 
 -- >>> db/functions/tf_schedule_periodic.sql
 -- taskforge.tf_schedule_periodic(name text, cron text, task_type text, payload jsonb DEFAULT '{}',
---     queue text DEFAULT 'default', priority int DEFAULT 0, max_attempts int DEFAULT 3,
+--     queue text DEFAULT 'default', priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3,
 --     timezone text DEFAULT 'UTC')
 --   -> TABLE(next_fire_at timestamptz, created boolean)
 --
@@ -3443,7 +3523,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_retry(bigint, numeric) TO taskforge_clien
 --                           day-of-week" (taskforge._tf_cron_parse: *, lists, ranges, steps,
 --                           JAN-DEC, SUN-SAT, 0 and 7 = Sunday, the Vixie day rule, @daily...).
 --             task_type .. max_attempts  the request, validated with exactly tf_submit's rules
---                           (taskforge._tf_submit_one).
+--                           (taskforge._tf_submit_one); priority and max_attempts are numeric,
+--                           as in tf_submit, so any number a caller writes gets TF400.
 --             timezone      a name of pg_timezone_names, case as listed ('UTC', 'Europe/Berlin').
 --                           DST: a repeated wall-clock time fires once, at its first
 --                           occurrence; a skipped one fires when the clocks jump
@@ -3462,8 +3543,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_schedule_periodic(
     task_type text,
     payload jsonb DEFAULT '{}',
     queue text DEFAULT 'default',
-    priority int DEFAULT 0,
-    max_attempts int DEFAULT 3,
+    priority numeric DEFAULT 0,
+    max_attempts numeric DEFAULT 3,
     timezone text DEFAULT 'UTC')
 RETURNS TABLE(next_fire_at timestamptz, created boolean)
 LANGUAGE plpgsql
@@ -3509,15 +3590,17 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) IS
+COMMENT ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, numeric, numeric, text) IS
     'Create or replace a periodic schedule: a 5-field cron in a time zone and the task tf_enqueue_periodic submits at each tick. Same cron and zone keep the next tick. Errors: TF400.';
-REVOKE ALL ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, int, int, text)
+REVOKE ALL ON FUNCTION taskforge.tf_schedule_periodic(
+    text, text, text, jsonb, text, numeric, numeric, text
+) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb, text, numeric, numeric, text)
     TO taskforge_client;
 
 -- >>> db/functions/tf_scheduler_heartbeat.sql
 -- taskforge.tf_scheduler_heartbeat(scheduler_id uuid, name text, hostname text DEFAULT NULL,
---     pid int DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
+--     pid numeric DEFAULT NULL, heartbeat_seconds double precision DEFAULT 5,
 --     stopping boolean DEFAULT false) -> timestamptz
 --
 -- Purpose:    report that a scheduler process is alive (the durable signal behind tf_schedulers
@@ -3526,8 +3609,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_schedule_periodic(text, text, text, jsonb
 --             process promises to call: tf_schedulers reports it "stale" after three missed
 --             beats. The last call of a clean stop passes stopping => true ("stopped").
 -- Parameters: scheduler_id  chosen by the process at start (a fresh uuid per process start).
---             name 1..200 characters; hostname at most 255 characters; pid > 0 (hostname and
---             pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
+--             name 1..200 characters; hostname at most 255 characters; pid a whole number
+--             1..2147483647 (declared numeric, so any number a caller writes gets TF400;
+--             hostname and pid NULL = unknown). name, hostname, pid and heartbeat_seconds are recorded from
 --             the latest call. heartbeat_seconds 0 < s <= 3600. stopping not NULL.
 -- Returns:    the database time recorded as last_heartbeat_at.
 -- Errors:     TF400 naming the argument; TF409 scheduler_id already stopped (a new process start
@@ -3539,7 +3623,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_scheduler_heartbeat(
     scheduler_id uuid,
     name text,
     hostname text DEFAULT NULL,
-    pid int DEFAULT NULL,
+    pid numeric DEFAULT NULL,
     heartbeat_seconds double precision DEFAULT 5,
     stopping boolean DEFAULT false)
 RETURNS timestamptz
@@ -3563,9 +3647,8 @@ BEGIN
         PERFORM taskforge._tf_invalid('hostname', format('must be at most 255 characters, got %s',
             length(tf_scheduler_heartbeat.hostname)));
     END IF;
-    IF tf_scheduler_heartbeat.pid IS NOT NULL AND tf_scheduler_heartbeat.pid < 1 THEN
-        PERFORM taskforge._tf_invalid('pid', format('must be a positive process id or NULL, got %s',
-            tf_scheduler_heartbeat.pid));
+    IF tf_scheduler_heartbeat.pid IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('pid', tf_scheduler_heartbeat.pid, 1, 2147483647);
     END IF;
     PERFORM taskforge._tf_check_seconds('heartbeat_seconds', tf_scheduler_heartbeat.heartbeat_seconds, 0, 3600, true);
     IF tf_scheduler_heartbeat.stopping IS NULL THEN
@@ -3596,11 +3679,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) IS
+COMMENT ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, numeric, double precision, boolean) IS
     'Scheduler liveness beat (upsert per process start; stopping => true on a clean stop); returns database time. Errors: TF400, TF409 (scheduler already stopped).';
-REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(uuid, text, text, int, double precision, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_scheduler_heartbeat(
+    uuid, text, text, numeric, double precision, boolean
+) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_scheduler_heartbeat(
-    uuid, text, text, int, double precision, boolean
+    uuid, text, text, numeric, double precision, boolean
 ) TO taskforge_scheduler;
 
 -- >>> db/functions/tf_schema_version.sql

@@ -4,9 +4,9 @@ SELECT plan(9);
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_claim_tasks carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_finalize_attempts carries plan_cache_mode=force_generic_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_finalize_attempts(uuid, bigint[], int[], text[], jsonb[], jsonb[])'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_finalize_attempts(uuid, numeric[], numeric[], text[], jsonb[], jsonb[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), 'tf_renew_many carries plan_cache_mode=force_generic_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_renew_many(uuid, bigint[], int[], double precision)'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_renew_many(uuid, numeric[], numeric[], double precision)'::regprocedure;
 SELECT ok(proconfig IS NULL OR NOT ('plan_cache_mode=force_custom_plan' = ANY(proconfig)), 'tf_claim is no longer re-planned on every call')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_claim(uuid, text[], double precision, numeric, text[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_promote carries plan_cache_mode=force_custom_plan')
@@ -16,7 +16,7 @@ SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_recover carr
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_enqueue_periodic carries plan_cache_mode=force_custom_plan')
-  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_enqueue_periodic(int)'::regprocedure;
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_enqueue_periodic(numeric)'::regprocedure;
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;

@@ -9,7 +9,7 @@ SELECT throws_like($$SELECT taskforge.tf_register_worker('w', queues => ARRAY[NU
 SELECT throws_like($$SELECT taskforge.tf_register_worker('w', task_types => ARRAY['NOPE'])$$,
                    'task_types: every element must match%', 'a malformed task type is refused');
 SELECT throws_ok($$SELECT taskforge.tf_register_worker('w', pid => -5)$$,
-                 'TF400', 'pid: must be a positive process id or NULL, got -5', 'a negative pid is refused');
+                 'TF400', 'pid: must be between 1 and 2147483647, got -5', 'a negative pid is refused');
 SELECT throws_like($$SELECT taskforge.tf_register_worker('w', hostname => repeat('h', 256))$$,
                    'hostname: must be at most 255 characters%', 'an overlong hostname is refused');
 SELECT is((SELECT count(*) FROM taskforge.workers), (SELECT n FROM before), 'no worker row was written by the refused calls');
