@@ -6,6 +6,8 @@
 --             "truncated": true); if it is still too long, only {"type", "message" (4,000
 --             characters, fewer if escaping makes the JSON text longer than 16 KiB),
 --             "truncated": true} is kept, so the stored JSON text never exceeds 16 KiB.
+--             An error nested more than 100 levels deep (taskforge._tf_json_too_deep) becomes
+--             {"type", "message": its JSON text cut to 4,000 characters, "truncated": true}.
 --             jsonb cannot hold NUL characters or
 --             unpaired surrogates, so a value that reached this function is already storable;
 --             clients strip them before encoding (the Python worker does).
@@ -30,6 +32,11 @@ BEGIN
     END IF;
     IF jsonb_typeof(v_error) <> 'object' THEN
         v_error := jsonb_build_object('message', v_error);
+    END IF;
+    -- Too deep to hand out (taskforge._tf_json_too_deep): keep its text, not its structure.
+    IF taskforge._tf_json_too_deep(v_error) THEN
+        v_error := jsonb_build_object('type', coalesce(left(v_error ->> 'type', 200), 'error'),
+                                      'message', left(v_error::text, c_max_chars), 'truncated', true);
     END IF;
     IF octet_length(v_error::text) <= c_max_bytes THEN
         RETURN v_error;

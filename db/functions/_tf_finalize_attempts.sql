@@ -15,7 +15,8 @@
 --             Both arrays are numeric[] (see tf_finalize_many); converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length, or NULL (no results); each at most
---                              1 MiB as JSON text; stored for succeeded elements only.
+--                              1 MiB as JSON text and nested at most 100 levels deep
+--                              (taskforge._tf_json_too_deep); stored for succeeded elements only.
 --             errors           jsonb[] of the same length, or NULL; capped like tf_finalize's
 --                              (taskforge._tf_cap_error); stored for other outcomes.
 -- Returns:    one row per element, in input order (ordinality = i): accepted, the task state
@@ -91,13 +92,16 @@ BEGIN
            CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
                     format('must be one of succeeded, failed, retryable, cancelled; got %s',
                            coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
-                ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
-                            octet_length(r.result::text)) END
+                WHEN octet_length(r.result::text) > c_max_result_bytes THEN
+                    format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
+                           octet_length(r.result::text))
+                ELSE 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more' END
       INTO v_bad_ord, v_bad_arg, v_bad_problem
       FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
            WITH ORDINALITY AS r(outcome, result, ord)
      WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
         OR octet_length(r.result::text) > c_max_result_bytes
+        OR taskforge._tf_json_too_deep(r.result)
      ORDER BY r.ord
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN

@@ -43,7 +43,6 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
-    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
@@ -80,13 +79,9 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, v_payload_bytes));
     END IF;
-    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
-    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
-    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
-    IF jsonb_path_exists(_tf_submit_one.payload,
-                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
-        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
-            c_max_payload_depth));
+    -- Nesting depth (the limit lives in taskforge._tf_json_too_deep; see tf_submit's header).
+    IF taskforge._tf_json_too_deep(_tf_submit_one.payload) THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', 'must be nested at most 100 levels deep (objects and arrays, the payload itself counting as 1), got more');
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');

@@ -19,9 +19,11 @@
 --             task_id and attempt_number are declared numeric (a bigint and an int in
 --             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
---             result   any JSON, at most 1 MiB as JSON text (stored on success).
+--             result   any JSON, at most 1 MiB as JSON text and nested at most 100 levels deep
+--                      (taskforge._tf_json_too_deep; stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
---                      capped at 16 KiB (taskforge._tf_cap_error).
+--                      capped at 16 KiB and flattened to text when nested more than 100
+--                      levels deep (taskforge._tf_cap_error): it never makes the call fail.
 --             error_text  (appended later) the failure as plain text, for callers that cannot
 --                      be sure their text makes valid jsonb: stored as {"message": error_text},
 --                      capped like error. Every text value is storable this way (jsonb escapes
@@ -79,6 +81,9 @@ BEGIN
     IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
         PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
+    END IF;
+    IF taskforge._tf_json_too_deep(tf_finalize.result) THEN
+        PERFORM taskforge._tf_invalid('result', 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
     END IF;
     IF tf_finalize.error IS NOT NULL THEN
         IF tf_finalize.error_text IS NOT NULL THEN

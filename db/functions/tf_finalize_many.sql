@@ -17,9 +17,11 @@
 --             naming the element, not 42883; they are converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
---                              text; stored for succeeded elements.
+--                              text and nested at most 100 levels deep; stored for succeeded
+--                              elements.
 --             errors           jsonb[] of the same length or NULL; a non-object becomes
---                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
+--                              {"message": ...}; capped at 16 KiB, flattened to text when nested
+--                              more than 100 levels deep; stored for other outcomes.
 -- Returns:    one row per element, in input order: accepted; the task state after the call
 --             (as last committed when refused; NULL for not_found); reason NULL when accepted,
 --             else busy | not_found | not_running | stale_attempt | not_owner | timed_out | lease_expired.

@@ -25,6 +25,15 @@ def nul_result(payload, ctx):
     return {"text": "a\x00b"}
 
 
+@handler("itest.deep_result")
+def deep_result(payload, ctx):
+    """A result nested 150 levels deep: JSON can encode it, the database refuses it (over 100)."""
+    result: list = []
+    for _ in range(149):
+        result = [result]
+    return {"deep": result}
+
+
 @handler("itest.sleep_report")
 def sleep_report(payload, ctx):
     """Sleeps payload.ms and reports what the context looked like (fencing token, lease state)."""

@@ -88,6 +88,7 @@ TEST_TASK_TYPES = {
     "itest.nasty_error": 2,
     "itest.nan_result": 2,
     "itest.nul_result": 2,
+    "itest.deep_result": 2,
     "itest.sleep_report": 2,
     "itest.stubborn": 2,
     "word_count": 1,

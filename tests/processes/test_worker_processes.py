@@ -161,8 +161,9 @@ def test_errors_and_results_that_postgres_cannot_store_end_as_clear_failures(spa
     nasty = submit(conn, "itest.nasty_error", queue=queue)
     nan = submit(conn, "itest.nan_result", queue=queue)
     nul = submit(conn, "itest.nul_result", queue=queue)
+    deep = submit(conn, "itest.deep_result", queue=queue)
     report = submit(conn, "itest.sleep_report", {"ms": 10}, queue=queue, priority=5, max_attempts=4)
-    ids = [nasty, nan, nul, report]
+    ids = [nasty, nan, nul, deep, report]
     wait_for(lambda: all_in(conn, ids, {"SUCCEEDED", "FAILED"}), message="all tasks to end", procs=[worker])
 
     row = task(conn, nasty)
@@ -181,6 +182,11 @@ def test_errors_and_results_that_postgres_cannot_store_end_as_clear_failures(spa
         assert row["state"] == "FAILED", row
         assert row["last_error"]["type"] == "taskforge.ResultError"
         assert needle in row["last_error"]["message"]
+
+    # Refused by the database (TF400, results nested over 100 levels): the attempt fails saying why.
+    row = task(conn, deep)
+    assert row["state"] == "FAILED" and history(conn, deep) == ["FAILED"], row
+    assert "must be nested at most 100 levels deep" in row["last_error"]["message"], row["last_error"]
 
     row = task(conn, report)
     assert row["state"] == "SUCCEEDED"

@@ -73,6 +73,7 @@ CALLS = {
     "_tf_cron_next": "SELECT taskforge._tf_cron_next('* * * * *', now(), 'UTC')",
     "_tf_cron_latest": "SELECT taskforge._tf_cron_latest('* * * * *', now(), now(), 'UTC')",
     "_tf_cap_error": "SELECT taskforge._tf_cap_error('{}'::jsonb)",
+    "_tf_json_too_deep": "SELECT taskforge._tf_json_too_deep('{}'::jsonb)",
     "_tf_check_int": "SELECT taskforge._tf_check_int('x', 1, 0, 2)",
     "_tf_check_task_id": "SELECT taskforge._tf_check_task_id('x', 1)",
     "_tf_check_names": "SELECT taskforge._tf_check_names('x', ARRAY['q'], 'queue')",

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 f8e29aba1cb26869). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 24c2ecb1b4c9e4e3). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -396,6 +396,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_broken_invariant(text) FROM PUBLIC;
 --             "truncated": true); if it is still too long, only {"type", "message" (4,000
 --             characters, fewer if escaping makes the JSON text longer than 16 KiB),
 --             "truncated": true} is kept, so the stored JSON text never exceeds 16 KiB.
+--             An error nested more than 100 levels deep (taskforge._tf_json_too_deep) becomes
+--             {"type", "message": its JSON text cut to 4,000 characters, "truncated": true}.
 --             jsonb cannot hold NUL characters or
 --             unpaired surrogates, so a value that reached this function is already storable;
 --             clients strip them before encoding (the Python worker does).
@@ -420,6 +422,11 @@ BEGIN
     END IF;
     IF jsonb_typeof(v_error) <> 'object' THEN
         v_error := jsonb_build_object('message', v_error);
+    END IF;
+    -- Too deep to hand out (taskforge._tf_json_too_deep): keep its text, not its structure.
+    IF taskforge._tf_json_too_deep(v_error) THEN
+        v_error := jsonb_build_object('type', coalesce(left(v_error ->> 'type', 200), 'error'),
+                                      'message', left(v_error::text, c_max_chars), 'truncated', true);
     END IF;
     IF octet_length(v_error::text) <= c_max_bytes THEN
         RETURN v_error;
@@ -1431,7 +1438,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 --             Both arrays are numeric[] (see tf_finalize_many); converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length, or NULL (no results); each at most
---                              1 MiB as JSON text; stored for succeeded elements only.
+--                              1 MiB as JSON text and nested at most 100 levels deep
+--                              (taskforge._tf_json_too_deep); stored for succeeded elements only.
 --             errors           jsonb[] of the same length, or NULL; capped like tf_finalize's
 --                              (taskforge._tf_cap_error); stored for other outcomes.
 -- Returns:    one row per element, in input order (ordinality = i): accepted, the task state
@@ -1507,13 +1515,16 @@ BEGIN
            CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
                     format('must be one of succeeded, failed, retryable, cancelled; got %s',
                            coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
-                ELSE format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
-                            octet_length(r.result::text)) END
+                WHEN octet_length(r.result::text) > c_max_result_bytes THEN
+                    format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
+                           octet_length(r.result::text))
+                ELSE 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more' END
       INTO v_bad_ord, v_bad_arg, v_bad_problem
       FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
            WITH ORDINALITY AS r(outcome, result, ord)
      WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
         OR octet_length(r.result::text) > c_max_result_bytes
+        OR taskforge._tf_json_too_deep(r.result)
      ORDER BY r.ord
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN
@@ -1735,6 +1746,39 @@ COMMENT ON FUNCTION taskforge._tf_invalid(text, text) IS
     'Private: raises TF400 "<argument>: <problem>". Used by every tf_* validator.';
 REVOKE ALL ON FUNCTION taskforge._tf_invalid(text, text) FROM PUBLIC;
 
+-- >>> db/functions/_tf_json_too_deep.sql
+-- taskforge._tf_json_too_deep(value jsonb) -> boolean                  (private helper)
+--
+-- Purpose:    the one home of the JSON nesting limit: is value nested more than 100 levels
+--             deep (objects and arrays; value itself is level 1, so {"a": [1]} is 2 deep)?
+--             Clients decode JSON recursively (Python's json stops near 1,000 levels, and a
+--             handler or page that walks the value needs stack of its own), so what TaskForge
+--             stores and hands out stays well inside that: task payloads (tf_submit refuses
+--             deeper ones), attempt results (tf_finalize and the batch forms refuse them) and
+--             errors (taskforge._tf_cap_error flattens them to text).
+--             jsonpath's .**{100} walks at most 100 levels down (no deeper recursion) and
+--             costs well under a microsecond for small values; strict mode, because lax would
+--             unwrap arrays in the filter. Callers' messages say "at most 100 levels deep";
+--             db/tests/_tf_json_too_deep pins 100 accepted and 101 refused for each of them.
+-- Parameters: value  any jsonb.
+-- Returns:    true when too deep; false otherwise; NULL for NULL.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+-- Plans:      inlined into the calling expression (see the note at LANGUAGE sql below).
+CREATE OR REPLACE FUNCTION taskforge._tf_json_too_deep(value jsonb)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
+-- (a SET clause would prevent that). It uses only a built-in function, schema-qualified, and
+-- every caller is a taskforge function whose search_path is pinned to pg_catalog, pg_temp.
+AS $fn$
+    SELECT pg_catalog.jsonb_path_exists(value, 'strict $.**{100} ? (@.type() == "object" || @.type() == "array")')
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_json_too_deep(jsonb) IS
+    'Private: true when a JSON value is nested more than 100 levels deep (the limit for payloads, results and errors).';
+REVOKE ALL ON FUNCTION taskforge._tf_json_too_deep(jsonb) FROM PUBLIC;
+
 -- >>> db/functions/_tf_lock_queue.sql
 -- taskforge._tf_lock_queue(queue text) -> taskforge.queues   (private helper)
 --
@@ -1912,7 +1956,6 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     c_max_payload_bytes constant int := 1048576;
-    c_max_payload_depth constant int := 100;  -- also the {100} of the jsonpath below
     p constant text := _tf_submit_one.argument_prefix;
     v_fingerprint bytea;
     v_stored bytea;
@@ -1949,13 +1992,9 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'payload', format('must be at most %s bytes as JSON text, got %s',
             c_max_payload_bytes, v_payload_bytes));
     END IF;
-    -- Nesting depth: is there an object or array inside 100 others? jsonpath's .**{100} walks at
-    -- most 100 levels down (no deeper recursion) and costs well under a microsecond for small
-    -- payloads. strict mode: lax would unwrap arrays in the filter. See tf_submit's header.
-    IF jsonb_path_exists(_tf_submit_one.payload,
-                         'strict $.**{100} ? (@.type() == "object" || @.type() == "array")') THEN
-        PERFORM taskforge._tf_invalid(p || 'payload', format('must be nested at most %s levels deep (objects and arrays, the payload itself counting as 1), got more',
-            c_max_payload_depth));
+    -- Nesting depth (the limit lives in taskforge._tf_json_too_deep; see tf_submit's header).
+    IF taskforge._tf_json_too_deep(_tf_submit_one.payload) THEN
+        PERFORM taskforge._tf_invalid(p || 'payload', 'must be nested at most 100 levels deep (objects and arrays, the payload itself counting as 1), got more');
     END IF;
     IF _tf_submit_one.queue IS NULL OR _tf_submit_one.queue !~ taskforge._tf_name_pattern('queue') THEN
         PERFORM taskforge._tf_check_name(p || 'queue', _tf_submit_one.queue, 'queue');
@@ -2468,9 +2507,11 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_sc
 --             task_id and attempt_number are declared numeric (a bigint and an int in
 --             fact) so that any number a caller writes gets TF400 naming it, not 42883.
 --             outcome  'succeeded' | 'failed' | 'retryable' | 'cancelled'.
---             result   any JSON, at most 1 MiB as JSON text (stored on success).
+--             result   any JSON, at most 1 MiB as JSON text and nested at most 100 levels deep
+--                      (taskforge._tf_json_too_deep; stored on success).
 --             error    JSON describing the failure; a non-object becomes {"message": ...};
---                      capped at 16 KiB (taskforge._tf_cap_error).
+--                      capped at 16 KiB and flattened to text when nested more than 100
+--                      levels deep (taskforge._tf_cap_error): it never makes the call fail.
 --             error_text  (appended later) the failure as plain text, for callers that cannot
 --                      be sure their text makes valid jsonb: stored as {"message": error_text},
 --                      capped like error. Every text value is storable this way (jsonb escapes
@@ -2528,6 +2569,9 @@ BEGIN
     IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
         PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
             c_max_result_bytes, octet_length(tf_finalize.result::text)));
+    END IF;
+    IF taskforge._tf_json_too_deep(tf_finalize.result) THEN
+        PERFORM taskforge._tf_invalid('result', 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
     END IF;
     IF tf_finalize.error IS NOT NULL THEN
         IF tf_finalize.error_text IS NOT NULL THEN
@@ -2723,9 +2767,11 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 --             naming the element, not 42883; they are converted once checked.
 --             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
 --             results          jsonb[] of the same length or NULL; each at most 1 MiB as JSON
---                              text; stored for succeeded elements.
+--                              text and nested at most 100 levels deep; stored for succeeded
+--                              elements.
 --             errors           jsonb[] of the same length or NULL; a non-object becomes
---                              {"message": ...}; capped at 16 KiB; stored for other outcomes.
+--                              {"message": ...}; capped at 16 KiB, flattened to text when nested
+--                              more than 100 levels deep; stored for other outcomes.
 -- Returns:    one row per element, in input order: accepted; the task state after the call
 --             (as last committed when refused; NULL for not_found); reason NULL when accepted,
 --             else busy | not_found | not_running | stale_attempt | not_owner | timed_out | lease_expired.
