@@ -13,7 +13,7 @@
 --             The liveness rule is the views' own (this function reads them): a live process
 --             is never deleted, whatever older_than_seconds. Oldest first, at most max_rows
 --             workers and at most max_rows schedulers per call; call again while either count
---             is max_rows.
+--             is max_rows (the scheduler does, after tf_prune, with --retain-days).
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_rows            whole number 1..100000, the batch size of each table.
 -- Returns:    one row: workers = worker rows deleted; schedulers = scheduler rows deleted.

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 5439f6645818c9ac). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 b499c34cc1227b5a). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2981,7 +2981,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, numeric) TO taskf
 --             The liveness rule is the views' own (this function reads them): a live process
 --             is never deleted, whatever older_than_seconds. Oldest first, at most max_rows
 --             workers and at most max_rows schedulers per call; call again while either count
---             is max_rows.
+--             is max_rows (the scheduler does, after tf_prune, with --retain-days).
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_rows            whole number 1..100000, the batch size of each table.
 -- Returns:    one row: workers = worker rows deleted; schedulers = scheduler rows deleted.
