@@ -1,8 +1,9 @@
 -- taskforge.tf_deregister_worker(worker_id uuid) -> void
 --
 -- Purpose:    mark a worker process as stopped (graceful shutdown). Its row and the attempts
---             that name it stay. Tasks it still owns are not touched: their leases run out and
---             tf_recover requeues them, exactly as after a crash. Calling it twice is harmless.
+--             that name it stay (until retention: tf_prune, then tf_prune_workers). Tasks it
+--             still owns are not touched: their leases run out and tf_recover requeues them,
+--             exactly as after a crash. Calling it twice is harmless.
 -- Parameters: worker_id  from tf_register_worker.
 -- Returns:    nothing.
 -- Errors:     TF400 worker_id NULL; TF404 unknown worker.

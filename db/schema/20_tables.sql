@@ -25,7 +25,8 @@ COMMENT ON TABLE taskforge.task_types IS
     'Allowed task types with their retry backoff policy (seconds). Written by tf_register_task_type.';
 
 -- One row per worker process start (tf_register_worker). Rows are kept after deregistration so
--- attempt history can name its worker.
+-- attempt history can name its worker; tf_prune_workers deletes those of stopped or stale
+-- processes once no attempt names them.
 CREATE TABLE taskforge.workers (
     worker_id          uuid PRIMARY KEY,
     name               text NOT NULL CONSTRAINT workers_name_length CHECK (length(name) BETWEEN 1 AND 200),
@@ -45,6 +46,7 @@ COMMENT ON TABLE taskforge.workers IS
 
 -- One row per scheduler process start, written only by tf_scheduler_heartbeat (an upsert on the
 -- id the process picks at start). Liveness for probes: tf_schedulers, `taskforge healthcheck`.
+-- tf_prune_workers deletes the rows of stopped or stale schedulers.
 CREATE TABLE taskforge.schedulers (
     scheduler_id       uuid PRIMARY KEY,
     name               text NOT NULL CONSTRAINT schedulers_name_length CHECK (length(name) BETWEEN 1 AND 200),

@@ -118,6 +118,10 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
         waiting = submit(c, "noop", queue="prune-later")
         worker = spawn.worker("--queue", "prune", name="pruner-w")
         wait_for(lambda: all_in(c, done, {"SUCCEEDED"}), message="the tasks to succeed", procs=[worker])
+        # The records of a worker and a scheduler process that stopped.
+        gone_worker = c.execute("SELECT taskforge.tf_register_worker(name => 'gone-w')").fetchone()[0]
+        c.execute("SELECT taskforge.tf_deregister_worker(worker_id => %s)", (gone_worker,))
+        c.execute("SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'gone-s', stopping => true)")
         # Old enough by database time for a retention of 1e-5 days (0.864 s).
         wait_for(
             lambda: c.execute(
@@ -125,7 +129,7 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
             ).fetchone()[0],
             message="the history to age",
         )
-        scheduler = spawn.scheduler("--retain-days", "0.00001", "--batch-size", "2")
+        scheduler = spawn.scheduler("--retain-days", "0.00001", "--batch-size", "2", "--name", "pruner-s")
         wait_for(
             lambda: (
                 c.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
@@ -135,7 +139,11 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
         )
         assert c.execute("SELECT count(*) FROM taskforge.attempts WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
         assert task(c, waiting)["state"] == "QUEUED"  # live work is never pruned
-        wait_log(scheduler, "pruned")
+        wait_log(scheduler, "pruned 5 terminal task(s)")
+        # Then the records of the processes that are gone; live processes stay.
+        wait_log(scheduler, "pruned the records of 1 worker(s) and 1 scheduler(s)")
+        assert [r[0] for r in c.execute("SELECT name FROM taskforge.workers").fetchall()] == ["pruner-w"]
+        assert [r[0] for r in c.execute("SELECT name FROM taskforge.schedulers").fetchall()] == ["pruner-s"]
         scheduler.signal(signal.SIGTERM)
         assert scheduler.wait(LONG) == 0
         assert "scheduler stopped" in scheduler.log()

@@ -479,3 +479,64 @@ def test_guard_uses_the_time_after_the_lock_wait(db_dsn, conn, call):
         ).fetchone()[0]
         == "ABANDONED"
     )
+
+
+# --- pruning process records while they are in use -------------------------------------------------
+
+NINE_YEARS = 9 * 365 * 86400.0
+PRUNE_WORKERS = "SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => %s)"
+
+
+def test_prune_workers_skips_rows_in_use_and_never_breaks_a_claim(db_dsn, conn):
+    """tf_prune_workers never waits for a process row another transaction holds (SKIP LOCKED):
+    a stale worker whose claim is not committed yet (its attempt's foreign-key lock on the worker
+    row) is skipped, and once the claim commits its attempt keeps the worker; a scheduler row
+    locked elsewhere is skipped and deleted on a later call."""
+    queue = unique_name("prunelock")
+    worker_id = register_worker(conn, "prune-lock-w", [queue])
+    scheduler_id = conn.execute("SELECT gen_random_uuid()").fetchone()[0]
+    conn.execute(
+        "SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %s, name => 'prune-lock-s', stopping => true)",
+        (scheduler_id,),
+    )
+    # Simulate time: both last heard of ten years ago (the worker is stale, the scheduler stopped).
+    conn.execute(
+        "UPDATE taskforge.workers SET started_at = started_at - interval '10 years', "
+        "last_heartbeat_at = last_heartbeat_at - interval '10 years' WHERE worker_id = %s",
+        (worker_id,),
+    )
+    conn.execute(
+        "UPDATE taskforge.schedulers SET started_at = started_at - interval '10 years', "
+        "last_heartbeat_at = last_heartbeat_at - interval '10 years', stopped_at = stopped_at - interval '10 years' "
+        "WHERE scheduler_id = %s",
+        (scheduler_id,),
+    )
+    task_id, _, _ = submit(conn, queue)
+
+    def present() -> tuple[bool, bool]:
+        return conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM taskforge.workers WHERE worker_id = %s), "
+            "       EXISTS (SELECT 1 FROM taskforge.schedulers WHERE scheduler_id = %s)",
+            (worker_id, scheduler_id),
+        ).fetchone()
+
+    holder = psycopg.connect(db_dsn)  # not autocommit: holds its locks until it ends
+    pruner = psycopg.connect(db_dsn, autocommit=True)
+    try:
+        pruner.execute("SET lock_timeout = '2s'")  # a lock wait would fail the call, not hang the test
+        assert claim(holder, worker_id, [queue])[0][0] == task_id  # uncommitted: the attempt holds the worker row
+        holder.execute("SELECT 1 FROM taskforge.schedulers WHERE scheduler_id = %s FOR UPDATE", (scheduler_id,))
+        pruner.execute(PRUNE_WORKERS, (NINE_YEARS,)).fetchone()
+        assert present() == (True, True), "rows locked elsewhere are skipped"
+        holder.commit()
+        pruner.execute(PRUNE_WORKERS, (NINE_YEARS,)).fetchone()
+        assert present() == (True, False), "the committed claim's attempt keeps the worker; the scheduler goes"
+    finally:
+        holder.close()
+        pruner.close()
+    state, owner = conn.execute(
+        "SELECT state, owner_worker_id FROM taskforge.tasks WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    assert (state, owner) == ("RUNNING", worker_id)
+    assert finalize(conn, task_id, worker_id, 1, "succeeded")[0]
+    assert invariant_violations(conn) == []

@@ -709,6 +709,12 @@ WHOLE_NUMBER_ARGUMENTS = [
         1,
         100000,
     ),
+    (
+        "tf_prune_workers.max_rows",
+        "SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => 3153600000, max_rows => %(v)s)",
+        1,
+        100000,
+    ),
     ("tf_enqueue_periodic.max_tasks", "SELECT * FROM taskforge.tf_enqueue_periodic(max_tasks => %(v)s)", 1, 100000),
     (
         "tf_set_queue_limit.max_running",

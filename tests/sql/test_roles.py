@@ -58,6 +58,7 @@ CALLS = {
     "tf_recover": "SELECT * FROM taskforge.tf_recover(max_tasks => 1)",
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
+    "tf_prune_workers": "SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => 3153600000, max_rows => 1)",
     "tf_scheduler_heartbeat": "SELECT taskforge.tf_scheduler_heartbeat("
     "scheduler_id => gen_random_uuid(), name => 'perm-check')",
     "tf_backoff": "SELECT taskforge.tf_backoff(failed_attempt => 1)",
@@ -125,7 +126,7 @@ ALLOWED = {
         "tf_finalize_and_claim",
     },
     "taskforge_scheduler": ANY_ROLE
-    | {"tf_recover", "tf_promote", "tf_prune", "tf_scheduler_heartbeat", "tf_enqueue_periodic"},
+    | {"tf_recover", "tf_promote", "tf_prune", "tf_prune_workers", "tf_scheduler_heartbeat", "tf_enqueue_periodic"},
     "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
     "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
     None: set(),  # a login role in no TaskForge group
@@ -396,6 +397,8 @@ def test_scheduler_only_recovers_promotes_prunes_and_beats(db_dsn, conn, login_r
         assert recovered >= 1
         s.execute("SELECT * FROM taskforge.tf_promote()").fetchone()
         assert s.execute("SELECT taskforge.tf_prune(older_than_seconds => 3153600000)").fetchone()[0] == 0
+        pruned = s.execute("SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => 3153600000)").fetchone()
+        assert pruned == (0, 0)
         scheduler_id = uuid.uuid4()
         s.execute("SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %s, name => 'roles-sched')", (scheduler_id,))
         for statement in (

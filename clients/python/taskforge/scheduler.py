@@ -1,5 +1,5 @@
 """The scheduler process: ``tf_recover``, ``tf_promote`` and ``tf_enqueue_periodic`` in a loop
-(and ``tf_prune``).
+(and ``tf_prune`` with ``tf_prune_workers``).
 
 Each pass recovers RUNNING tasks whose lease has expired (attempt ABANDONED, task requeued or
 ended), promotes RETRYING tasks whose backoff is over, and enqueues the due tick of each
@@ -16,7 +16,9 @@ LOCKED`` and re-check them under the lock, so each task is handled once and each
 tick enqueued once.
 
 With ``retain_days`` set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
-in batches of ``batch_size``, at start and then every ``prune_interval_seconds``.
+in batches of ``batch_size``, at start and then every ``prune_interval_seconds``; right after it,
+``tf_prune_workers`` deletes the records of worker and scheduler processes that stopped (or went
+stale) longer ago than that and that no remaining attempt names.
 
 Every ``heartbeat_seconds`` (checked before each pass; the sleep between passes never outlasts
 it) the scheduler calls ``tf_scheduler_heartbeat`` with the id it picked at start, and its last
@@ -62,9 +64,10 @@ class SchedulerConfig:
 
     max_interval_seconds:   longest sleep between passes (0 < s <= 3600).
     batch_size:             max_tasks of each tf_recover/tf_promote/tf_enqueue_periodic/tf_prune
-                            call (1..100000);
+                            call and max_rows of each tf_prune_workers call (1..100000);
                             a full batch is followed by another call at once.
-    retain_days:            prune terminal tasks finished more than this many days ago; None = never.
+    retain_days:            prune terminal tasks finished more than this many days ago, and the
+                            records of processes gone as long; None = never.
     prune_interval_seconds: time between prune rounds (> 0).
     reconnect_max_seconds:  cap of the reconnect backoff.
     name:                   shown in ``tf_schedulers`` (1..200 characters); None = HOSTNAME-PID.
@@ -148,7 +151,15 @@ class Scheduler:
             backoff_cap=self.config.reconnect_max_seconds,
             logger=self.log,
         )
-        self.totals = {"recovered": 0, "failed": 0, "promoted": 0, "enqueued": 0, "pruned": 0}
+        self.totals = {
+            "recovered": 0,
+            "failed": 0,
+            "promoted": 0,
+            "enqueued": 0,
+            "pruned": 0,
+            "pruned_workers": 0,
+            "pruned_schedulers": 0,
+        }
         self.scheduler_id = uuid.uuid4()  # one per process start (tf_schedulers)
         self.name = self.config.name or f"{socket.gethostname()}-{os.getpid()}"[:200]
         self._next_beat = 0.0  # monotonic time of the next tf_scheduler_heartbeat
@@ -180,7 +191,8 @@ class Scheduler:
         self._next_beat = time.monotonic() + self.config.heartbeat_seconds
 
     def prune(self) -> int:
-        """Delete terminal tasks older than retain_days, batch after batch. Returns the count."""
+        """Delete terminal tasks older than retain_days, batch after batch, then the records of
+        processes gone as long (:meth:`prune_processes`). Returns the count of tasks."""
         if self.config.retain_days is None:
             return 0
         seconds = self.config.retain_days * 86400.0
@@ -195,7 +207,33 @@ class Scheduler:
         if total:
             self.log.info("pruned %d terminal task(s) finished more than %g day(s) ago", total, self.config.retain_days)
         self.totals["pruned"] += total
+        self.prune_processes()
         return total
+
+    def prune_processes(self) -> tuple[int, int]:
+        """Delete the workers and schedulers rows of processes stopped or stale for longer than
+        retain_days that no attempt names any more (``tf_prune_workers``), batch after batch.
+        Returns the counts (workers, schedulers)."""
+        if self.config.retain_days is None:
+            return 0, 0
+        params = {"older_than_seconds": self.config.retain_days * 86400.0, "max_rows": self.config.batch_size}
+        workers = schedulers = 0
+        while not self._stop.is_set():
+            deleted_workers, deleted_schedulers = self._db.execute(sql.PRUNE_WORKERS, params, what="prune workers")[0]
+            workers += deleted_workers
+            schedulers += deleted_schedulers
+            if max(deleted_workers, deleted_schedulers) < self.config.batch_size:
+                break
+        if workers or schedulers:
+            self.log.info(
+                "pruned the records of %d worker(s) and %d scheduler(s) gone more than %g day(s) ago",
+                workers,
+                schedulers,
+                self.config.retain_days,
+            )
+        self.totals["pruned_workers"] += workers
+        self.totals["pruned_schedulers"] += schedulers
+        return workers, schedulers
 
     def run(self, *, install_signal_handlers: bool = True) -> int:
         """Loop until stopped; returns the exit code (0). Raises at start when the database is
@@ -221,12 +259,14 @@ class Scheduler:
             except psycopg.Error as exc:  # it then shows as stale, not stopped
                 self.log.warning("could not record the stop in tf_schedulers: %s", one_line(exc))
             self.log.info(
-                "scheduler stopped (recovered %d, ended %d, promoted %d, periodic ticks enqueued %d, pruned %d)",
+                "scheduler stopped (recovered %d, ended %d, promoted %d, periodic ticks enqueued %d, pruned %d, "
+                "process records pruned %d)",
                 self.totals["recovered"],
                 self.totals["failed"],
                 self.totals["promoted"],
                 self.totals["enqueued"],
                 self.totals["pruned"],
+                self.totals["pruned_workers"] + self.totals["pruned_schedulers"],
             )
             return 0
         finally:

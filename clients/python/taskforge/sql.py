@@ -142,6 +142,11 @@ LISTEN = "LISTEN taskforge"
 RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover(max_tasks => %(max_tasks)s)"
 PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
+# Retention of process records, after PRUNE (attempts keep their worker's row until then).
+PRUNE_WORKERS = """
+SELECT workers, schedulers
+  FROM taskforge.tf_prune_workers(older_than_seconds => %(older_than_seconds)s, max_rows => %(max_rows)s)
+"""
 DB_NOW = "SELECT clock_timestamp()"
 # The scheduler's liveness beat (every heartbeat_seconds; stopping on a clean stop).
 SCHEDULER_HEARTBEAT = """

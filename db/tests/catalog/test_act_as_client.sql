@@ -1,6 +1,6 @@
 -- Acting as taskforge_client and taskforge_console: submit, cancel, retry, periodic schedules and every view work; claim, scheduler functions and the tables are refused with 42501.
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 SET LOCAL ROLE taskforge_client;
 SELECT is(current_user::text, 'taskforge_client', 'acting as taskforge_client');
 SELECT lives_ok($$SELECT set_config('tftest.task_id', (SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_client', max_attempts => 2))::text, true)$$,
@@ -34,6 +34,7 @@ SELECT throws_ok($$SELECT * FROM taskforge.tf_claim(gen_random_uuid(), ARRAY['ca
 SELECT throws_ok('SELECT * FROM taskforge.tf_promote()', '42501', NULL, 'client cannot call tf_promote');
 SELECT throws_ok($$SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'catalog-as-client')$$, '42501', NULL, 'client cannot call tf_scheduler_heartbeat');
 SELECT throws_ok('SELECT taskforge.tf_prune(0)', '42501', NULL, 'client cannot call tf_prune');
+SELECT throws_ok('SELECT * FROM taskforge.tf_prune_workers(0)', '42501', NULL, 'client cannot call tf_prune_workers');
 SELECT throws_ok('SELECT * FROM taskforge.tasks', '42501', NULL, 'client cannot SELECT from taskforge.tasks');
 SELECT throws_ok($$DELETE FROM taskforge.attempts$$, '42501', NULL, 'client cannot DELETE from taskforge.attempts');
 SELECT throws_ok($$UPDATE taskforge.task_types SET backoff_base_seconds = 0$$, '42501', NULL, 'client cannot UPDATE taskforge.task_types');

@@ -1,6 +1,6 @@
--- Acting as taskforge_scheduler: recover, promote, prune, scheduler_heartbeat, enqueue_periodic, backoff and schema_version work; views, tables, submit, claim and cancel are refused with 42501.
+-- Acting as taskforge_scheduler: recover, promote, prune, prune_workers, scheduler_heartbeat, enqueue_periodic, backoff and schema_version work; views, tables, submit, claim and cancel are refused with 42501.
 BEGIN;
-SELECT plan(20);
+SELECT plan(21);
 CREATE TEMP TABLE w AS SELECT taskforge.tf_register_worker('catalog-as-scheduler-w1') AS id;
 CREATE TEMP TABLE sub AS SELECT task_id FROM taskforge.tf_submit('noop', queue => 'catalog_as_scheduler');
 CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['catalog_as_scheduler']);
@@ -14,6 +14,7 @@ SELECT is(current_user::text, 'taskforge_scheduler', 'acting as taskforge_schedu
 SELECT cmp_ok((SELECT recovered FROM taskforge.tf_recover()), '>=', 1, 'scheduler can call tf_recover (the expired task is recovered)');
 SELECT lives_ok('SELECT * FROM taskforge.tf_promote()', 'scheduler can call tf_promote');
 SELECT lives_ok('SELECT taskforge.tf_prune(3153600000)', 'scheduler can call tf_prune');
+SELECT lives_ok('SELECT * FROM taskforge.tf_prune_workers(3153600000)', 'scheduler can call tf_prune_workers');
 SELECT lives_ok($$SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'catalog-as-scheduler')$$, 'scheduler can call tf_scheduler_heartbeat');
 SELECT throws_ok('SELECT * FROM taskforge.tf_schedulers', '42501', NULL, 'scheduler cannot SELECT from the tf_schedulers view');
 SELECT lives_ok('SELECT * FROM taskforge.tf_enqueue_periodic()', 'scheduler can call tf_enqueue_periodic');

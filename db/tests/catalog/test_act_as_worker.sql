@@ -1,6 +1,6 @@
 -- Acting as taskforge_worker: register, heartbeat, claim, renew and finalize work; tables, views, submit and the scheduler/client functions are refused with 42501.
 BEGIN;
-SELECT plan(20);
+SELECT plan(21);
 CREATE TEMP TABLE sub AS SELECT task_id FROM taskforge.tf_submit('echo', '{"role": "worker"}', queue => 'catalog_as_worker');
 -- Ids travel in transaction-local settings, which any role may read.
 DO $$ BEGIN PERFORM set_config('tftest.task_id', (SELECT task_id FROM sub)::text, true); END $$;
@@ -15,6 +15,7 @@ SELECT throws_ok($$INSERT INTO taskforge.workers (worker_id, name, started_at, l
 SELECT throws_ok('SELECT * FROM taskforge.tf_tasks', '42501', NULL, 'worker cannot SELECT from the tf_tasks view');
 SELECT throws_ok($$SELECT * FROM taskforge.tf_submit('noop', queue => 'catalog_as_worker')$$, '42501', NULL, 'worker cannot call tf_submit');
 SELECT throws_ok('SELECT * FROM taskforge.tf_recover()', '42501', NULL, 'worker cannot call tf_recover');
+SELECT throws_ok('SELECT * FROM taskforge.tf_prune_workers(0)', '42501', NULL, 'worker cannot call tf_prune_workers');
 SELECT throws_ok($$SELECT taskforge.tf_scheduler_heartbeat(gen_random_uuid(), 'catalog-as-worker')$$, '42501', NULL,
                  'worker cannot call tf_scheduler_heartbeat');
 SELECT throws_ok($$SELECT taskforge.tf_register_task_type('test.as_worker')$$, '42501', NULL, 'worker cannot call tf_register_task_type');

@@ -1,6 +1,6 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(37);
+SELECT plan(38);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'numeric', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
@@ -15,6 +15,7 @@ SELECT has_function('taskforge', 'tf_promote', ARRAY['numeric'], 'tf_promote exi
 SELECT has_function('taskforge', 'tf_cancel', ARRAY['numeric', 'text'], 'tf_cancel exists');
 SELECT has_function('taskforge', 'tf_retry', ARRAY['numeric', 'numeric'], 'tf_retry exists');
 SELECT has_function('taskforge', 'tf_prune', ARRAY['double precision', 'numeric'], 'tf_prune exists');
+SELECT has_function('taskforge', 'tf_prune_workers', ARRAY['double precision', 'numeric'], 'tf_prune_workers exists');
 SELECT has_function('taskforge', 'tf_backoff', ARRAY['numeric', 'double precision', 'double precision', 'double precision'], 'tf_backoff exists');
 SELECT has_function('taskforge', 'tf_schema_version', ARRAY[]::text[], 'tf_schema_version exists');
 SELECT has_function('taskforge', 'tf_finalize_many', ARRAY['uuid', 'numeric[]', 'numeric[]', 'text[]', 'jsonb[]', 'jsonb[]'], 'tf_finalize_many exists');

@@ -1,6 +1,6 @@
--- Catalog contract: the scheduler's functions (recover, promote, prune, enqueue_periodic), whose LIMIT and time filters come from parameters, always plan with the actual values (plan_cache_mode = force_custom_plan); the claim and the batch functions keep one cached generic plan per statement (force_generic_plan: statements shaped so that plan is good; test_plans.py checks it at scale).
+-- Catalog contract: the scheduler's functions (recover, promote, prune, prune_workers, enqueue_periodic), whose LIMIT and time filters come from parameters, always plan with the actual values (plan_cache_mode = force_custom_plan); the claim and the batch functions keep one cached generic plan per statement (force_generic_plan: statements shaped so that plan is good; test_plans.py checks it at scale).
 BEGIN;
-SELECT plan(9);
+SELECT plan(10);
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_claim_tasks carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_finalize_attempts carries plan_cache_mode=force_generic_plan')
@@ -15,6 +15,8 @@ SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_recover carr
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_recover(numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, numeric)'::regprocedure;
+SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune_workers carries plan_cache_mode=force_custom_plan')
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune_workers(double precision, numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_enqueue_periodic carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_enqueue_periodic(numeric)'::regprocedure;
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');

@@ -165,13 +165,14 @@ def worker_command(
     type=click.IntRange(1, 100000),
     default=1000,
     show_default=True,
-    help="max_tasks per tf_recover / tf_promote / tf_prune call.",
+    help="max_tasks per tf_recover / tf_promote / tf_prune call (max_rows per tf_prune_workers call).",
 )
 @click.option(
     "--retain-days",
     type=click.FloatRange(0, 36500),
     default=None,
-    help="Prune terminal tasks (and their attempts) finished more than this many days ago. Default: keep everything.",
+    help="Prune terminal tasks (and their attempts) finished more than this many days ago, and the records of "
+    "worker and scheduler processes gone as long. Default: keep everything.",
 )
 @click.option(
     "--prune-interval-seconds",
