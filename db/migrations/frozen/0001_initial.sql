@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 92e5cb230a8936ce). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 4fb7929717247492). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -478,7 +478,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 --             Both are numeric[], as the public batch functions declare them, so that any
 --             number reaches this check; callers convert them to bigint[] and int[] after it.
 -- Returns:    nothing.
--- Errors:     TF400 naming the argument, and for an element its index ('task_ids[3]'); the
+-- Errors:     TF400 naming the argument, and for an element its position ('task_ids[3]' is
+--             the third element, whatever the array's lower bound); the
 --             array shapes first, then the first bad element, then the first repeated task.
 -- Locks:      none.  Clock: none.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[])
@@ -490,6 +491,8 @@ AS $fn$
 DECLARE
     v_n int := cardinality(task_ids);
     v_bad_ord bigint;
+    v_bad_task_id numeric;
+    v_bad_attempt numeric;
 BEGIN
     IF worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
@@ -503,7 +506,9 @@ BEGIN
             'must be a one-dimensional array with as many elements as task_ids (%s), got %s',
             v_n, coalesce(cardinality(attempt_numbers)::text, 'NULL')));
     END IF;
-    SELECT r.ord INTO v_bad_ord
+    -- Elements are named by their position (1-based), whatever the arrays' lower bounds, and
+    -- checked as read here (not looked up again by subscript: '[2:3]={...}' has no element 1).
+    SELECT r.ord, r.task_id, r.attempt_number INTO v_bad_ord, v_bad_task_id, v_bad_attempt
       FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
      WHERE r.task_id IS NULL OR r.task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807
         OR r.task_id <> trunc(r.task_id)
@@ -513,19 +518,19 @@ BEGIN
      LIMIT 1;
     IF v_bad_ord IS NOT NULL THEN
         -- Whichever of the two is bad raises, the task id first.
-        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_ord), task_ids[v_bad_ord]);
-        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_ord), attempt_numbers[v_bad_ord], 1, 2147483647);
+        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_ord), v_bad_task_id);
+        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_ord), v_bad_attempt, 1, 2147483647);
     END IF;
     IF v_n > 1 THEN
-        SELECT r.ord INTO v_bad_ord
-          FROM (SELECT u.ord, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
+        SELECT r.ord, r.task_id INTO v_bad_ord, v_bad_task_id
+          FROM (SELECT u.ord, u.task_id, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
                   FROM unnest(task_ids) WITH ORDINALITY AS u(task_id, ord)) r
          WHERE r.seen > 1
          ORDER BY r.ord
          LIMIT 1;
         IF v_bad_ord IS NOT NULL THEN
             PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-                format('task %s appears more than once in one call', task_ids[v_bad_ord]));
+                format('task %s appears more than once in one call', v_bad_task_id));
         END IF;
     END IF;
 END;
