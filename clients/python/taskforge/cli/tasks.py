@@ -36,6 +36,7 @@ from .common import (
     dsn_option,
     fail,
     json_option,
+    one_line,
 )
 
 
@@ -552,7 +553,7 @@ def _each_task(
                 if as_json:
                     docs.append({"task_id": task_id, "error": {"sqlstate": state, "message": message}})
                 else:
-                    click.echo(f"taskforge: task {task_id}: {state} {message}", err=True)
+                    click.echo(f"taskforge: task {task_id}: {state} {one_line(message)}", err=True)
                 continue
             if as_json:
                 docs.append({"task_id": task_id, **client.as_dict(res)})
