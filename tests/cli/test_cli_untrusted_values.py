@@ -13,8 +13,17 @@ import json
 from click.testing import CliRunner
 
 from taskforge.cli import main
+from taskforge.database import UNDECODED_JSON_KEY
 
-from sqlcore_helpers import claim, finalize, unique_name
+from sqlcore_helpers import (
+    claim,
+    delete_tasks_as_owner,
+    finalize,
+    insert_task_as_owner,
+    nested_json,
+    register_worker,
+    unique_name,
+)
 
 #: ESC sequences that clear the screen and set the window title (OSC), a C1 CSI, DEL and the
 #: bidirectional override that shows what follows reversed.
@@ -71,3 +80,55 @@ def test_text_written_by_any_caller_reaches_the_terminal_escaped(db_dsn, conn):
     assert [(w["name"], w["hostname"]) for w in json.loads(outs["workers"]) if w["worker_id"] == str(worker)] == [
         (HOSTILE, HOSTILE)
     ]
+
+
+def test_a_document_python_cannot_decode_is_shown_as_a_labelled_placeholder(db_dsn, conn):
+    """A payload and a result 1001 levels deep (tf_submit and tf_finalize refuse them; a table
+    owner can write them) make Python's json decoder fail: ``show``, ``list`` and their
+    ``--json`` forms print a placeholder that says so, and exit 0."""
+    queue = unique_name("cli_deep")
+    deep_result = conn.execute(
+        "SELECT task_id FROM taskforge.tf_submit(task_type => 'echo', queue => %s)", (queue,)
+    ).fetchone()[0]
+    worker = register_worker(conn, queues=[queue])
+    (row,) = claim(conn, worker, queues=[queue])
+    assert row[0] == deep_result
+    assert finalize(conn, deep_result, worker, 1, "succeeded", result={"ok": True})[0]
+    conn.execute("SELECT taskforge.tf_deregister_worker(worker_id => %s)", (worker,))
+    made = [deep_result]
+    try:
+        with conn.transaction():  # tf_finalize refuses results nested over 100 levels, the owner does not
+            conn.execute("SET LOCAL ROLE taskforge_owner")
+            for table in ("tasks", "attempts"):
+                conn.execute(
+                    f"UPDATE taskforge.{table} SET result = %s::jsonb WHERE task_id = %s",
+                    (nested_json(1001), deep_result),
+                )
+        deep_payload = insert_task_as_owner(conn, nested_json(1001), queue)  # after the claim: conn cannot decode it
+        made.append(deep_payload)
+        ordinary = conn.execute(
+            "SELECT task_id FROM taskforge.tf_submit(task_type => 'echo', queue => %s, payload => %s::jsonb)",
+            (queue, nested_json(100)),
+        ).fetchone()[0]
+        made.append(ordinary)
+        hundred = json.loads(nested_json(100))
+
+        out = cli("show", deep_payload, "--dsn", db_dsn)
+        assert "payload:" in out and UNDECODED_JSON_KEY in out and "SELECT payload::text FROM taskforge.tf_tasks" in out
+        shown = json.loads(cli("show", deep_payload, "--dsn", db_dsn, "--json"))
+        assert set(shown["payload"]) == {UNDECODED_JSON_KEY} and "too deep" in shown["payload"][UNDECODED_JSON_KEY]
+        shown = json.loads(cli("show", deep_result, "--dsn", db_dsn, "--json"))
+        assert shown["payload"] == {} and set(shown["result"]) == {UNDECODED_JSON_KEY}
+        assert set(shown["attempts"][0]["result"]) == {UNDECODED_JSON_KEY}
+        assert UNDECODED_JSON_KEY in cli("show", deep_result, "--dsn", db_dsn)
+        # 100 levels (what tf_submit accepts) decode as they are.
+        assert json.loads(cli("show", ordinary, "--dsn", db_dsn, "--json"))["payload"] == hundred
+
+        rows = cli("list", "--queue", queue, "--dsn", db_dsn).splitlines()[2:]
+        assert [int(r.split()[0]) for r in rows] == [ordinary, deep_payload, deep_result]
+        listed = {t["task_id"]: t for t in json.loads(cli("list", "--queue", queue, "--dsn", db_dsn, "--json"))}
+        assert set(listed[deep_payload]["payload"]) == {UNDECODED_JSON_KEY}
+        assert set(listed[deep_result]["result"]) == {UNDECODED_JSON_KEY}
+        assert listed[ordinary]["payload"] == hundred
+    finally:
+        delete_tasks_as_owner(conn, made)
