@@ -497,7 +497,8 @@ def list_cmd(
 ) -> None:
     """List tasks, newest first."""
     with db.connect(dsn) as conn:
-        rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit)
+        # The table shows no document: fetch none (--json gives every column).
+        rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit, brief=not as_json)
     if as_json:
         click.echo(to_json(rows))
         return
