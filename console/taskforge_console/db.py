@@ -10,6 +10,8 @@
   under ``SET LOCAL statement_timeout`` = :attr:`Settings.action_timeout_ms`.
 
 Connections are autocommit outside :meth:`act`; every statement is in :mod:`taskforge.sql`.
+JSON documents are decoded by :data:`JSON_LOADS`: one nested deeper than the console shows
+(:data:`MAX_JSON_DEPTH`) comes back as a labelled placeholder instead of failing the request.
 """
 
 from __future__ import annotations
@@ -23,16 +25,32 @@ from flask import g, has_request_context
 from psycopg_pool import ConnectionPool
 
 from taskforge import sql
+from taskforge.database import TolerantJsonLoads, use_tolerant_json
 
 from .settings import Settings
 
-__all__ = ["APPLICATION_NAME", "CutShort", "Database", "DatabaseUnavailable", "cut_short_reads"]
+__all__ = [
+    "APPLICATION_NAME",
+    "JSON_LOADS",
+    "MAX_JSON_DEPTH",
+    "CutShort",
+    "Database",
+    "DatabaseUnavailable",
+    "cut_short_reads",
+]
 
 T = TypeVar("T")
 
 APPLICATION_NAME = "taskforge-console"
 #: Seconds a request waits for a free pooled connection (or for the first connection).
 POOL_WAIT_SECONDS = 5.0
+#: Deepest JSON document the console shows: the API's encoder (pydantic) stops near 255 levels
+#: with "Maximum serialization depth exceeded". tf_submit and tf_finalize accept at most 100; a
+#: deeper document can only have been written by a table owner.
+MAX_JSON_DEPTH = 200
+#: The JSON loader of the pool's connections: a placeholder for a document nested deeper than
+#: MAX_JSON_DEPTH or than Python's json module decodes.
+JSON_LOADS = TolerantJsonLoads(MAX_JSON_DEPTH, ", more than the console shows")
 
 
 class CutShort(Exception):
@@ -81,6 +99,7 @@ class Database:
         )
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        use_tolerant_json(conn, JSON_LOADS)
         conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.statement_timeout_ms)})
 
     def open(self) -> None:

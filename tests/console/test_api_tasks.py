@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from typing import Any
 
 import pytest
 
+from taskforge.database import UNDECODED_JSON_KEY
 from taskforge_console import queries
 
 from console_support import BEARER, TOKEN
-from sqlcore_helpers import claim, finalize, recover, register_worker, submit
+from sqlcore_helpers import (
+    claim,
+    delete_tasks_as_owner,
+    finalize,
+    insert_task_as_owner,
+    nested_json,
+    recover,
+    register_worker,
+    submit,
+)
 
 
 def _submit(api: Any, queue: str, **fields: Any) -> dict[str, Any]:
@@ -294,3 +305,30 @@ def test_a_payload_with_markup_stays_text_in_json(api: Any, queue: str) -> None:
 def test_tasks_submitted_outside_the_console_are_listed(api: Any, admin: Any, queue: str) -> None:
     task_id, _, _ = submit(admin, queue)
     assert [t["task_id"] for t in api.get(f"/api/tasks?queue={queue}").get_json()["tasks"]] == [task_id]
+
+
+def test_a_document_nested_too_deep_is_a_placeholder_not_a_500(make_app: Any, admin: Any, queue: str) -> None:
+    """Payloads a table owner wrote past tf_submit's 100 levels: 300 levels (Python decodes it,
+    the API's encoder does not) and 1001 levels (Python's json module cannot decode it). The
+    task's detail and page answer 200 with a placeholder; 100 levels are shown as they are."""
+    web = make_app().test_client()
+    ids = {levels: insert_task_as_owner(admin, nested_json(levels), queue) for levels in (100, 300, 1001)}
+    try:
+        for levels, task_id in ids.items():
+            response = web.get(f"/api/tasks/{task_id}")
+            assert response.status_code == 200, (levels, response.get_data(as_text=True)[:300])
+            payload = response.get_json()["payload"]
+            page = web.get(f"/tasks/{task_id}")
+            assert page.status_code == 200, levels
+            if levels == 100:
+                assert payload == json.loads(nested_json(100))
+                continue
+            assert set(payload) == {UNDECODED_JSON_KEY}, levels
+            why = "more than 200 levels deep" if levels == 300 else "too deep for Python's json module"
+            assert why in payload[UNDECODED_JSON_KEY] and "SELECT payload::text" in payload[UNDECODED_JSON_KEY]
+            assert UNDECODED_JSON_KEY in page.get_data(as_text=True)
+        listed = web.get(f"/api/tasks?queue={queue}")
+        assert listed.status_code == 200
+        assert [t["task_id"] for t in listed.get_json()["tasks"]] == sorted(ids.values(), reverse=True)
+    finally:
+        delete_tasks_as_owner(admin, list(ids.values()))

@@ -26,9 +26,12 @@ __all__ = [
     "catalog_snapshot",
     "claim",
     "compare_snapshots",
+    "delete_tasks_as_owner",
     "execute_script",
     "finalize",
+    "insert_task_as_owner",
     "invariant_violations",
+    "nested_json",
     "promote",
     "recover",
     "register_worker",
@@ -166,6 +169,36 @@ def finalize(
             "error": Jsonb(error) if error is not None else None,
         },
     ).fetchone()
+
+
+def nested_json(levels: int) -> str:
+    """JSON text of an object nested ``levels`` deep, ``{"a": [[...]]}`` (the object is level 1).
+    Around 1000 levels is deeper than Python's json module decodes (RecursionError)."""
+    return '{"a":' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+def insert_task_as_owner(conn: psycopg.Connection, payload: str, queue: str, task_type: str = "echo") -> int:
+    """Insert a QUEUED task with ``payload`` (JSON text) straight into taskforge.tasks as the
+    table owner, without tf_submit's checks (which refuse a payload deeper than 100 levels)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL ROLE taskforge_owner")
+        row = conn.execute(
+            "INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, scheduled_at, "
+            "created_at, updated_at) VALUES (%s, %s::jsonb, %s, 0, 3, 'QUEUED', clock_timestamp(), "
+            "clock_timestamp(), clock_timestamp()) RETURNING task_id",
+            (task_type, payload, queue),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def delete_tasks_as_owner(conn: psycopg.Connection, task_ids: list[int]) -> None:
+    """Delete tasks and their attempts as the table owner (so that no other test's plain
+    connection meets a document it cannot decode)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL ROLE taskforge_owner")
+        conn.execute("DELETE FROM taskforge.attempts WHERE task_id = ANY(%s)", (task_ids,))
+        conn.execute("DELETE FROM taskforge.tasks WHERE task_id = ANY(%s)", (task_ids,))
 
 
 def recover(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:

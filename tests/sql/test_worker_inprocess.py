@@ -156,3 +156,34 @@ def test_a_lost_finalize_that_was_not_applied_is_not_logged_as_applied(db_dsn, c
         worker.work_db.execute(sql.DEREGISTER_WORKER, {"worker_id": worker.worker_id})
         worker.work_db.close(final=True)
         logger.removeHandler(records)
+
+
+def test_a_worker_whose_row_was_pruned_says_so_when_it_stops(db_dsn, conn, queue):
+    """tf_prune_workers deleted the row of a worker that went silent; when that worker stops,
+    deregistering is refused TF404 and the log says the row is gone, not that it shows stale."""
+    logger = logging.getLogger(f"taskforge.test.pruned.{queue}")
+    logger.setLevel(logging.DEBUG)
+    records = Records()
+    logger.addHandler(records)
+    worker = Worker(db_dsn, WorkerConfig(queues=(queue,)), logger=logger)
+    try:
+        worker.start()
+        with conn.transaction():  # silent for an hour: stale, and older than the retention below
+            conn.execute("SET LOCAL ROLE taskforge_owner")
+            conn.execute(
+                "UPDATE taskforge.workers SET started_at = started_at - interval '1 hour', "
+                "last_heartbeat_at = last_heartbeat_at - interval '1 hour' WHERE worker_id = %s",
+                (worker.worker_id,),
+            )
+        pruned = conn.execute("SELECT workers FROM taskforge.tf_prune_workers(older_than_seconds => 60)").fetchone()
+        assert pruned is not None and pruned[0] >= 1
+        gone = conn.execute("SELECT count(*) FROM taskforge.tf_workers WHERE worker_id = %s", (worker.worker_id,))
+        assert gone.fetchone() == (0,)
+        assert worker._clean_exit() == 0
+    finally:
+        worker.work_db.close(final=True)
+        logger.removeHandler(records)
+    lines = [line for line in records.lines if "deregister" in line]
+    assert len(lines) == 1, records.lines
+    assert f"worker {worker.worker_id} was not deregistered: its row no longer exists" in lines[0], lines
+    assert "stale" not in lines[0], lines

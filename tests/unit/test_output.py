@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import re
 
 from taskforge.output import format_value, key_values, table, to_json
@@ -68,3 +69,45 @@ def test_format_value_and_json():
     assert to_json({"at": dt.datetime(2026, 1, 2, tzinfo=dt.UTC), "n": decimal.Decimal("1.5")}) == (
         '{"at": "2026-01-02T00:00:00+00:00", "n": 1.5}'
     )
+
+
+#: Characters a terminal acts on: C0 controls, DEL, C1 controls (U+009B is CSI), the line and
+#: paragraph separators, and the bidirectional controls (U+202E reverses what follows).
+HOSTILE = (
+    "a\x1b[2Jb\x1b]0;title\x07c\x08d\re\tf\x00g\x7fh\x85i\x9b31mj\u2028k\u2029l"
+    "\u202am\u202bn\u202co\u202dp\u202eq\u2066r\u2067s\u2068t\u2069u\u200ev\u200fw\u061cx"
+)
+ESCAPED = (
+    "a\\x1b[2Jb\\x1b]0;title\\x07c\\x08d\\re\\tf\\x00g\\x7fh\\x85i\\x9b31mj\\u2028k\\u2029l"
+    "\\u202am\\u202bn\\u202co\\u202dp\\u202eq\\u2066r\\u2067s\\u2068t\\u2069u\\u200ev\\u200fw\\u061cx"
+)
+
+
+def _raw_controls(text: str) -> list[str]:
+    """Characters of ``text`` that reach a terminal as controls (the styles of the terminal form
+    aside)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return [ch for ch in text if ch in HOSTILE and not ch.isalnum() and ch not in "[];"]
+
+
+def test_cells_and_values_escape_terminal_controls_and_bidi_overrides():
+    assert format_value(HOSTILE, width=None) == ESCAPED
+    assert format_value("line1\nline2") == "line1\\nline2"
+    for terminal in (False, True):
+        cells = table([{"reason": HOSTILE, "n": 1}], ["reason", "n"], width=None, terminal=terminal)
+        assert _raw_controls(cells) == [] and ESCAPED in cells
+        values = key_values([("cancel_reason", HOSTILE)], terminal=terminal)
+        assert _raw_controls(values) == [] and ESCAPED in values
+    # A cut cell is cut after escaping: the escapes count towards the width.
+    assert format_value("\x1b" * 10, width=9) == "\\x1b\\x1b…"
+    # Letters of every script, symbols and emoji (with their joiners) are left alone.
+    friendly = "héllo 日本 עברית ‍👩‍💻 ✓"
+    assert format_value(friendly) == friendly
+
+
+def test_json_escapes_terminal_controls_and_bidi_overrides_and_keeps_other_text():
+    text = to_json({HOSTILE: [HOSTILE], "name": "héllo 日本 👩‍💻"})
+    assert _raw_controls(text) == []
+    assert json.loads(text) == {HOSTILE: [HOSTILE], "name": "héllo 日本 👩‍💻"}
+    assert '"name": "héllo 日本 👩‍💻"' in text  # not \\u escapes: ensure_ascii stays off
+    assert "\\u202e" in to_json("\u202e", indent=2) and "\\u009b" in to_json(["\x9b"])

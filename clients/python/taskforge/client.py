@@ -522,9 +522,13 @@ def list_tasks(
     queue: str | None = None,
     task_type: str | None = None,
     limit: int = 50,
+    brief: bool = False,
 ) -> list[dict[str, Any]]:
     """Tasks from ``tf_tasks``, newest first (by task id), filtered by exact state, queue and
-    task type (``None`` matches all), at most ``limit`` rows (1..10000). Raises
+    task type (``None`` matches all), at most ``limit`` rows (1..10000). Every column of
+    :func:`get_task` (but ``attempts``); with ``brief``, only ``task_id``, ``task_type``,
+    ``queue``, ``priority``, ``state``, ``attempt_count``, ``max_attempts``, ``scheduled_at``,
+    ``created_at`` and ``finished_at`` (no payload, result or error is fetched). Raises
     :class:`InvalidArgument` (a ``ValueError``) for a bad limit, state or filter string."""
     if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or not 1 <= limit <= 10000:
         raise InvalidArgument("limit", f"must be an integer between 1 and 10000, got {limit!r}")
@@ -534,7 +538,11 @@ def list_tasks(
             raise InvalidArgument("state", f"must be one of {', '.join(STATES)}, got {state!r}")
     _text_arg("queue", queue)
     _text_arg("task_type", task_type)
-    return _dict_rows(conn, sql.TASKS_LIST, {"state": state, "queue": queue, "task_type": task_type, "limit": limit})
+    return _dict_rows(
+        conn,
+        sql.TASKS_LIST_BRIEF if brief else sql.TASKS_LIST,
+        {"state": state, "queue": queue, "task_type": task_type, "limit": limit},
+    )
 
 
 def tasks_by_id(conn: psycopg.Connection, task_ids: Iterable[int]) -> list[dict[str, Any]]:

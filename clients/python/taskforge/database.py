@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import set_json_loads
 
 from . import sql
 from .dbsource import db_dir
 
-__all__ = ["DsnMissing", "MigrationStatus", "connect", "migrate", "resolve_dsn", "status"]
+__all__ = [
+    "UNDECODED_JSON_KEY",
+    "DsnMissing",
+    "MigrationStatus",
+    "TolerantJsonLoads",
+    "connect",
+    "migrate",
+    "resolve_dsn",
+    "status",
+]
 
 APPLICATION_NAME = "taskforge"
 
@@ -32,11 +43,91 @@ def resolve_dsn(dsn: str | None = None) -> str:
     raise DsnMissing("no database given: pass --dsn, or set TASKFORGE_DSN or DATABASE_URL")
 
 
+#: The one key of the placeholder that stands for a JSON document a reader did not decode.
+UNDECODED_JSON_KEY = "taskforge_not_decoded"
+
+
+def _deeper_than(value: Any, levels: int) -> bool:
+    """Whether decoded JSON nests arrays and objects more than ``levels`` deep (the outermost
+    array or object is level 1). Iterative: any depth Python decoded can be measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        children = item.values() if isinstance(item, dict) else item
+        if depth > levels:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _brackets(data: str | bytes) -> int:
+    """How many ``[`` and ``{`` the JSON text holds: at least its depth of nesting."""
+    if isinstance(data, bytes):
+        return data.count(b"[") + data.count(b"{")
+    return data.count("[") + data.count("{")
+
+
+class TolerantJsonLoads:
+    """A JSON loader for the connections of readers (the CLI, the console): ``json.loads``,
+    except that a document it cannot decode because of its nesting (RecursionError: Python's json
+    module stops near 1000 levels) becomes a placeholder instead of failing the whole fetch.
+
+    tf_submit refuses payloads nested over 100 levels, but a table owner can write any document,
+    and results and errors are stored as given. The placeholder is ``{UNDECODED_JSON_KEY: text}``,
+    the text saying why and how to read the document with SQL. With ``max_depth``, a decoded
+    document nested deeper than that is replaced too (for a reader whose own encoder stops
+    earlier). Any other error is raised as ``json.loads`` raises it. Install it with
+    :func:`use_tolerant_json`; keep instances for the life of the process (psycopg caches the
+    loader class it makes for each).
+    """
+
+    def __init__(self, max_depth: int | None = None, beyond: str = ""):
+        self.max_depth = max_depth
+        self.beyond = beyond
+
+    def __call__(self, data: str | bytes) -> Any:
+        try:
+            value = json.loads(data)
+        except RecursionError:
+            return _placeholder("nested too deep for Python's json module to decode (about 1000 levels)")
+        if (
+            self.max_depth is not None
+            and _brackets(data) > self.max_depth  # cheap: most documents stop here
+            and _deeper_than(value, self.max_depth)
+        ):
+            return _placeholder(f"nested more than {self.max_depth} levels deep{self.beyond}")
+        return value
+
+
+def _placeholder(why: str) -> dict[str, str]:
+    """What a reader shows instead of a JSON document it did not decode."""
+    return {
+        UNDECODED_JSON_KEY: f"this JSON document is {why}, so it is not shown here; read it as text with SQL, "
+        "for example SELECT payload::text FROM taskforge.tf_tasks WHERE task_id = ... (likewise result and "
+        "last_error, or result and error of taskforge.tf_attempts)"
+    }
+
+
+#: The loader of :func:`connect`'s connections (the CLI's): a placeholder only where decoding fails.
+JSON_LOADS = TolerantJsonLoads()
+
+
+def use_tolerant_json(conn: psycopg.Connection[Any], loads: TolerantJsonLoads = JSON_LOADS) -> None:
+    """Decode ``json`` and ``jsonb`` values fetched on ``conn`` with ``loads``."""
+    set_json_loads(loads, context=conn)
+
+
 def connect(
     dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME, **kwargs: Any
 ) -> psycopg.Connection:
-    """Open a psycopg connection (autocommit by default: every tf_* call is its own transaction)."""
-    return psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **kwargs)
+    """Open a psycopg connection (autocommit by default: every tf_* call is its own transaction).
+    JSON documents are decoded by :data:`JSON_LOADS` (a placeholder for one nested too deep for
+    Python)."""
+    conn = psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **kwargs)
+    use_tolerant_json(conn)
+    return conn
 
 
 def _yoyo_uri(dsn: str) -> str:

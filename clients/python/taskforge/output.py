@@ -1,7 +1,12 @@
 """Tables and JSON for the command line. Tables are drawn by rich: plain aligned text when stdout
 is not a terminal, the same layout with a bold header and a dim rule on a terminal. Rows are
 never cut to the terminal's width (long cells are cut by :func:`format_value`). JSON never goes
-through rich."""
+through rich.
+
+Every value comes from the database, where any caller may have written any text (a cancel
+reason, a worker's hostname, an error message). None of it reaches the terminal as a control:
+:func:`terminal_text` (used by every cell and value) and :func:`to_json` escape the characters a
+terminal acts on or that reorder what is shown."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import datetime as _dt
 import decimal
 import io
 import json
+import re
 import sys
 import uuid
 from collections.abc import Iterable, Sequence
@@ -19,10 +25,28 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["format_value", "key_values", "table", "to_json"]
+__all__ = ["format_value", "key_values", "table", "terminal_text", "to_json"]
 
 #: Width given to rich: wide enough that no row is ever cut or wrapped by rich.
 RENDER_WIDTH = 1_000_000
+
+#: What a terminal must not receive raw: the C0 controls, DEL and the C1 controls (ESC starts
+#: the sequences that move the cursor, clear the screen or set the window title; U+009B is
+#: CSI), the line and paragraph separators, and the bidirectional controls of Unicode
+#: (Bidi_Control: U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which reorder the
+#: text after them (U+202E shows "exe.txt" for "txt.exe").
+_TERMINAL_CONTROLS = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+#: The same characters, as :func:`to_json` can meet them in its output: json.dumps escapes the
+#: C0 controls itself.
+_JSON_UNESCAPED_CONTROLS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(f"[{_TERMINAL_CONTROLS}]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with every terminal control written as its Python escape (``\\n``, ``\\x1b``,
+    ``\\u202e``; see :data:`_TERMINAL_CONTROLS`); letters, symbols, emoji and their joiners
+    are kept. A backslash already in the text is kept as it is."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _json_default(value: Any) -> Any:
@@ -40,13 +64,19 @@ def _json_default(value: Any) -> Any:
 
 
 def to_json(value: Any, *, indent: int | None = None) -> str:
-    """JSON text for rows and dicts: datetimes as ISO 8601 with offset, UUIDs as strings."""
-    return json.dumps(value, default=_json_default, indent=indent, ensure_ascii=False)
+    """JSON text for rows and dicts: datetimes as ISO 8601 with offset, UUIDs as strings. Text is
+    kept as it is (no ``\\u`` escapes for letters) except the terminal controls, which are
+    ``\\u`` escapes (json.dumps escapes only the C0 controls itself)."""
+    text = json.dumps(value, default=_json_default, indent=indent, ensure_ascii=False)
+    # Outside strings json.dumps writes ASCII only, so these characters are in strings, where
+    # a \\u escape is the same JSON value.
+    return _JSON_UNESCAPED_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def format_value(value: Any, *, width: int | None = 60) -> str:
     """One cell: ``-`` for None, times to the second with offset, floats with 3 decimals,
-    JSON for dicts/lists, truncated to ``width`` characters (``None`` keeps everything)."""
+    JSON for dicts/lists, terminal controls escaped (:func:`terminal_text`), then truncated to
+    ``width`` characters (``None`` keeps everything)."""
     if value is None:
         text = "-"
     elif isinstance(value, bool):
@@ -61,7 +91,7 @@ def format_value(value: Any, *, width: int | None = 60) -> str:
         text = str(value)
     else:
         text = str(value)
-    text = text.replace("\n", "\\n")
+    text = terminal_text(text)
     if width is not None and len(text) > width:
         text = text[: max(1, width - 1)] + "…"
     return text

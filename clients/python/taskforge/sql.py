@@ -181,8 +181,7 @@ _TASK_COLUMNS = """task_id, task_type, queue, priority, state, attempt_count, ma
        current_attempt_finished_at"""
 TASK_GET = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
 # Newest first. NULL filters match everything.
-TASKS_LIST = f"""
-SELECT {_TASK_COLUMNS}
+_TASKS_LIST_FILTER = """
   FROM taskforge.tf_tasks
  WHERE (%(state)s::text IS NULL OR state = %(state)s::text)
    AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
@@ -190,6 +189,11 @@ SELECT {_TASK_COLUMNS}
  ORDER BY task_id DESC
  LIMIT %(limit)s
 """
+TASKS_LIST = f"\nSELECT {_TASK_COLUMNS}{_TASKS_LIST_FILTER}"
+# The columns of `taskforge list`'s table only: no documents (a payload alone may be 1 MiB).
+TASKS_LIST_BRIEF = f"""
+SELECT task_id, task_type, queue, priority, state, attempt_count, max_attempts, scheduled_at, created_at,
+       finished_at{_TASKS_LIST_FILTER}"""
 TASKS_BY_ID = (
     f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = ANY(%(task_ids)s::bigint[]) ORDER BY task_id"
 )

@@ -7,7 +7,7 @@ import sys
 import click
 
 from .. import health
-from ..output import to_json
+from ..output import terminal_text, to_json
 from .common import EXIT_DATABASE, Seconds, dsn_option, json_option
 
 #: Exit code when the database answers but the schema or the scheduler check fails.
@@ -33,9 +33,10 @@ def healthcheck_cmd(dsn: str | None, as_json: bool, connect_timeout: float) -> N
     if as_json:
         click.echo(to_json(report.to_dict()))
     elif failed is None:
-        click.echo("healthy: " + "; ".join(f"{c.name} {c.detail}" for c in report.checks))
+        # A detail may name a scheduler (any text its --name was given).
+        click.echo(terminal_text("healthy: " + "; ".join(f"{c.name} {c.detail}" for c in report.checks)))
     else:
-        click.echo(f"taskforge: unhealthy: {failed.name}: {failed.detail}", err=True)
+        click.echo(terminal_text(f"taskforge: unhealthy: {failed.name}: {failed.detail}"), err=True)
     if failed is not None:
         sys.exit(EXIT_DATABASE if failed.name == "database" else EXIT_UNHEALTHY)
 

@@ -36,6 +36,7 @@ from .common import (
     dsn_option,
     fail,
     json_option,
+    one_line,
 )
 
 
@@ -496,7 +497,8 @@ def list_cmd(
 ) -> None:
     """List tasks, newest first."""
     with db.connect(dsn) as conn:
-        rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit)
+        # The table shows no document: fetch none (--json gives every column).
+        rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit, brief=not as_json)
     if as_json:
         click.echo(to_json(rows))
         return
@@ -552,7 +554,7 @@ def _each_task(
                 if as_json:
                     docs.append({"task_id": task_id, "error": {"sqlstate": state, "message": message}})
                 else:
-                    click.echo(f"taskforge: task {task_id}: {state} {message}", err=True)
+                    click.echo(f"taskforge: task {task_id}: {state} {one_line(message)}", err=True)
                 continue
             if as_json:
                 docs.append({"task_id": task_id, **client.as_dict(res)})

@@ -358,12 +358,24 @@ class Worker:
                     if self._force.wait(0.2):
                         return self._forced_exit(False)
                     continue
-                self.log.warning(
-                    "could not deregister worker %s: %s (tf_workers will show it stale)", self.worker_id, one_line(exc)
-                )
+                self._deregister_failed(exc, "tf_workers will show it stale")
                 break
         self.work_db.close(final=True)
         return self._exit_code
+
+    def _deregister_failed(self, exc: BaseException, consequence: str | None) -> None:
+        """Log why deregistering failed. TF404: the worker's row no longer exists (deleted by
+        tf_prune_workers after the worker was silent for longer than the retention, or by
+        hand), so there is nothing to mark stopped and nothing shows it stale."""
+        if getattr(exc, "sqlstate", None) == "TF404":
+            self.log.warning(
+                "worker %s was not deregistered: its row no longer exists (pruned by tf_prune_workers or deleted): %s",
+                self.worker_id,
+                one_line(exc),
+            )
+            return
+        suffix = f" ({consequence})" if consequence else ""
+        self.log.warning("could not deregister worker %s: %s%s", self.worker_id, one_line(exc), suffix)
 
     def _forced_exit(self, exit_process: bool) -> int:
         unfinished = sorted(f"{r.ctx.task_id}/{r.ctx.attempt_number}" for r in self.attempts.snapshot())
@@ -392,7 +404,7 @@ class Worker:
                 conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
             self.log.info("worker %s deregistered", self.worker_id)
         except Exception as exc:  # noqa: BLE001 - best effort; tf_workers shows it stale otherwise
-            self.log.warning("could not deregister worker %s: %s", self.worker_id, one_line(exc))
+            self._deregister_failed(exc, None)
         if exit_process:
             logging.shutdown()
             os._exit(EXIT_FORCED)
