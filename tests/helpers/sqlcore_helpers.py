@@ -95,6 +95,7 @@ def submit(
     max_attempts: int = 3,
     scheduled_at=None,
     idempotency_key: str | None = None,
+    timeout_seconds: float | None = None,
 ) -> tuple[int, str, bool]:
     """tf_submit with keyword defaults; returns (task_id, state, created)."""
     return conn.execute(
@@ -107,6 +108,7 @@ def submit(
             "max_attempts": max_attempts,
             "scheduled_at": scheduled_at,
             "idempotency_key": idempotency_key,
+            "timeout_seconds": timeout_seconds,
         },
     ).fetchone()
 
