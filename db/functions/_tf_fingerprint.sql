@@ -1,5 +1,7 @@
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
---                           max_attempts int, scheduled_at timestamptz) -> bytea   (private helper)
+--                           max_attempts int, scheduled_at timestamptz,
+--                           timeout_seconds double precision DEFAULT NULL) -> bytea
+--                                                                        (private helper)
 --
 -- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
 --             Canonical form: the jsonb array
@@ -9,13 +11,16 @@
 --             matter while any difference in a value does. scheduled_at is written as
 --             'YYYY-MM-DD"T"HH24:MI:SS.US"Z" AD' (or BC) in UTC, so the session TimeZone never
 --             changes the fingerprint and years before 1 AD stay distinct; a NULL schedule stays
---             JSON null (it does not become "now").
+--             JSON null (it does not become "now"). A per-task timeout_seconds, when given, is
+--             appended as an eighth element (a JSON number); without one the array, and so every
+--             fingerprint computed before that parameter existed, is unchanged.
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
-    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz)
+    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS bytea
 LANGUAGE plpgsql
 IMMUTABLE
@@ -23,14 +28,16 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
     RETURN sha256(convert_to(
-        jsonb_build_array(
+        (jsonb_build_array(
             'tf1', task_type, payload, queue, priority, max_attempts,
             to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
-        )::text,
+        ) || CASE WHEN timeout_seconds IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(timeout_seconds) END)::text,
         'UTF8'));
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) IS
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision) IS
     'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL).';
-REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
+    text, jsonb, text, int, int, timestamptz, double precision
+) FROM PUBLIC;

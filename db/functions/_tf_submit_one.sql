@@ -1,13 +1,15 @@
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
---     argument_prefix text, validate_only boolean DEFAULT false)
+--     argument_prefix text, validate_only boolean DEFAULT false,
+--     timeout_seconds double precision DEFAULT NULL)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
 --             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
---             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
+--             The new task takes timeout_seconds when given, else its type's timeout_seconds
+--             (the attempt deadline) as it is now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL.
@@ -16,6 +18,8 @@
 --             validate_only    true: stop after the validation and return NULLs (created =
 --                              false); tf_schedule_periodic checks the request a schedule will
 --                              submit with exactly these rules.
+--             timeout_seconds  this task's attempt timeout, 0 < s <= 604800, or NULL for its
+--                              type's (part of the fingerprint when given).
 -- Returns:    the task id, its current state, and whether this call created it. Sends no
 --             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
@@ -33,6 +37,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     now timestamptz,
     argument_prefix text,
     validate_only boolean DEFAULT false,
+    timeout_seconds double precision DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean)
@@ -102,6 +107,10 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
             length(_tf_submit_one.idempotency_key)));
     END IF;
+    IF _tf_submit_one.timeout_seconds IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds(p || 'timeout_seconds', _tf_submit_one.timeout_seconds, 0, 604800, true);
+        v_timeout := _tf_submit_one.timeout_seconds;
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
         RETURN;
@@ -109,7 +118,8 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
+            _tf_submit_one.timeout_seconds);
     END IF;
 
     LOOP
@@ -149,8 +159,8 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision
 ) FROM PUBLIC;

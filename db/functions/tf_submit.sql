@@ -1,6 +1,6 @@
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
 --     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
---     idempotency_key text DEFAULT NULL)
+--     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
@@ -23,9 +23,14 @@
 --                              not exist"); every call shape of the int version still resolves.
 --             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
 --             idempotency_key  1..200 characters, or NULL.
+--             timeout_seconds  (appended later) this task's attempt timeout, 0 < s <= 604800
+--                              (7 days), overriding its type's (tf_register_task_type); NULL:
+--                              the type's, as it is at submit. Each attempt's deadline is its
+--                              claim time + this (see tf_claim, tf_renew).
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
 --             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
---             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL).
+--             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL),
+--             and timeout_seconds when one is given.
 --             Same key, same fingerprint: the stored task is returned with created = false,
 --             whatever its state now; nothing is created or reset. Same key, different
 --             fingerprint: TF409. Concurrent submits with one key wait on the first inserter
@@ -47,7 +52,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     priority numeric DEFAULT 0,
     max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
-    idempotency_key text DEFAULT NULL)
+    idempotency_key text DEFAULT NULL,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
 VOLATILE
@@ -62,7 +68,7 @@ BEGIN
     SELECT * INTO r
       FROM taskforge._tf_submit_one(tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
                                     tf_submit.max_attempts, tf_submit.scheduled_at, tf_submit.idempotency_key,
-                                    v_now, '');
+                                    v_now, '', timeout_seconds => tf_submit.timeout_seconds);
     IF r.created AND coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
         PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
@@ -70,9 +76,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision) IS
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
-REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_submit(
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
+) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
 ) TO taskforge_client;

@@ -12,13 +12,16 @@
 --               payload          a JSON object, at most 1 MiB as JSON text and 100 levels deep
 --                                (as tf_submit); default {}.
 --               queue            string; default 'default'.
---               priority         a whole number; default 0.
---               max_attempts     a whole number; default 3.
+--               priority         a JSON number, checked as tf_submit's (whole, -32768..32767);
+--                                default 0.
+--               max_attempts     a JSON number, checked as tf_submit's (whole, 1..1000); default 3.
 --               scheduled_at     an ISO 8601 timestamp string with a UTC offset
 --                                ('2031-03-04T05:06:07Z', '...+02:00'), or null for now.
 --                                A string without an offset is refused: it would be read in
 --                                the session's TimeZone.
 --               idempotency_key  string or null.
+--               timeout_seconds  a JSON number (seconds, 0 < s <= 604800) or null for the task
+--                                type's timeout.
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
 --             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
@@ -51,7 +54,7 @@ AS $fn$
 DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
-                                    'idempotency_key'];
+                                    'idempotency_key', 'timeout_seconds'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -59,7 +62,8 @@ DECLARE
     v_prefix text;
     v_key text;
     v_value jsonb;
-    v_ints int[];
+    v_nums numeric[];
+    v_timeout double precision;
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
@@ -97,21 +101,28 @@ BEGIN
                 END IF;
             END LOOP;
         END IF;
-        v_ints := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
-        IF v_request ? 'priority' OR v_request ? 'max_attempts' THEN
-            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts'] LOOP
+        v_nums := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
+        v_timeout := NULL;      -- and for timeout_seconds (the task type's)
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds'] LOOP
                 v_value := v_request -> v_key;
-                IF v_value IS NULL THEN
-                    CONTINUE;  -- omitted: the default
-                ELSIF jsonb_typeof(v_value) = 'null' THEN
-                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
-                ELSIF jsonb_typeof(v_value) <> 'number'
-                      OR v_value::numeric <> trunc(v_value::numeric)
-                      OR v_value::numeric NOT BETWEEN -2147483648 AND 2147483647 THEN
-                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a whole number within the int range, got %s',
+                IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
+                    -- omitted: the default; JSON null: SQL NULL (tf_submit refuses it for the
+                    -- whole numbers; for timeout_seconds it means the type's)
+                    IF v_value IS NOT NULL AND v_key <> 'timeout_seconds' THEN
+                        v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
+                    END IF;
+                ELSIF jsonb_typeof(v_value) <> 'number' THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON number, got %s',
                         left(v_value::text, 100)));
+                ELSIF v_key = 'timeout_seconds' THEN
+                    -- A JSON number beyond double precision becomes +/-Infinity: out of range below.
+                    v_timeout := CASE WHEN abs(v_value::numeric) > 1e300
+                                      THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
+                                      ELSE v_value::numeric::float8 END;
                 ELSE
-                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::int;
+                    -- The range and whole-number checks are tf_submit's (taskforge._tf_submit_one).
+                    v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::numeric;
                 END IF;
             END LOOP;
         END IF;
@@ -133,8 +144,8 @@ BEGIN
 
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
-                                      v_queue, v_ints[1], v_ints[2], v_scheduled_at, v_request ->> 'idempotency_key',
-                                      v_now, v_prefix);
+                                      v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
+                                      v_now, v_prefix, timeout_seconds => v_timeout);
         IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;

@@ -169,6 +169,7 @@ def test_submit_bad_payload_or_time_is_a_one_line_usage_error(db_dsn, conn, args
         (["no_such_type"], ["TF400 task_type: unknown task type 'no_such_type'"]),
         (["noop", "--priority", "40000"], ["TF400 priority"]),
         (["noop", "--max-attempts", "0"], ["TF400 max_attempts"]),
+        (["noop", "--timeout-seconds", "0"], ["TF400 timeout_seconds"]),
         (["noop", "--queue", "bad queue!"], ["TF400 queue"]),
         # What the caller gave is quoted in the refusal: its line breaks and control characters
         # are shown as escapes, so the refusal stays one line and cannot drive the terminal.
@@ -190,6 +191,25 @@ def from_file(dsn: str, text: str, *args: str):
 
 def jsonl(*objects: dict) -> str:
     return "".join(json.dumps(o) + "\n" for o in objects)
+
+
+def test_submit_timeout_seconds_is_the_tasks_own_attempt_timeout(db_dsn, conn):
+    queue = unique_name("cli")
+    own = json.loads(
+        ok(cli("submit", "noop", "--queue", queue, "--timeout-seconds", "12.5", "--json", "--dsn", db_dsn))
+    )
+    none = json.loads(ok(cli("submit", "noop", "--queue", queue, "--json", "--dsn", db_dsn)))
+    got = dict(
+        conn.execute(
+            "SELECT task_id, timeout_seconds FROM taskforge.tasks WHERE task_id = ANY(%s)",
+            ([own["task_id"], none["task_id"]],),
+        ).fetchall()
+    )
+    assert got == {own["task_id"]: 12.5, none["task_id"]: None}
+    out = ok(from_file(db_dsn, jsonl({"task_type": "noop", "queue": queue, "timeout_seconds": 3}), "--json"))
+    (line,) = [json.loads(x) for x in out.splitlines() if x.strip()]
+    row = conn.execute("SELECT timeout_seconds FROM taskforge.tasks WHERE task_id = %s", (line["task_id"],)).fetchone()
+    assert row == (3.0,)
 
 
 def test_submit_from_file_one_task_per_line_in_order_with_the_submit_keys(db_dsn, conn, tmp_path):

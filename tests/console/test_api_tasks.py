@@ -112,6 +112,12 @@ def test_submit_delayed_uses_database_time(api: Any, admin: Any, queue: str) -> 
     assert 3500 < float(ahead) <= 3600
 
 
+def test_submit_takes_a_per_task_timeout(api: Any, admin: Any, queue: str) -> None:
+    task = _submit(api, queue, timeout_seconds=45)
+    row = admin.execute("SELECT timeout_seconds FROM taskforge.tasks WHERE task_id = %s", (task["task_id"],)).fetchone()
+    assert row == (45.0,)
+
+
 # --- GET /api/tasks ---------------------------------------------------------------------------
 def test_list_pages_with_a_keyset_cursor(api: Any, queue: str) -> None:
     ids = [_submit(api, queue)["task_id"] for _ in range(5)]

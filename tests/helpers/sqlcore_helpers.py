@@ -98,6 +98,7 @@ def submit(
     max_attempts: int = 3,
     scheduled_at=None,
     idempotency_key: str | None = None,
+    timeout_seconds: float | None = None,
 ) -> tuple[int, str, bool]:
     """tf_submit with keyword defaults; returns (task_id, state, created)."""
     return conn.execute(
@@ -110,6 +111,7 @@ def submit(
             "max_attempts": max_attempts,
             "scheduled_at": scheduled_at,
             "idempotency_key": idempotency_key,
+            "timeout_seconds": timeout_seconds,
         },
     ).fetchone()
 

@@ -195,6 +195,22 @@ def _int_arg(argument: str, value: Any, bounds: tuple[int, int], sql_type: str) 
     return value
 
 
+def _seconds_arg(argument: str, value: Any) -> Any:
+    """``value`` as a finite float number of seconds (``None`` passes; the range is the
+    database's: TF400). Raises InvalidArgument for what is not a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgument(argument, f"must be a number of seconds, got {type(value).__name__}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise InvalidArgument(argument, f"must be a finite number of seconds, got {value!r}")
+    return seconds
+
+
 def _text_arg(argument: str, value: Any) -> Any:
     """Reject a ``str`` PostgreSQL cannot receive (other values pass to the database)."""
     if isinstance(value, str):
@@ -281,6 +297,7 @@ def submit(
     scheduled_at: _dt.datetime | None = None,
     delay_seconds: float | None = None,
     idempotency_key: str | None = None,
+    timeout_seconds: float | None = None,
 ) -> Submitted:
     """Admit one task through ``tf_submit`` and return :class:`Submitted`.
 
@@ -290,7 +307,9 @@ def submit(
     cannot be negative) delays eligibility; give at most one. A naive ``scheduled_at`` is
     rejected (it would be read in the session's TimeZone, which must not change the result).
     ``priority`` and ``max_attempts`` must be ints within :data:`INT4_RANGE`; their real bounds
-    (-32768..32767, 1..1000) are the database's (TF400).
+    (-32768..32767, 1..1000) are the database's (TF400). ``timeout_seconds`` (float seconds,
+    0 < s <= 604800) is this task's attempt timeout, overriding its task type's; ``None`` keeps
+    the type's. It is part of the request an idempotency key stands for.
 
     Raises ``psycopg.Error`` with SQLSTATE TF400 (invalid argument) or TF409 (idempotency key
     reused with a different request); :class:`InvalidArgument` (a ``ValueError``) for the
@@ -308,6 +327,7 @@ def submit(
         "priority": _int_arg("priority", priority, INT4_RANGE, "int"),
         "max_attempts": _int_arg("max_attempts", max_attempts, INT4_RANGE, "int"),
         "idempotency_key": _text_arg("idempotency_key", idempotency_key),
+        "timeout_seconds": _seconds_arg("timeout_seconds", timeout_seconds),
     }
     if delay_seconds is not None:
         params["delay_seconds"] = check_delay(delay_seconds)
@@ -322,7 +342,17 @@ def submit(
 MAX_SUBMIT_MANY = 10000
 #: The keys a :func:`submit_many` request may have.
 SUBMIT_KEYS = frozenset(
-    {"task_type", "payload", "queue", "priority", "max_attempts", "scheduled_at", "delay_seconds", "idempotency_key"}
+    {
+        "task_type",
+        "payload",
+        "queue",
+        "priority",
+        "max_attempts",
+        "scheduled_at",
+        "delay_seconds",
+        "idempotency_key",
+        "timeout_seconds",
+    }
 )
 
 
@@ -334,7 +364,7 @@ def submit_many(conn: psycopg.Connection, requests: Sequence[Mapping[str, Any]])
 
         {"task_type": "echo", "payload": {"n": 1}, "queue": "default", "priority": 0,
          "max_attempts": 3, "scheduled_at": <aware datetime> | "delay_seconds": 1.5,
-         "idempotency_key": "order-42"}
+         "idempotency_key": "order-42", "timeout_seconds": 60}
 
     Only ``task_type`` is required; an omitted key (or ``payload=None``) takes
     :func:`submit`'s default. Every request obeys exactly ``tf_submit``'s validation and
@@ -369,6 +399,8 @@ def submit_many(conn: psycopg.Connection, requests: Sequence[Mapping[str, Any]])
         for key in ("priority", "max_attempts"):
             if key in request:
                 element[key] = _int_arg(f"{where}.{key}", request[key], INT4_RANGE, "int")
+        if "timeout_seconds" in request:
+            element["timeout_seconds"] = _seconds_arg(f"{where}.timeout_seconds", request["timeout_seconds"])
         payload = request.get("payload")
         if payload is not None:
             try:

@@ -41,7 +41,8 @@ SUBMIT = """
 SELECT task_id, state, created
   FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s,
                            priority => %(priority)s, max_attempts => %(max_attempts)s,
-                           scheduled_at => %(scheduled_at)s, idempotency_key => %(idempotency_key)s)
+                           scheduled_at => %(scheduled_at)s, idempotency_key => %(idempotency_key)s,
+                           timeout_seconds => %(timeout_seconds)s)
 """
 CANCEL = "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %(task_id)s, reason => %(reason)s)"
 RETRY = (
@@ -54,7 +55,7 @@ SELECT task_id, state, created
   FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s,
                            priority => %(priority)s, max_attempts => %(max_attempts)s,
                            scheduled_at => clock_timestamp() + make_interval(secs => %(delay_seconds)s),
-                           idempotency_key => %(idempotency_key)s)
+                           idempotency_key => %(idempotency_key)s, timeout_seconds => %(timeout_seconds)s)
 """
 
 # tf_submit_many: %(requests)s is a jsonb array of request objects (tf_submit's parameter names).

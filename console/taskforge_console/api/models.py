@@ -38,7 +38,7 @@ class SubmitBody(_Strict):
     """A task to admit through ``tf_submit``. The database validates every field (TF400 -> 400
     naming it): task_type registered, queue ``^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$``, priority
     -32768..32767, max_attempts 1..1000, payload a JSON object of at most 1 MiB, idempotency_key
-    1..200 characters."""
+    1..200 characters, timeout_seconds over 0 and at most 604800."""
 
     task_type: str = Field(pattern=TASK_TYPE_PATTERN, description="A registered task type.")
     payload: dict[str, Any] = Field(default_factory=dict, description="JSON object handed to the handler (<= 1 MiB).")
@@ -57,6 +57,12 @@ class SubmitBody(_Strict):
         min_length=1,
         max_length=200,
         description="Same key and same request: the same task again (200); different request: 409.",
+    )
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=604800,
+        description="This task's attempt timeout in seconds, in place of its task type's (none: the type's).",
     )
 
 

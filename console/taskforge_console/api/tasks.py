@@ -58,6 +58,7 @@ def submit_task(body: SubmitBody) -> Any:
             scheduled_at=body.scheduled_at,
             delay_seconds=body.delay_seconds,
             idempotency_key=body.idempotency_key,
+            timeout_seconds=body.timeout_seconds,
         )
     )
     answer = Submitted.model_validate(client.as_dict(done)).model_dump(mode="json")

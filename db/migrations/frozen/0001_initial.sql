@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 4fb7929717247492). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 acac786cf7073aac). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -1616,7 +1616,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(
 
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
---                           max_attempts int, scheduled_at timestamptz) -> bytea   (private helper)
+--                           max_attempts int, scheduled_at timestamptz,
+--                           timeout_seconds double precision DEFAULT NULL) -> bytea
+--                                                                        (private helper)
 --
 -- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
 --             Canonical form: the jsonb array
@@ -1626,13 +1628,16 @@ REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(
 --             matter while any difference in a value does. scheduled_at is written as
 --             'YYYY-MM-DD"T"HH24:MI:SS.US"Z" AD' (or BC) in UTC, so the session TimeZone never
 --             changes the fingerprint and years before 1 AD stay distinct; a NULL schedule stays
---             JSON null (it does not become "now").
+--             JSON null (it does not become "now"). A per-task timeout_seconds, when given, is
+--             appended as an eighth element (a JSON number); without one the array, and so every
+--             fingerprint computed before that parameter existed, is unchanged.
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
-    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz)
+    task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS bytea
 LANGUAGE plpgsql
 IMMUTABLE
@@ -1640,17 +1645,19 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
     RETURN sha256(convert_to(
-        jsonb_build_array(
+        (jsonb_build_array(
             'tf1', task_type, payload, queue, priority, max_attempts,
             to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
-        )::text,
+        ) || CASE WHEN timeout_seconds IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(timeout_seconds) END)::text,
         'UTF8'));
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) IS
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision) IS
     'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL).';
-REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
+    text, jsonb, text, int, int, timestamptz, double precision
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
 -- taskforge._tf_guard(task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
@@ -1920,14 +1927,16 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 -- >>> db/functions/_tf_submit_one.sql
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
---     argument_prefix text, validate_only boolean DEFAULT false)
+--     argument_prefix text, validate_only boolean DEFAULT false,
+--     timeout_seconds double precision DEFAULT NULL)
 --   -> (task_id bigint, state text, created boolean)                 (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
 --             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
---             The new task takes its type's timeout_seconds (the attempt deadline) as it is now.
+--             The new task takes timeout_seconds when given, else its type's timeout_seconds
+--             (the attempt deadline) as it is now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL.
@@ -1936,6 +1945,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 --             validate_only    true: stop after the validation and return NULLs (created =
 --                              false); tf_schedule_periodic checks the request a schedule will
 --                              submit with exactly these rules.
+--             timeout_seconds  this task's attempt timeout, 0 < s <= 604800, or NULL for its
+--                              type's (part of the fingerprint when given).
 -- Returns:    the task id, its current state, and whether this call created it. Sends no
 --             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
@@ -1953,6 +1964,7 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     now timestamptz,
     argument_prefix text,
     validate_only boolean DEFAULT false,
+    timeout_seconds double precision DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean)
@@ -2022,6 +2034,10 @@ BEGIN
         PERFORM taskforge._tf_invalid(p || 'idempotency_key', format('must be 1 to 200 characters, got %s',
             length(_tf_submit_one.idempotency_key)));
     END IF;
+    IF _tf_submit_one.timeout_seconds IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds(p || 'timeout_seconds', _tf_submit_one.timeout_seconds, 0, 604800, true);
+        v_timeout := _tf_submit_one.timeout_seconds;
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
         RETURN;
@@ -2029,7 +2045,8 @@ BEGIN
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
-            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at);
+            _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
+            _tf_submit_one.timeout_seconds);
     END IF;
 
     LOOP
@@ -2069,10 +2086,10 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state_after.sql
@@ -3928,7 +3945,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
 --     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
---     idempotency_key text DEFAULT NULL)
+--     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
@@ -3951,9 +3968,14 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 --                              not exist"); every call shape of the int version still resolves.
 --             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
 --             idempotency_key  1..200 characters, or NULL.
+--             timeout_seconds  (appended later) this task's attempt timeout, 0 < s <= 604800
+--                              (7 days), overriding its type's (tf_register_task_type); NULL:
+--                              the type's, as it is at submit. Each attempt's deadline is its
+--                              claim time + this (see tf_claim, tf_renew).
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
 --             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
---             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL).
+--             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL),
+--             and timeout_seconds when one is given.
 --             Same key, same fingerprint: the stored task is returned with created = false,
 --             whatever its state now; nothing is created or reset. Same key, different
 --             fingerprint: TF409. Concurrent submits with one key wait on the first inserter
@@ -3975,7 +3997,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     priority numeric DEFAULT 0,
     max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
-    idempotency_key text DEFAULT NULL)
+    idempotency_key text DEFAULT NULL,
+    timeout_seconds double precision DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
 VOLATILE
@@ -3990,7 +4013,7 @@ BEGIN
     SELECT * INTO r
       FROM taskforge._tf_submit_one(tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
                                     tf_submit.max_attempts, tf_submit.scheduled_at, tf_submit.idempotency_key,
-                                    v_now, '');
+                                    v_now, '', timeout_seconds => tf_submit.timeout_seconds);
     IF r.created AND coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
         PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
@@ -3998,11 +4021,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) IS
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision) IS
     'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
-REVOKE ALL ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge.tf_submit(
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
+) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
 ) TO taskforge_client;
 
 -- >>> db/functions/tf_submit_many.sql
@@ -4020,13 +4045,16 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
 --               payload          a JSON object, at most 1 MiB as JSON text and 100 levels deep
 --                                (as tf_submit); default {}.
 --               queue            string; default 'default'.
---               priority         a whole number; default 0.
---               max_attempts     a whole number; default 3.
+--               priority         a JSON number, checked as tf_submit's (whole, -32768..32767);
+--                                default 0.
+--               max_attempts     a JSON number, checked as tf_submit's (whole, 1..1000); default 3.
 --               scheduled_at     an ISO 8601 timestamp string with a UTC offset
 --                                ('2031-03-04T05:06:07Z', '...+02:00'), or null for now.
 --                                A string without an offset is refused: it would be read in
 --                                the session's TimeZone.
 --               idempotency_key  string or null.
+--               timeout_seconds  a JSON number (seconds, 0 < s <= 604800) or null for the task
+--                                type's timeout.
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
 --             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
@@ -4059,7 +4087,7 @@ AS $fn$
 DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
-                                    'idempotency_key'];
+                                    'idempotency_key', 'timeout_seconds'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -4067,7 +4095,8 @@ DECLARE
     v_prefix text;
     v_key text;
     v_value jsonb;
-    v_ints int[];
+    v_nums numeric[];
+    v_timeout double precision;
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
@@ -4105,21 +4134,28 @@ BEGIN
                 END IF;
             END LOOP;
         END IF;
-        v_ints := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
-        IF v_request ? 'priority' OR v_request ? 'max_attempts' THEN
-            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts'] LOOP
+        v_nums := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
+        v_timeout := NULL;      -- and for timeout_seconds (the task type's)
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds'] LOOP
                 v_value := v_request -> v_key;
-                IF v_value IS NULL THEN
-                    CONTINUE;  -- omitted: the default
-                ELSIF jsonb_typeof(v_value) = 'null' THEN
-                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
-                ELSIF jsonb_typeof(v_value) <> 'number'
-                      OR v_value::numeric <> trunc(v_value::numeric)
-                      OR v_value::numeric NOT BETWEEN -2147483648 AND 2147483647 THEN
-                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a whole number within the int range, got %s',
+                IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
+                    -- omitted: the default; JSON null: SQL NULL (tf_submit refuses it for the
+                    -- whole numbers; for timeout_seconds it means the type's)
+                    IF v_value IS NOT NULL AND v_key <> 'timeout_seconds' THEN
+                        v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
+                    END IF;
+                ELSIF jsonb_typeof(v_value) <> 'number' THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON number, got %s',
                         left(v_value::text, 100)));
+                ELSIF v_key = 'timeout_seconds' THEN
+                    -- A JSON number beyond double precision becomes +/-Infinity: out of range below.
+                    v_timeout := CASE WHEN abs(v_value::numeric) > 1e300
+                                      THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
+                                      ELSE v_value::numeric::float8 END;
                 ELSE
-                    v_ints[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::int;
+                    -- The range and whole-number checks are tf_submit's (taskforge._tf_submit_one).
+                    v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::numeric;
                 END IF;
             END LOOP;
         END IF;
@@ -4141,8 +4177,8 @@ BEGIN
 
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
-                                      v_queue, v_ints[1], v_ints[2], v_scheduled_at, v_request ->> 'idempotency_key',
-                                      v_now, v_prefix);
+                                      v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
+                                      v_now, v_prefix, timeout_seconds => v_timeout);
         IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;

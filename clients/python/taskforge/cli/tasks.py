@@ -194,7 +194,17 @@ def _error_summary(error: Any) -> str | None:
 
 
 #: The keys of a --from-file line: the submit options, with underscores.
-FILE_KEYS = ("task_type", "payload", "queue", "priority", "max_attempts", "at", "delay", "idempotency_key")
+FILE_KEYS = (
+    "task_type",
+    "payload",
+    "queue",
+    "priority",
+    "max_attempts",
+    "at",
+    "delay",
+    "idempotency_key",
+    "timeout_seconds",
+)
 #: Lines sent per tf_submit_many call.
 FILE_CHUNK = 1000
 
@@ -247,6 +257,15 @@ FILE_CHUNK = 1000
     help="Makes a repeated submit safe: the same request returns the same task.",
 )
 @click.option(
+    "--timeout-seconds",
+    "timeout_seconds",
+    type=Seconds(0, 604800, " (7 days)"),
+    metavar="SECONDS",
+    default=None,
+    help="This task's attempt timeout (over 0, up to 7 days), in place of its task type's: "
+    "an attempt still running that long after its claim is timed out.",
+)
+@click.option(
     "--from-file",
     "from_file",
     type=click.File("r", encoding="utf-8"),
@@ -267,6 +286,7 @@ def submit_cmd(
     at: str | None,
     delay: float | None,
     idempotency_key: str | None,
+    timeout_seconds: float | None,
     from_file: TextIO | None,
     dsn: str | None,
     as_json: bool,
@@ -296,6 +316,7 @@ def submit_cmd(
                 "at",
                 "delay",
                 "idempotency_key",
+                "timeout_seconds",
             )
             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
         ]
@@ -320,6 +341,7 @@ def submit_cmd(
             scheduled_at=when,
             delay_seconds=delay,
             idempotency_key=idempotency_key,
+            timeout_seconds=timeout_seconds,
         )
     if as_json:
         click.echo(to_json(client.as_dict(res)))
