@@ -307,17 +307,8 @@ def submit_cmd(
         ctx = click.get_current_context()
         given = [
             f"--{name.replace('_', '-')}"
-            for name in (
-                "payload",
-                "payload_file",
-                "queue",
-                "priority",
-                "max_attempts",
-                "at",
-                "delay",
-                "idempotency_key",
-                "timeout_seconds",
-            )
+            # The submit options: FILE_KEYS after task_type and payload, plus --payload-file.
+            for name in ("payload", "payload_file", *FILE_KEYS[2:])
             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
         ]
         if task_type is not None or given:
