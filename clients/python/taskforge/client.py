@@ -195,20 +195,24 @@ def _int_arg(argument: str, value: Any, bounds: tuple[int, int], sql_type: str) 
     return value
 
 
-def _seconds_arg(argument: str, value: Any) -> Any:
-    """``value`` as a finite float number of seconds (``None`` passes; the range is the
-    database's: TF400). Raises InvalidArgument for what is not a finite number."""
-    if value is None:
-        return None
+def _finite_seconds(argument: str, value: Any) -> float:
+    """``value`` as a finite float number of seconds (a real number too large for a float is
+    infinite). Raises InvalidArgument naming ``argument`` for anything else."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidArgument(argument, f"must be a number of seconds, got {type(value).__name__}")
     try:
         seconds = float(value)
     except OverflowError:
-        seconds = math.inf
+        seconds = -math.inf if value < 0 else math.inf
     if not math.isfinite(seconds):
-        raise InvalidArgument(argument, f"must be a finite number of seconds, got {value!r}")
+        raise InvalidArgument(argument, f"must be a finite number of seconds, got {seconds!r}")
     return seconds
+
+
+def _seconds_arg(argument: str, value: Any) -> float | None:
+    """``value`` as a finite float number of seconds; ``None`` passes (the range is the
+    database's: TF400)."""
+    return None if value is None else _finite_seconds(argument, value)
 
 
 def _text_arg(argument: str, value: Any) -> Any:
@@ -431,14 +435,7 @@ def _delay_arg(argument: str, delay_seconds: Any) -> float:
 def check_delay(delay_seconds: Any) -> float:
     """``delay_seconds`` as a float: a finite number of seconds from 0 to
     :data:`MAX_DELAY_SECONDS` (100 years). Raises :class:`InvalidArgument`."""
-    if isinstance(delay_seconds, bool) or not isinstance(delay_seconds, numbers.Real):
-        raise InvalidArgument("delay_seconds", f"must be a number of seconds, got {type(delay_seconds).__name__}")
-    try:
-        value = float(delay_seconds)
-    except OverflowError:
-        value = -math.inf if delay_seconds < 0 else math.inf
-    if not math.isfinite(value):
-        raise InvalidArgument("delay_seconds", f"must be a finite number of seconds, got {value!r}")
+    value = _finite_seconds("delay_seconds", delay_seconds)
     if not 0 <= value <= MAX_DELAY_SECONDS:
         raise InvalidArgument(
             "delay_seconds", f"must be between 0 and {MAX_DELAY_SECONDS:.0f} seconds (100 years), got {value:g}"
