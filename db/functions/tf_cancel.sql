@@ -50,7 +50,7 @@ BEGIN
         END IF;
         RETURN QUERY SELECT 'RUNNING'::text, true;
     ELSE
-        RETURN QUERY SELECT v_task.state, v_task.cancel_requested_at IS NOT NULL;
+        RETURN QUERY SELECT v_task.state::text, v_task.cancel_requested_at IS NOT NULL;
     END IF;
 END;
 $fn$;

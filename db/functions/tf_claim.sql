@@ -25,7 +25,9 @@
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
 -- Plans:      one cached generic plan per filter shape, re-planned only while delayed tasks
---             exist (taskforge._tf_claim_tasks, which does the claim, explains why).
+--             exist (taskforge._tf_claim_pick, which chooses and locks the tasks, explains why);
+--             the writes are taskforge._tf_turn's one statement, the path tf_finalize_and_claim
+--             takes too.
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes; otherwise
 --             the tasks wait for their leases to expire.
@@ -43,14 +45,21 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+    v_now timestamptz;
 BEGIN
     IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000
        OR tf_claim.max_tasks <> trunc(tf_claim.max_tasks) THEN
         PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     END IF;
-    RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
-                                                         tf_claim.lease_seconds, tf_claim.max_tasks::int,
-                                                         tf_claim.task_types);
+    v_now := clock_timestamp();
+    RETURN QUERY
+    SELECT c.task_id, c.attempt_number, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
+           c.lease_expires_at, c.timeout_seconds
+      FROM taskforge._tf_turn(tf_claim.worker_id, '{}', '{}', '{}', NULL, NULL,
+                              taskforge._tf_claim_pick(tf_claim.worker_id, tf_claim.queues, tf_claim.lease_seconds,
+                                                       tf_claim.max_tasks::int, tf_claim.task_types, v_now),
+                              tf_claim.lease_seconds, v_now) AS c;
 END;
 $fn$;
 

@@ -37,8 +37,10 @@
 --             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
 --             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
--- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
---             task), then its attempts row.
+-- Locks:      the tasks row FOR UPDATE (waits; serialises with renew, recover and cancel of the
+--             same task), then its attempts row.
+-- Writes:     through taskforge._tf_turn, as a batch of one: the same statement as
+--             tf_finalize_many and tf_finalize_and_claim.
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
@@ -61,15 +63,7 @@ DECLARE
     v_task_id bigint;
     v_attempt_number int;
     c_max_result_bytes constant int := 1048576;
-    v_now timestamptz := clock_timestamp();
-    v_task taskforge.tasks%ROWTYPE;
-    v_reason text;
     v_error jsonb;
-    v_attempt_state text;
-    v_task_state text;
-    v_scheduled_at timestamptz;
-    v_delay double precision;
-    v_updated int;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
@@ -89,59 +83,19 @@ BEGIN
         IF tf_finalize.error_text IS NOT NULL THEN
             PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');
         END IF;
-        v_error := taskforge._tf_cap_error(tf_finalize.error);
+        v_error := tf_finalize.error;
     ELSIF tf_finalize.error_text IS NOT NULL THEN
-        v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
+        v_error := jsonb_build_object('message', tf_finalize.error_text);
     END IF;
 
-    v_task := taskforge._tf_lock_task(v_task_id);
-    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
-    v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, v_attempt_number, v_now);
-    IF v_reason IS NOT NULL THEN
-        RETURN QUERY SELECT false, v_task.state, v_reason;
-        RETURN;
-    END IF;
-
-    v_attempt_state := taskforge._tf_attempt_state_after(tf_finalize.outcome);
-    v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
-                                                   v_task.attempt_count, v_task.max_attempts);
-    IF v_task_state = 'RETRYING' THEN
-        SELECT taskforge.tf_backoff(v_attempt_number, tt.backoff_base_seconds,
-                                    tt.backoff_cap_seconds, tt.backoff_jitter)
-          INTO v_delay
-          FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
-        v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
-    END IF;
-
-    UPDATE taskforge.attempts a
-       SET state = v_attempt_state,
-           outcome = tf_finalize.outcome,
-           finished_at = v_now,
-           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
-           error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
-     WHERE a.task_id = v_task_id
-       AND a.attempt_number = v_attempt_number
-       AND a.state = 'RUNNING';
-    GET DIAGNOSTICS v_updated = ROW_COUNT;
-    IF v_updated <> 1 THEN
-        RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
-            v_task_id, v_attempt_number;
-    END IF;
-
-    UPDATE taskforge.tasks t
-       SET state = v_task_state,
-           owner_worker_id = NULL,
-           lease_expires_at = NULL,
-           deadline_at = NULL,
-           scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
-           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
-           last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
-           finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
-           updated_at = v_now
-     WHERE t.task_id = v_task_id;
-
-    RETURN QUERY SELECT true, v_task_state, NULL::text;
+    -- Wait for the row (TF404 when there is none), then write through the batch path, whose
+    -- clock is read now that the row is ours: the lock wait may have outlived the lease.
+    PERFORM taskforge._tf_lock_task(v_task_id);
+    RETURN QUERY
+    SELECT f.accepted, f.task_state, f.reason
+      FROM taskforge._tf_turn(tf_finalize.worker_id, ARRAY[v_task_id], ARRAY[v_attempt_number],
+                              ARRAY[tf_finalize.outcome], ARRAY[tf_finalize.result], ARRAY[v_error],
+                              '{}', NULL, clock_timestamp()) AS f;
 END;
 $fn$;
 

@@ -25,9 +25,15 @@
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
 --             max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
 --             tf_finalize_many). Nothing is written when an error is raised.
--- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
--- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
---             at the claim (due test, lease start, attempt start).
+-- Locks:      as tf_claim (the pick), then as tf_finalize_many: SKIP LOCKED throughout, never
+--             waits.
+-- Writes:     the pick (taskforge._tf_claim_pick) chooses and locks the tasks to start; one
+--             statement (taskforge._tf_turn) then ends the given attempts and starts the picked
+--             ones. A limited queue counts the attempts this call ends as ended (the pick judges
+--             them with the same guard and clock as the write), so a slot freed by this call
+--             can be claimed by it.
+-- Clock:      clock_timestamp() once, after validation: guard, due test, finish time, backoff
+--             start, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     worker_id uuid,
@@ -49,8 +55,11 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
+DECLARE
+    v_now timestamptz;
+    v_finalize boolean := cardinality(tf_finalize_and_claim.task_ids) <> 0;
 BEGIN
-    IF cardinality(tf_finalize_and_claim.task_ids) = 0 THEN
+    IF NOT v_finalize THEN
         IF coalesce(cardinality(tf_finalize_and_claim.attempt_numbers), -1) <> 0 THEN
             PERFORM taskforge._tf_invalid('attempt_numbers', 'must be empty when task_ids is empty');
         END IF;
@@ -63,37 +72,48 @@ BEGIN
         IF coalesce(cardinality(tf_finalize_and_claim.errors), 0) <> 0 THEN
             PERFORM taskforge._tf_invalid('errors', 'must be NULL or empty when task_ids is empty');
         END IF;
-        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        IF tf_finalize_and_claim.max_tasks IS NULL OR tf_finalize_and_claim.max_tasks NOT BETWEEN 1 AND 1000
+           OR tf_finalize_and_claim.max_tasks <> trunc(tf_finalize_and_claim.max_tasks) THEN
+            PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        END IF;
         IF tf_finalize_and_claim.worker_id IS NULL THEN
             PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
         END IF;
     ELSE
-        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        IF tf_finalize_and_claim.max_tasks IS NULL OR tf_finalize_and_claim.max_tasks NOT BETWEEN 0 AND 1000
+           OR tf_finalize_and_claim.max_tasks <> trunc(tf_finalize_and_claim.max_tasks) THEN
+            PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        END IF;
+        IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids, tf_finalize_and_claim.attempt_numbers,
+                                                   tf_finalize_and_claim.outcomes, tf_finalize_and_claim.results, tf_finalize_and_claim.errors, true), false) THEN
+            -- Not a certainly valid batch of one: the full check, which raises the precise error.
+            PERFORM taskforge._tf_check_batch(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids, tf_finalize_and_claim.attempt_numbers,
+                                              tf_finalize_and_claim.outcomes, tf_finalize_and_claim.results, tf_finalize_and_claim.errors, true);
+        END IF;
         IF tf_finalize_and_claim.max_tasks = 0 THEN
-            -- _tf_claim_tasks will not run, so validate its arguments here, before anything is
+            -- _tf_claim_pick will not run, so validate its arguments here, before anything is
             -- written (a finalize-only call needs no registered worker, but valid arguments).
             PERFORM taskforge._tf_check_names('queues', tf_finalize_and_claim.queues, 'queue');
             PERFORM taskforge._tf_check_names('task_types', tf_finalize_and_claim.task_types, 'task_type');
             PERFORM taskforge._tf_check_seconds('lease_seconds', tf_finalize_and_claim.lease_seconds, 0, 86400, true);
         END IF;
-        RETURN QUERY
-        SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
-               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz,
-               NULL::double precision
-          FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
-                                               tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
-                                               tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
-         ORDER BY f.ordinality;
-        IF tf_finalize_and_claim.max_tasks = 0 THEN
-            RETURN;
-        END IF;
     END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int. Nothing
+    -- below waits for a lock, so one clock reading serves the pick and the writes.
+    v_now := clock_timestamp();
     RETURN QUERY
-    SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
-           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
-      FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
+    SELECT * FROM taskforge._tf_turn(
+        tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids::bigint[],
+        tf_finalize_and_claim.attempt_numbers::int[], tf_finalize_and_claim.outcomes,
+        tf_finalize_and_claim.results, tf_finalize_and_claim.errors,
+        CASE WHEN tf_finalize_and_claim.max_tasks > 0 THEN
+            taskforge._tf_claim_pick(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
                                      tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks::int,
-                                     tf_finalize_and_claim.task_types) AS c;
+                                     tf_finalize_and_claim.task_types, v_now,
+                                     CASE WHEN v_finalize THEN tf_finalize_and_claim.task_ids::bigint[] END,
+                                     CASE WHEN v_finalize THEN tf_finalize_and_claim.attempt_numbers::int[] END)
+        END,
+        tf_finalize_and_claim.lease_seconds, v_now);
 END;
 $fn$;
 

@@ -28,7 +28,9 @@
 -- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
 --             Nothing is written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
--- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
+-- Writes:     taskforge._tf_turn's one statement (tf_finalize and tf_finalize_and_claim write
+--             through it too); the arguments are checked first by taskforge._tf_check_batch.
+-- Clock:      clock_timestamp() once (nothing is waited for): guard, finish time, backoff start.
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     worker_id uuid,
@@ -38,16 +40,27 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+#variable_conflict use_column
+BEGIN
+    IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_finalize_many.worker_id, tf_finalize_many.task_ids, tf_finalize_many.attempt_numbers,
+                                               tf_finalize_many.outcomes, tf_finalize_many.results, tf_finalize_many.errors, true), false) THEN
+        -- Not a certainly valid batch of one: the full check, which raises the precise error.
+        PERFORM taskforge._tf_check_batch(tf_finalize_many.worker_id, tf_finalize_many.task_ids, tf_finalize_many.attempt_numbers,
+                                          tf_finalize_many.outcomes, tf_finalize_many.results, tf_finalize_many.errors, true);
+    END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int.
+    RETURN QUERY
     SELECT f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason
-      FROM taskforge._tf_finalize_attempts(tf_finalize_many.worker_id, tf_finalize_many.task_ids,
-                                           tf_finalize_many.attempt_numbers, tf_finalize_many.outcomes,
-                                           tf_finalize_many.results, tf_finalize_many.errors) AS f
-     ORDER BY f.ordinality;
+      FROM taskforge._tf_turn(tf_finalize_many.worker_id, tf_finalize_many.task_ids::bigint[],
+                              tf_finalize_many.attempt_numbers::int[], tf_finalize_many.outcomes,
+                              tf_finalize_many.results, tf_finalize_many.errors, '{}', NULL,
+                              clock_timestamp()) AS f;
+END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS

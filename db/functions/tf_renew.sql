@@ -21,8 +21,9 @@
 --             cancel_requested tells the handler that tf_cancel was called for the task (it
 --             should stop early and finalize). (reason was appended to the first version.)
 -- Errors:     TF400 naming the argument; TF404 no such task.
--- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
---             then the matching attempts row.
+-- Locks:      the tasks row (FOR UPDATE; waits for a concurrent finalize or recover of the same
+--             task), then the matching attempts row.
+-- Writes:     through taskforge._tf_renew_attempts, as a batch of one (tf_renew_many's path).
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
@@ -41,33 +42,21 @@ AS $fn$
 DECLARE
     v_task_id bigint;
     v_attempt_number int;
-    v_now timestamptz := clock_timestamp();
-    v_lease timestamptz;
-    v_reason text;
-    v_task taskforge.tasks%ROWTYPE;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     v_task_id := tf_renew.task_id;                -- checked: a whole number within bigint
     v_attempt_number := tf_renew.attempt_number;  -- checked: 1 .. 2147483647
-    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
-
-    v_task := taskforge._tf_lock_task(v_task_id);
-    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
-    v_now := clock_timestamp();
-    v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, v_attempt_number, v_now);
-    IF v_reason IS NOT NULL THEN
-        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
-        RETURN;
+    IF tf_renew.lease_seconds IS NULL OR NOT (tf_renew.lease_seconds > 0 AND tf_renew.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
     END IF;
 
-    UPDATE taskforge.tasks t
-       SET lease_expires_at = v_lease, updated_at = v_now
-     WHERE t.task_id = v_task_id;
-    UPDATE taskforge.attempts a
-       SET lease_expires_at = v_lease
-     WHERE a.task_id = v_task_id AND a.attempt_number = v_attempt_number;
-    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
+    -- Wait for the row (TF404 when there is none), then renew through the batch path, whose
+    -- clock is read now that the row is ours: the lock wait may have outlived the lease.
+    PERFORM taskforge._tf_lock_task(v_task_id);
+    RETURN QUERY
+    SELECT r.renewed, r.lease_expires_at, r.cancel_requested, r.reason
+      FROM taskforge._tf_renew_attempts(tf_renew.worker_id, ARRAY[v_task_id], ARRAY[v_attempt_number],
+                                        tf_renew.lease_seconds) AS r;
 END;
 $fn$;
 

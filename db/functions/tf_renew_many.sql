@@ -23,10 +23,7 @@
 --             not_owner | timed_out | lease_expired. All but busy mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
--- Plans:      one cached generic plan per statement; every row is reached by primary key
---             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
---             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
---             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
+-- Writes:     taskforge._tf_renew_attempts, the one renewal path (tf_renew takes it too).
 -- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
@@ -40,61 +37,21 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-SET jit = off
-SET enable_hashjoin = off
-SET enable_mergejoin = off
 AS $fn$
-#variable_conflict use_column
-DECLARE
-    v_task_ids bigint[];
-    v_attempt_numbers int[];
-    v_now timestamptz;
-    v_lease timestamptz;
-    v_locked bigint[];
 BEGIN
-    PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
-    v_task_ids := tf_renew_many.task_ids;                -- checked: whole numbers within bigint
-    v_attempt_numbers := tf_renew_many.attempt_numbers;  -- checked: 1 .. 2147483647
-    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
-
-    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (v_task_ids)
-                       ORDER BY t.task_id
-                         FOR UPDATE SKIP LOCKED);
-    v_now := clock_timestamp();
-    v_lease := v_now + make_interval(secs => tf_renew_many.lease_seconds);
-
+    IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_renew_many.worker_id, tf_renew_many.task_ids,
+                                                  tf_renew_many.attempt_numbers, NULL, NULL, NULL, false), false) THEN
+        -- Not a certainly valid batch of one: the full check, which raises the precise error.
+        PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
+    END IF;
+    IF tf_renew_many.lease_seconds IS NULL
+       OR NOT (tf_renew_many.lease_seconds > 0 AND tf_renew_many.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
+    END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int.
     RETURN QUERY
-    WITH judged AS (
-        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
-               t.task_id IS NOT NULL AS found,
-               taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
-               least(v_lease, t.deadline_at) AS lease
-          FROM unnest(v_task_ids, v_attempt_numbers)
-               WITH ORDINALITY AS r(task_id, attempt_number, ord)
-          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
-    ), extended AS (
-        UPDATE taskforge.tasks t
-           SET lease_expires_at = j.lease, updated_at = v_now
-          FROM judged j
-         WHERE j.reason IS NULL AND t.task_id = j.task_id
-        RETURNING t.task_id, t.lease_expires_at
-    ), attempt_leases AS (
-        UPDATE taskforge.attempts a
-           SET lease_expires_at = j.lease
-          FROM judged j
-         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
-    )
-    SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
-           e.lease_expires_at,
-           CASE WHEN j.found THEN j.cancel END,
-           j.reason
-      FROM judged j
-      LEFT JOIN extended e ON e.task_id = j.task_id
-     ORDER BY j.ord;
+    SELECT * FROM taskforge._tf_renew_attempts(tf_renew_many.worker_id, tf_renew_many.task_ids::bigint[],
+                                               tf_renew_many.attempt_numbers::int[], tf_renew_many.lease_seconds);
 END;
 $fn$;
 

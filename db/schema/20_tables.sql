@@ -66,7 +66,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
+    queue        taskforge.queue_name PRIMARY KEY,
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -84,22 +84,17 @@ CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
 CREATE TABLE taskforge.tasks (
     task_id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
-    payload            jsonb NOT NULL
-        CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
-    priority           int NOT NULL
-        CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
-    max_attempts       int NOT NULL
-        CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
-    state              text NOT NULL DEFAULT 'QUEUED'
-        CONSTRAINT tasks_state_known
-            CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+    -- Single-column rules are domains (15_domains.sql); the rules across columns are below.
+    payload            taskforge.json_object NOT NULL,
+    queue              taskforge.queue_name NOT NULL,
+    priority           taskforge.task_priority NOT NULL,
+    max_attempts       taskforge.attempt_budget NOT NULL,
+    state              taskforge.task_state NOT NULL DEFAULT 'QUEUED',
     -- Number of attempts created so far, which is also the number of the latest attempt.
     attempt_count      int NOT NULL DEFAULT 0,
     -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
     scheduled_at       timestamptz NOT NULL,
-    idempotency_key    text
-        CONSTRAINT tasks_idempotency_key_length CHECK (length(idempotency_key) BETWEEN 1 AND 200),
+    idempotency_key    taskforge.idempotency_key,
     -- SHA-256 of the canonical request (taskforge._tf_fingerprint); kept only with a key.
     fingerprint        bytea,
     owner_worker_id    uuid REFERENCES taskforge.workers (worker_id),
@@ -139,15 +134,12 @@ COMMENT ON TABLE taskforge.tasks IS
 -- inserted RUNNING by tf_claim and gets exactly one final state.
 CREATE TABLE taskforge.attempts (
     task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,
-    attempt_number     int NOT NULL CONSTRAINT attempts_number_positive CHECK (attempt_number >= 1),
+    -- Single-column rules are domains (15_domains.sql); the rules across columns are below.
+    attempt_number     taskforge.attempt_number NOT NULL,
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
-    state              text NOT NULL
-        CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
-    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
-    outcome            text
-        CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
+    state              taskforge.attempt_state NOT NULL,
+    -- What the worker reported, or what recovery found (taskforge.attempt_outcome).
+    outcome            taskforge.attempt_outcome,
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
@@ -169,16 +161,14 @@ COMMENT ON TABLE taskforge.attempts IS
 -- Periodic schedules (tf_schedule_periodic): a cron expression read in a time zone, and the
 -- request tf_enqueue_periodic submits at each tick. next_fire_at is the next tick not yet enqueued.
 CREATE TABLE taskforge.periodic_schedules (
-    -- Name formats: CHECKs in 50_name_rules.sql (taskforge._tf_name_pattern).
+    -- Name formats: CHECK and domain in 50_name_rules.sql (taskforge._tf_name_pattern).
     name          text PRIMARY KEY,
     cron          text NOT NULL
         CONSTRAINT periodic_schedules_cron_length CHECK (length(cron) BETWEEN 1 AND 200),
     task_type     text NOT NULL REFERENCES taskforge.task_types (task_type),
-    payload       jsonb NOT NULL
-        CONSTRAINT periodic_schedules_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue         text NOT NULL,
-    priority      int NOT NULL
-        CONSTRAINT periodic_schedules_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    payload       taskforge.json_object NOT NULL,
+    queue         taskforge.queue_name NOT NULL,
+    priority      taskforge.task_priority NOT NULL,
     max_attempts  int NOT NULL
         CONSTRAINT periodic_schedules_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 1000),
     -- A name from pg_timezone_names (checked by tf_schedule_periodic; a CHECK cannot query it).

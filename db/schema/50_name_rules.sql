@@ -1,5 +1,6 @@
 -- Name formats of the stored names, from their one home, taskforge._tf_name_pattern (which is
--- why these CHECKs are added here, after the functions, and not in 20_tables.sql).
+-- why these CHECKs, and the constraint of the domain taskforge.queue_name that every queue
+-- column has, are added here, after the functions, and not in 15_domains.sql or 20_tables.sql).
 --
 -- Each CHECK is written with the pattern as a literal, taken from _tf_name_pattern when the
 -- schema is built: a CHECK that called the function would run it (a SQL function call, about
@@ -11,11 +12,9 @@ DECLARE
 BEGIN
     EXECUTE format('ALTER TABLE taskforge.task_types ADD CONSTRAINT task_types_name_format CHECK (task_type ~ %L)',
                    taskforge._tf_name_pattern('task_type'));
-    EXECUTE format('ALTER TABLE taskforge.tasks ADD CONSTRAINT tasks_queue_format CHECK (queue ~ %L)', v_queue);
-    EXECUTE format('ALTER TABLE taskforge.queues ADD CONSTRAINT queues_name_format CHECK (queue ~ %L)', v_queue);
+    EXECUTE format('ALTER DOMAIN taskforge.queue_name ADD CONSTRAINT queue_name_format CHECK (VALUE ~ %L)', v_queue);
     EXECUTE format('ALTER TABLE taskforge.periodic_schedules'
-                   ' ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ %L),'
-                   ' ADD CONSTRAINT periodic_schedules_queue_format CHECK (queue ~ %L)',
-                   taskforge._tf_name_pattern('schedule'), v_queue);
+                   ' ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ %L)',
+                   taskforge._tf_name_pattern('schedule'));
 END
 $names$;

@@ -1,17 +1,19 @@
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
--- nothing on the tables. Liveness and ages are computed from database time (now()).
+-- nothing on the tables. Liveness and ages are computed from database time (now()). Columns of
+-- a domain type (15_domains.sql) are given as their base type (text, int, jsonb), so a view
+-- reads like the functions' results.
 
 -- Tasks with their current (latest) attempt.
 CREATE VIEW taskforge.tf_tasks AS
-SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
-       t.attempt_count, t.max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
+SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priority, t.state::text AS state,
+       t.attempt_count, t.max_attempts::int AS max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
        t.scheduled_at, t.created_at, t.updated_at, t.finished_at,
        t.owner_worker_id, t.lease_expires_at,
        t.cancel_requested_at IS NOT NULL AS cancel_requested, t.cancel_reason,
-       t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
-       t.payload, t.result, t.last_error,
-       a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
+       t.idempotency_key::text AS idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
+       t.payload::jsonb AS payload, t.result, t.last_error,
+       a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
        t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
@@ -20,8 +22,9 @@ COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt
 
 -- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
 CREATE VIEW taskforge.tf_attempts AS
-SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS worker_name,
-       a.state, a.outcome, a.started_at, a.lease_expires_at, a.finished_at,
+SELECT a.task_id, a.attempt_number::int AS attempt_number, t.task_type, t.queue::text AS queue, a.worker_id,
+       w.name AS worker_name, a.state::text AS state, a.outcome::text AS outcome, a.started_at,
+       a.lease_expires_at, a.finished_at,
        CASE WHEN a.state = 'ABANDONED' THEN a.finished_at END AS abandoned_at,
        extract(epoch FROM a.finished_at - a.started_at)::double precision AS duration_seconds,
        CASE WHEN a.state = 'ABANDONED'
@@ -73,11 +76,11 @@ COMMENT ON VIEW taskforge.tf_task_types IS
 
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
-SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
+SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
  CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
-  LEFT JOIN (SELECT t.queue, t.state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
+  LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;
 COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
@@ -103,7 +106,7 @@ WITH live AS (
       FROM live l
      GROUP BY l.queue
 )
-SELECT coalesce(q.queue, c.queue) AS queue,
+SELECT coalesce(q.queue, c.queue)::text AS queue,
        q.paused_at IS NOT NULL AS paused, q.paused_at, q.max_running,
        coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
        coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
@@ -118,7 +121,7 @@ COMMENT ON VIEW taskforge.tf_queues IS
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
 -- (first attempt start - task creation).
 CREATE VIEW taskforge.tf_throughput AS
-SELECT w.window_seconds, t.queue,
+SELECT w.window_seconds, t.queue::text AS queue,
        count(*) AS attempts_finished,
        count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
        count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
@@ -141,8 +144,9 @@ COMMENT ON VIEW taskforge.tf_throughput IS
 -- Periodic schedules with their next and last tick, and the task of the last tick (its state
 -- is NULL once tf_prune deleted it).
 CREATE VIEW taskforge.tf_periodic AS
-SELECT p.name, p.cron, p.timezone, p.task_type, p.queue, p.priority, p.max_attempts, p.payload,
-       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state AS last_task_state,
+SELECT p.name, p.cron, p.timezone, p.task_type, p.queue::text AS queue, p.priority::int AS priority,
+       p.max_attempts, p.payload::jsonb AS payload,
+       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state::text AS last_task_state,
        p.created_at, p.updated_at
   FROM taskforge.periodic_schedules p
   LEFT JOIN taskforge.tasks t ON t.task_id = p.last_task_id;
@@ -157,7 +161,7 @@ COMMENT ON VIEW taskforge.tf_periodic IS
 -- has no row. Reads attempts through attempts_finished_idx and each one's task by primary key,
 -- so its cost follows the last hour's attempts, not the history.
 CREATE VIEW taskforge.tf_throughput_per_minute AS
-SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
+SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue::text AS queue,
        count(*) AS attempts_finished,
        count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
        count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,

@@ -30,14 +30,14 @@ def test_python_and_postgres_agree_on_every_sample(conn, kind, pattern):
 
 def test_the_table_checks_use_the_rule(conn):
     """A row written around the functions (as the owner) is still held to the rule."""
-    with pytest.raises(psycopg.errors.CheckViolation, match="tasks_queue_format"):
+    with pytest.raises(psycopg.errors.CheckViolation, match="queue_name_format"):
         conn.execute(
             "INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, scheduled_at, created_at,"
             " updated_at) VALUES ('noop', '{}', 'bad queue', 0, 1, now(), now(), now())"
         )
     with pytest.raises(psycopg.errors.CheckViolation, match="task_types_name_format"):
         conn.execute("INSERT INTO taskforge.task_types (task_type) VALUES ('Bad')")
-    with pytest.raises(psycopg.errors.CheckViolation, match="queues_name_format"):
+    with pytest.raises(psycopg.errors.CheckViolation, match="queue_name_format"):
         conn.execute("INSERT INTO taskforge.queues (queue) VALUES ('-bad')")
     with pytest.raises(psycopg.errors.CheckViolation, match="periodic_schedules_name_format"):
         conn.execute(

@@ -75,6 +75,9 @@ CALLS = {
     "_tf_cron_latest": "SELECT taskforge._tf_cron_latest('* * * * *', now(), now(), 'UTC')",
     "_tf_cap_error": "SELECT taskforge._tf_cap_error('{}'::jsonb)",
     "_tf_json_too_deep": "SELECT taskforge._tf_json_too_deep('{}'::jsonb)",
+    "_tf_token_ok": "SELECT taskforge._tf_token_ok(1, 1)",
+    "_tf_outcome_ok": "SELECT taskforge._tf_outcome_ok('succeeded', NULL)",
+    "_tf_valid_batch_of_one": "SELECT taskforge._tf_valid_batch_of_one(NULL, '{1}', '{1}', NULL, NULL, NULL, false)",
     "_tf_check_int": "SELECT taskforge._tf_check_int('x', 1, 0, 2)",
     "_tf_check_task_id": "SELECT taskforge._tf_check_task_id('x', 1)",
     "_tf_check_names": "SELECT taskforge._tf_check_names('x', ARRAY['q'], 'queue')",
@@ -87,7 +90,7 @@ CALLS = {
     "_tf_guard": "SELECT taskforge._tf_guard(NULL::taskforge.tasks, NULL, 1, now())",
     "_tf_guard_batch": "SELECT taskforge._tf_guard_batch(NULL::taskforge.tasks, NULL, NULL, 1, now())",
     "_tf_check_fencing": "SELECT taskforge._tf_check_fencing(1, NULL, 1)",
-    "_tf_check_batch": "SELECT taskforge._tf_check_batch(NULL, NULL, NULL)",
+    "_tf_check_batch": "SELECT taskforge._tf_check_batch(NULL, NULL, NULL, NULL, NULL, NULL, false)",
     "_tf_unknown_worker": "SELECT taskforge._tf_unknown_worker(NULL)",
     "_tf_name_pattern": "SELECT taskforge._tf_name_pattern('queue')",
     "_tf_check_name": "SELECT taskforge._tf_check_name('queue', 'q', 'queue')",
@@ -96,10 +99,12 @@ CALLS = {
     "_tf_broken_invariant": "SELECT taskforge._tf_broken_invariant('y')",
     "_tf_task_state_after": "SELECT taskforge._tf_task_state_after('failed', false, 1, 3)",
     "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
-    "_tf_claim_tasks": "SELECT * FROM taskforge._tf_claim_tasks("
-    "'00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL)",
-    "_tf_finalize_attempts": "SELECT * FROM taskforge._tf_finalize_attempts("
-    "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL)",
+    "_tf_claim_pick": "SELECT taskforge._tf_claim_pick("
+    "'00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL, now())",
+    "_tf_turn": "SELECT * FROM taskforge._tf_turn("
+    "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL, '{}', 30, now())",
+    "_tf_renew_attempts": "SELECT * FROM taskforge._tf_renew_attempts("
+    "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', 30)",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}

@@ -347,7 +347,7 @@ class TaskStateMachine(RuleBasedStateMachine):
             for t in (self.tasks[i] for i in sorted(self.order))
         ]
         attempts = self.conn.execute(
-            "SELECT task_id, array_agg(state ORDER BY attempt_number) FROM taskforge.attempts GROUP BY task_id"
+            "SELECT task_id, array_agg(state::text ORDER BY attempt_number) FROM taskforge.attempts GROUP BY task_id"
         ).fetchall()
         assert dict(attempts) == {t.task_id: t.attempts for t in self.tasks.values() if t.attempts}
 

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 acac786cf7073aac). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 01ff08ccff70cab5). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -75,6 +75,63 @@ GRANT USAGE ON SCHEMA taskforge
     TO taskforge_worker, taskforge_scheduler, taskforge_client, taskforge_console;
 SET ROLE taskforge_owner;
 
+-- >>> db/schema/15_domains.sql
+-- Domains: the rules of single columns, checked where a value is written into such a column
+-- (INSERT, or an UPDATE that sets it), never re-read for columns an UPDATE leaves alone.
+--
+-- Why domains and not table CHECKs: PostgreSQL prepares every CHECK constraint of a table for
+-- each INSERT or UPDATE statement, parsing its stored expression again (ExecConstraints,
+-- stringToNode), whatever columns the statement changes; a worker's every claim and finalize
+-- is such a statement. A domain's constraints are prepared once per session and kept in the
+-- type cache. The rules that tie several columns together stay table CHECKs (20_tables.sql).
+-- Measured: the single-column CHECKs of tasks and attempts cost 17 % of a worker turn's
+-- instructions (docs/benchmarks.md, "The hot path in SQL"). A domain violation is SQLSTATE
+-- 23514 (check_violation), like a table CHECK, and names the domain's constraint.
+--
+-- Clients see the base types: PostgreSQL sends the base type of a domain column to clients,
+-- and functions return base types (RETURNS TABLE columns are declared text, int, jsonb).
+
+-- The task state machine of docs/state-machine.md.
+CREATE DOMAIN taskforge.task_state AS text
+    CONSTRAINT task_state_known
+        CHECK (VALUE IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED'));
+COMMENT ON DOMAIN taskforge.task_state IS
+    'A task state: QUEUED | RUNNING | RETRYING | SUCCEEDED | FAILED | CANCELLED (docs/state-machine.md).';
+
+-- The states of one attempt, and what ended it.
+CREATE DOMAIN taskforge.attempt_state AS text
+    CONSTRAINT attempt_state_known
+        CHECK (VALUE IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED'));
+COMMENT ON DOMAIN taskforge.attempt_state IS
+    'An attempt state: RUNNING | SUCCEEDED | FAILED | ABANDONED | CANCELLED.';
+-- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery found:
+-- lease_expired, or timed_out (the lease ran to the attempt's deadline).
+CREATE DOMAIN taskforge.attempt_outcome AS text
+    CONSTRAINT attempt_outcome_known
+        CHECK (VALUE IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out'));
+COMMENT ON DOMAIN taskforge.attempt_outcome IS
+    'How an attempt ended: succeeded | failed | retryable | cancelled (reported) | lease_expired | timed_out (recovery).';
+CREATE DOMAIN taskforge.attempt_number AS int
+    CONSTRAINT attempt_number_positive CHECK (VALUE >= 1);
+COMMENT ON DOMAIN taskforge.attempt_number IS 'An attempt number: 1 for the first attempt of a task, then 2, 3, ...';
+
+-- Submitted request fields (tasks and periodic schedules).
+CREATE DOMAIN taskforge.json_object AS jsonb
+    CONSTRAINT json_object_is_object CHECK (jsonb_typeof(VALUE) = 'object');
+COMMENT ON DOMAIN taskforge.json_object IS 'A JSON object (payloads are objects, never arrays or scalars).';
+CREATE DOMAIN taskforge.task_priority AS int
+    CONSTRAINT task_priority_range CHECK (VALUE BETWEEN -32768 AND 32767);
+COMMENT ON DOMAIN taskforge.task_priority IS 'A priority, -32768..32767 (higher runs first).';
+CREATE DOMAIN taskforge.attempt_budget AS int
+    CONSTRAINT attempt_budget_range CHECK (VALUE BETWEEN 1 AND 10000);
+COMMENT ON DOMAIN taskforge.attempt_budget IS 'A task''s max_attempts: 1..10000 attempts in all (first, retries, crash replacements).';
+CREATE DOMAIN taskforge.idempotency_key AS text
+    CONSTRAINT idempotency_key_length CHECK (length(VALUE) BETWEEN 1 AND 200);
+COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 characters.';
+-- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
+CREATE DOMAIN taskforge.queue_name AS text;
+COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
+
 -- >>> db/schema/20_tables.sql
 -- TaskForge tables. Nobody but taskforge_owner has a privilege on them: callers go through
 -- the SECURITY DEFINER tf_* functions and read the tf_* views.
@@ -144,7 +201,7 @@ COMMENT ON TABLE taskforge.schedulers IS
 -- Per-queue controls (tf_pause_queue, tf_resume_queue, tf_set_queue_limit). A queue needs no row
 -- here to exist: tasks name their queue freely; a row only records a pause or a limit.
 CREATE TABLE taskforge.queues (
-    queue        text PRIMARY KEY,  -- CHECK queues_name_format in 50_name_rules.sql
+    queue        taskforge.queue_name PRIMARY KEY,
     -- Set while the queue is paused: tf_claim takes nothing from it; submits still succeed.
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
@@ -162,22 +219,17 @@ CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
 CREATE TABLE taskforge.tasks (
     task_id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     task_type          text NOT NULL REFERENCES taskforge.task_types (task_type),
-    payload            jsonb NOT NULL
-        CONSTRAINT tasks_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue              text NOT NULL,  -- CHECK tasks_queue_format in 50_name_rules.sql
-    priority           int NOT NULL
-        CONSTRAINT tasks_priority_range CHECK (priority BETWEEN -32768 AND 32767),
-    max_attempts       int NOT NULL
-        CONSTRAINT tasks_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 10000),
-    state              text NOT NULL DEFAULT 'QUEUED'
-        CONSTRAINT tasks_state_known
-            CHECK (state IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED')),
+    -- Single-column rules are domains (15_domains.sql); the rules across columns are below.
+    payload            taskforge.json_object NOT NULL,
+    queue              taskforge.queue_name NOT NULL,
+    priority           taskforge.task_priority NOT NULL,
+    max_attempts       taskforge.attempt_budget NOT NULL,
+    state              taskforge.task_state NOT NULL DEFAULT 'QUEUED',
     -- Number of attempts created so far, which is also the number of the latest attempt.
     attempt_count      int NOT NULL DEFAULT 0,
     -- Earliest eligibility (QUEUED) or end of backoff (RETRYING); not a promise of start time.
     scheduled_at       timestamptz NOT NULL,
-    idempotency_key    text
-        CONSTRAINT tasks_idempotency_key_length CHECK (length(idempotency_key) BETWEEN 1 AND 200),
+    idempotency_key    taskforge.idempotency_key,
     -- SHA-256 of the canonical request (taskforge._tf_fingerprint); kept only with a key.
     fingerprint        bytea,
     owner_worker_id    uuid REFERENCES taskforge.workers (worker_id),
@@ -217,15 +269,12 @@ COMMENT ON TABLE taskforge.tasks IS
 -- inserted RUNNING by tf_claim and gets exactly one final state.
 CREATE TABLE taskforge.attempts (
     task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,
-    attempt_number     int NOT NULL CONSTRAINT attempts_number_positive CHECK (attempt_number >= 1),
+    -- Single-column rules are domains (15_domains.sql); the rules across columns are below.
+    attempt_number     taskforge.attempt_number NOT NULL,
     worker_id          uuid NOT NULL REFERENCES taskforge.workers (worker_id),
-    state              text NOT NULL
-        CONSTRAINT attempts_state_known CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'ABANDONED', 'CANCELLED')),
-    -- What the worker reported (succeeded | failed | retryable | cancelled), or what recovery
-    -- found: lease_expired, or timed_out (the lease ran to the attempt's deadline).
-    outcome            text
-        CONSTRAINT attempts_outcome_known
-            CHECK (outcome IN ('succeeded', 'failed', 'retryable', 'cancelled', 'lease_expired', 'timed_out')),
+    state              taskforge.attempt_state NOT NULL,
+    -- What the worker reported, or what recovery found (taskforge.attempt_outcome).
+    outcome            taskforge.attempt_outcome,
     started_at         timestamptz NOT NULL,
     -- Last lease deadline granted to this attempt (kept in step with tf_renew), so the recovery
     -- lag of an ABANDONED attempt is finished_at - lease_expires_at.
@@ -247,16 +296,14 @@ COMMENT ON TABLE taskforge.attempts IS
 -- Periodic schedules (tf_schedule_periodic): a cron expression read in a time zone, and the
 -- request tf_enqueue_periodic submits at each tick. next_fire_at is the next tick not yet enqueued.
 CREATE TABLE taskforge.periodic_schedules (
-    -- Name formats: CHECKs in 50_name_rules.sql (taskforge._tf_name_pattern).
+    -- Name formats: CHECK and domain in 50_name_rules.sql (taskforge._tf_name_pattern).
     name          text PRIMARY KEY,
     cron          text NOT NULL
         CONSTRAINT periodic_schedules_cron_length CHECK (length(cron) BETWEEN 1 AND 200),
     task_type     text NOT NULL REFERENCES taskforge.task_types (task_type),
-    payload       jsonb NOT NULL
-        CONSTRAINT periodic_schedules_payload_object CHECK (jsonb_typeof(payload) = 'object'),
-    queue         text NOT NULL,
-    priority      int NOT NULL
-        CONSTRAINT periodic_schedules_priority_range CHECK (priority BETWEEN -32768 AND 32767),
+    payload       taskforge.json_object NOT NULL,
+    queue         taskforge.queue_name NOT NULL,
+    priority      taskforge.task_priority NOT NULL,
     max_attempts  int NOT NULL
         CONSTRAINT periodic_schedules_max_attempts_range CHECK (max_attempts BETWEEN 1 AND 1000),
     -- A name from pg_timezone_names (checked by tf_schedule_periodic; a CHECK cannot query it).
@@ -463,12 +510,14 @@ COMMENT ON FUNCTION taskforge._tf_cap_error(jsonb) IS
 REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_batch.sql
--- taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[]) -> void
---                                                                       (private helper)
+-- taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
+--     outcomes text[] DEFAULT NULL, results jsonb[] DEFAULT NULL, errors jsonb[] DEFAULT NULL,
+--     finalize boolean DEFAULT false) -> void                               (private helper)
 --
--- Purpose:    validate the element-aligned fencing tokens of the batch functions (tf_renew_many
---             and the batch finalize _tf_finalize_attempts), before anything is locked or
---             written. Element i is (task_ids[i], attempt_numbers[i]).
+-- Purpose:    validate the element-aligned arguments of the batch functions (tf_renew_many,
+--             tf_finalize_many, tf_finalize_and_claim), before anything is locked or written.
+--             Element i is (task_ids[i], attempt_numbers[i]) and, when finalize is true,
+--             outcomes[i], results[i], errors[i].
 -- Parameters: worker_id        must not be NULL.
 --             task_ids         a one-dimensional array of 1..1000 task ids, each a whole
 --                              number within bigint (taskforge._tf_check_task_id), no task
@@ -477,22 +526,48 @@ REVOKE ALL ON FUNCTION taskforge._tf_cap_error(jsonb) FROM PUBLIC;
 --                              from 1 to 2147483647 (taskforge._tf_check_int).
 --             Both are numeric[], as the public batch functions declare them, so that any
 --             number reaches this check; callers convert them to bigint[] and int[] after it.
+--             Element rule: taskforge._tf_token_ok.
+--             finalize         true for the finalize functions: then outcomes is a
+--                              one-dimensional array of the same length, each succeeded |
+--                              failed | retryable | cancelled; results and errors are NULL or
+--                              such arrays; each result at most 1 MiB as JSON text and nested
+--                              at most 100 levels deep (element rule: taskforge._tf_outcome_ok).
+--                              Errors are not checked: any error is storable
+--                              (taskforge._tf_cap_error).
 -- Returns:    nothing.
 -- Errors:     TF400 naming the argument, and for an element its position ('task_ids[3]' is
---             the third element, whatever the array's lower bound); the
---             array shapes first, then the first bad element, then the first repeated task.
+--             the third element, whatever the array's lower bound), in this order: the shapes
+--             of task_ids and attempt_numbers, their first bad element, the first repeated
+--             task, the shapes of outcomes, results and errors, the first bad outcome or result.
+-- Plans:      the elements are read in one pass (one statement) whatever their number, a
+--             second counts distinct tasks when there are several; the messages are built only
+--             when something is wrong. A caller may skip this check for a certainly valid batch
+--             of one (taskforge._tf_valid_batch_of_one, which applies the same element rules).
 -- Locks:      none.  Clock: none.  By hand: harmless.
-CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(worker_id uuid, task_ids numeric[], attempt_numbers numeric[])
+CREATE OR REPLACE FUNCTION taskforge._tf_check_batch(
+    worker_id uuid,
+    task_ids numeric[],
+    attempt_numbers numeric[],
+    outcomes text[] DEFAULT NULL,
+    results jsonb[] DEFAULT NULL,
+    errors jsonb[] DEFAULT NULL,
+    finalize boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE  -- it raises (see _tf_invalid)
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
+    c_max_result_bytes constant int := 1048576;
     v_n int := cardinality(task_ids);
+    v_bad_token bigint;
+    v_bad_finalize bigint;
+    v_distinct bigint;
     v_bad_ord bigint;
     v_bad_task_id numeric;
     v_bad_attempt numeric;
+    v_bad_outcome text;
+    v_bad_result jsonb;
 BEGIN
     IF worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
@@ -506,39 +581,85 @@ BEGIN
             'must be a one-dimensional array with as many elements as task_ids (%s), got %s',
             v_n, coalesce(cardinality(attempt_numbers)::text, 'NULL')));
     END IF;
-    -- Elements are named by their position (1-based), whatever the arrays' lower bounds, and
-    -- checked as read here (not looked up again by subscript: '[2:3]={...}' has no element 1).
-    SELECT r.ord, r.task_id, r.attempt_number INTO v_bad_ord, v_bad_task_id, v_bad_attempt
-      FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
-     WHERE r.task_id IS NULL OR r.task_id NOT BETWEEN -9223372036854775808 AND 9223372036854775807
-        OR r.task_id <> trunc(r.task_id)
-        OR r.attempt_number IS NULL OR r.attempt_number NOT BETWEEN 1 AND 2147483647
-        OR r.attempt_number <> trunc(r.attempt_number)
-     ORDER BY r.ord
-     LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        -- Whichever of the two is bad raises, the task id first.
-        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_ord), v_bad_task_id);
-        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_ord), v_bad_attempt, 1, 2147483647);
+    IF finalize THEN
+        -- Shapes only here; the elements are read below, in the same pass as the tokens.
+        IF cardinality(outcomes) IS DISTINCT FROM v_n OR array_ndims(outcomes) <> 1 THEN
+            v_bad_finalize := -1;
+        ELSIF results IS NOT NULL AND (cardinality(results) <> v_n OR array_ndims(results) <> 1) THEN
+            v_bad_finalize := -2;
+        ELSIF errors IS NOT NULL AND (cardinality(errors) <> v_n OR array_ndims(errors) <> 1) THEN
+            v_bad_finalize := -3;
+        END IF;
     END IF;
-    IF v_n > 1 THEN
+
+    -- One pass over the elements: the first bad token (taskforge._tf_token_ok) and the first
+    -- bad outcome or result (taskforge._tf_outcome_ok); then, for several, whether a task repeats. Elements are named by their position (1-based), whatever the
+    -- arrays' lower bounds, and checked as read (not looked up again by subscript: '[2:3]={...}'
+    -- has no element 1).
+    SELECT min(r.ord) FILTER (WHERE NOT coalesce(taskforge._tf_token_ok(r.task_id, r.attempt_number), false)),
+           CASE WHEN finalize AND v_bad_finalize IS NULL THEN
+               min(r.ord) FILTER (WHERE NOT coalesce(taskforge._tf_outcome_ok(r.outcome, r.result), false))
+           END
+      INTO v_bad_token, v_bad_ord
+      FROM unnest(task_ids, attempt_numbers,
+                  CASE WHEN finalize AND v_bad_finalize IS NULL THEN outcomes END,
+                  CASE WHEN finalize AND v_bad_finalize IS NULL THEN results END)
+           WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, ord);
+    IF v_n > 1 AND v_bad_token IS NULL THEN
+        SELECT count(DISTINCT u.task_id) INTO v_distinct FROM unnest(task_ids) AS u(task_id);
+    END IF;
+
+    IF v_bad_token IS NOT NULL THEN
+        SELECT r.task_id, r.attempt_number INTO v_bad_task_id, v_bad_attempt
+          FROM unnest(task_ids, attempt_numbers) WITH ORDINALITY AS r(task_id, attempt_number, ord)
+         WHERE r.ord = v_bad_token;
+        -- Whichever of the two is bad raises, the task id first.
+        PERFORM taskforge._tf_check_task_id(format('task_ids[%s]', v_bad_token), v_bad_task_id);
+        PERFORM taskforge._tf_check_int(format('attempt_numbers[%s]', v_bad_token), v_bad_attempt, 1, 2147483647);
+    END IF;
+    IF v_distinct < v_n THEN
         SELECT r.ord, r.task_id INTO v_bad_ord, v_bad_task_id
           FROM (SELECT u.ord, u.task_id, row_number() OVER (PARTITION BY u.task_id ORDER BY u.ord) AS seen
                   FROM unnest(task_ids) WITH ORDINALITY AS u(task_id, ord)) r
          WHERE r.seen > 1
          ORDER BY r.ord
          LIMIT 1;
-        IF v_bad_ord IS NOT NULL THEN
-            PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
-                format('task %s appears more than once in one call', v_bad_task_id));
+        PERFORM taskforge._tf_invalid(format('task_ids[%s]', v_bad_ord),
+            format('task %s appears more than once in one call', v_bad_task_id));
+    END IF;
+    IF v_bad_finalize = -1 THEN
+        PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, coalesce(cardinality(outcomes)::text, 'NULL')));
+    ELSIF v_bad_finalize = -2 THEN
+        PERFORM taskforge._tf_invalid('results', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, cardinality(results)));
+    ELSIF v_bad_finalize = -3 THEN
+        PERFORM taskforge._tf_invalid('errors', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
+            v_n, cardinality(errors)));
+    END IF;
+    IF v_bad_ord IS NOT NULL THEN
+        SELECT r.outcome, r.result INTO v_bad_outcome, v_bad_result
+          FROM unnest(outcomes, results) WITH ORDINALITY AS r(outcome, result, ord)
+         WHERE r.ord = v_bad_ord;
+        IF v_bad_outcome IS NULL OR v_bad_outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+            PERFORM taskforge._tf_invalid(format('outcomes[%s]', v_bad_ord),
+                format('must be one of succeeded, failed, retryable, cancelled; got %s',
+                       coalesce(quote_literal(left(v_bad_outcome, 100)), 'NULL')));
+        ELSIF octet_length(v_bad_result::text) > c_max_result_bytes THEN
+            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
+                format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
+                       octet_length(v_bad_result::text)));
+        ELSE
+            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
+                'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
         END IF;
     END IF;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) IS
-    'Private: validates worker_id and the element-aligned task_ids/attempt_numbers of the batch functions, or raises TF400 naming the argument and element.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[]) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
+    'Private: validates worker_id and the element-aligned arrays of the batch functions (task_ids, attempt_numbers; with finalize also outcomes, results, errors), or raises TF400 naming the argument and element.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_fencing.sql
 -- taskforge._tf_check_fencing(task_id numeric, worker_id uuid, attempt_number numeric) -> void
@@ -767,29 +888,32 @@ COMMENT ON FUNCTION taskforge._tf_check_task_id(text, numeric) IS
     'Private: validates a task id argument (not NULL, a whole number within bigint) or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 
--- >>> db/functions/_tf_claim_tasks.sql
--- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
---     max_tasks int, task_types text[])
---   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz,
---            timeout_seconds double precision)                            (private helper)
+-- >>> db/functions/_tf_claim_pick.sql
+-- taskforge._tf_claim_pick(worker_id uuid, queues text[], lease_seconds double precision,
+--     max_tasks int, task_types text[], now timestamptz, finishing_ids bigint[] DEFAULT NULL,
+--     finishing_attempts int[] DEFAULT NULL) -> bigint[]                 (private helper)
 --
--- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
---             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
---             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
---             given) in the order priority DESC, created_at, task_id, skipping rows locked by
---             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
---             and gets its RUNNING attempt row, in the caller's transaction. A task with a
---             timeout_seconds gets the attempt deadline now + timeout_seconds (tasks.deadline_at
---             and attempts.deadline_at), and its lease never reaches past it.
+-- Purpose:    the choice of a claim, shared by tf_claim and tf_finalize_and_claim: validate the
+--             filters, check the worker, then pick and lock up to max_tasks due QUEUED tasks
+--             (state QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types
+--             when given) in the order priority DESC, created_at, task_id, skipping rows locked
+--             by others. It writes nothing: the caller hands the ids to taskforge._tf_turn,
+--             which makes each task RUNNING under a lease with attempt number + 1 and its
+--             RUNNING attempt row, in the same transaction.
 -- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
 --             queues         text[] or NULL (any queue); an empty array matches nothing.
 --             lease_seconds  0 < s <= 86400.
 --             max_tasks      0..1000 (0 validates and claims nothing).
 --             task_types     text[] or NULL (any type); an empty array matches nothing.
--- Returns:    0..max_tasks rows in claim order.
+--             now            the caller's clock_timestamp(), shared with taskforge._tf_turn.
+--             finishing_ids, finishing_attempts
+--                            the attempts the same call finalizes before these tasks start
+--                            (tf_finalize_and_claim), validated by the caller; NULL for none.
+--                            Only a limited queue looks at them (below).
+-- Returns:    the ids of the picked tasks (0..max_tasks), in claim order, each locked FOR
+--             UPDATE by this transaction and QUEUED; an empty array when nothing is eligible.
 -- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
--- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows; inserts attempt rows.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows.
 -- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
 --             tasks_queued_due_idx; any number of queues up to one) runs one static statement
 --             per filter shape (no queue or one queue; task_types or not), each with one cached
@@ -803,28 +927,32 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 --             instead (EXECUTE, with sorts and bitmap scans allowed again inside this function
 --             only): several queues, and delayed tasks present (walking the claim order could
 --             step over all of them; the planner sees the time and may read the few due rows
---             from tasks_queued_due_idx). Locked rows are then updated by primary key.
+--             from tasks_queued_due_idx).
 -- Queue controls: tasks of a paused queue (taskforge.queues.paused_at) are never picked. A
 --             limited queue (max_running) is picked from only by the claimer holding its
 --             taskforge.queues row lock (FOR UPDATE SKIP LOCKED: a claimer that finds it locked
 --             skips the queue this time), and only up to max_running minus its RUNNING count,
 --             counted after the lock is taken: since every claim of the queue holds that lock
---             until it commits, the count is exact and the limit is never exceeded. Under
+--             until it commits, the count is exact and the limit is never exceeded. An attempt
+--             the same call finalizes leaves the count when it will be accepted: its row is
+--             locked here (SKIP LOCKED; a row held elsewhere still counts) and judged by the
+--             guard at the same now as taskforge._tf_turn will judge it, so both agree. Under
 --             REPEATABLE READ or SERIALIZABLE (an older snapshot) limited queues are skipped.
 --             With no row in taskforge.queues the claim reads one empty partial index and
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
--- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
+-- Clock:      now (the caller's): the due test and the guard of finishing attempts.
 -- By hand:    use tf_claim.
-CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_pick(
     worker_id uuid,
     queues text[],
     lease_seconds double precision,
     max_tasks int,
-    task_types text[])
-RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz,
-              timeout_seconds double precision)
+    task_types text[],
+    now timestamptz,
+    finishing_ids bigint[] DEFAULT NULL,
+    finishing_attempts int[] DEFAULT NULL)
+RETURNS bigint[]
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -836,15 +964,14 @@ SET enable_sort = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    v_now timestamptz := clock_timestamp();
-    v_lease timestamptz;
+    v_now timestamptz := _tf_claim_pick.now;
     v_ids bigint[];
     v_latest timestamptz;
     v_registered boolean;
     v_registered_queues text[];
     v_registered_types text[];
     v_restricted text[];
-    v_queues text[] := _tf_claim_tasks.queues;
+    v_queues text[] := _tf_claim_pick.queues;
     v_excluded text[];
     v_limited_ids bigint[];
     v_more bigint[];
@@ -859,7 +986,7 @@ DECLARE
         ' ORDER BY t.priority DESC, t.created_at, t.task_id'
         ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
 BEGIN
-    IF _tf_claim_tasks.worker_id IS NULL THEN
+    IF _tf_claim_pick.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
     -- The worker's registration, the latest due time of any QUEUED task (a backward step in
@@ -872,37 +999,36 @@ BEGIN
              WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
       FROM taskforge.workers w
-     WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
+     WHERE w.worker_id = _tf_claim_pick.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
     -- registered with were validated by tf_register_worker: the same arrays need no second pass.
-    IF NOT (v_registered AND _tf_claim_tasks.queues IS NOT DISTINCT FROM v_registered_queues) THEN
-        PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    IF NOT (v_registered AND _tf_claim_pick.queues IS NOT DISTINCT FROM v_registered_queues) THEN
+        PERFORM taskforge._tf_check_names('queues', _tf_claim_pick.queues, 'queue');
     END IF;
-    IF NOT (v_registered AND _tf_claim_tasks.task_types IS NOT DISTINCT FROM v_registered_types) THEN
-        PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    IF NOT (v_registered AND _tf_claim_pick.task_types IS NOT DISTINCT FROM v_registered_types) THEN
+        PERFORM taskforge._tf_check_names('task_types', _tf_claim_pick.task_types, 'task_type');
     END IF;
-    IF _tf_claim_tasks.lease_seconds IS NULL
-       OR NOT (_tf_claim_tasks.lease_seconds > 0 AND _tf_claim_tasks.lease_seconds <= 86400) THEN
-        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    IF _tf_claim_pick.lease_seconds IS NULL
+       OR NOT (_tf_claim_pick.lease_seconds > 0 AND _tf_claim_pick.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_pick.lease_seconds, 0, 86400, true);
     END IF;
-    IF _tf_claim_tasks.max_tasks IS NULL OR _tf_claim_tasks.max_tasks NOT BETWEEN 0 AND 1000 THEN
-        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    IF _tf_claim_pick.max_tasks IS NULL OR _tf_claim_pick.max_tasks NOT BETWEEN 0 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_pick.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_pick.worker_id);
     END IF;
-    IF _tf_claim_tasks.max_tasks = 0 THEN
-        RETURN;
+    IF _tf_claim_pick.max_tasks = 0 THEN
+        RETURN '{}';
     END IF;
-    v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
     IF v_restricted IS NOT NULL THEN
         -- Paused and limited queues leave the main pick (see Queue controls above): a queue
         -- filter loses them, an unfiltered claim steps over them.
-        IF _tf_claim_tasks.queues IS NULL THEN
+        IF _tf_claim_pick.queues IS NULL THEN
             v_excluded := v_restricted;
         ELSE
-            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_tasks.queues) AS q WHERE q <> ALL (v_restricted));
+            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_pick.queues) AS q WHERE q <> ALL (v_restricted));
         END IF;
         -- Each limited, unpaused queue this claim may take from, one at a time under its row
         -- lock (skipped when another claimer holds it), up to its free room. Only under READ
@@ -912,18 +1038,28 @@ BEGIN
             FOR v_limited IN
                 SELECT q.queue, q.max_running FROM taskforge.queues q
                  WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
-                   AND (_tf_claim_tasks.queues IS NULL OR q.queue = ANY (_tf_claim_tasks.queues))
+                   AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
                  ORDER BY q.queue
                    FOR UPDATE SKIP LOCKED
             LOOP
                 SELECT v_limited.max_running - count(*) INTO v_room
                   FROM taskforge.tasks t
                  WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
+                IF _tf_claim_pick.finishing_ids IS NOT NULL THEN
+                    -- Attempts of this queue the same call ends (see Queue controls above).
+                    SELECT v_room + count(*) INTO v_room
+                      FROM (SELECT t.* FROM taskforge.tasks t
+                             WHERE t.task_id = ANY (_tf_claim_pick.finishing_ids) AND t.queue = v_limited.queue
+                               FOR UPDATE SKIP LOCKED) AS t
+                      JOIN unnest(_tf_claim_pick.finishing_ids, _tf_claim_pick.finishing_attempts)
+                           AS f(task_id, attempt_number) ON f.task_id = t.task_id
+                     WHERE taskforge._tf_guard(t::taskforge.tasks, _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
+                END IF;
                 IF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
                        INTO v_more
-                      USING v_now, ARRAY[v_limited.queue], _tf_claim_tasks.task_types,
-                            least(v_room, _tf_claim_tasks.max_tasks), NULL::text[];
+                      USING v_now, ARRAY[v_limited.queue], _tf_claim_pick.task_types,
+                            least(v_room, _tf_claim_pick.max_tasks), NULL::text[];
                     v_limited_ids := v_limited_ids || v_more;
                 END IF;
             END LOOP;
@@ -940,36 +1076,36 @@ BEGIN
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
         EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
            INTO v_ids
-          USING v_now, v_queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks, v_excluded;
+          USING v_now, v_queues, _tf_claim_pick.task_types, _tf_claim_pick.max_tasks, v_excluded;
         PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
-    ELSIF v_queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+    ELSIF v_queues IS NULL AND _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+               AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
-    ELSIF _tf_claim_tasks.task_types IS NULL THEN
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
-               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+               AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     END IF;
     IF v_limited_ids IS NOT NULL THEN
         -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
@@ -979,42 +1115,16 @@ BEGIN
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.task_id = ANY (v_ids || v_limited_ids)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks);
+             LIMIT _tf_claim_pick.max_tasks);
         PERFORM set_config('enable_sort', 'off', true);
     END IF;
-    IF coalesce(cardinality(v_ids), 0) = 0 THEN
-        RETURN;
-    END IF;
-
-    RETURN QUERY
-    WITH claimed AS (
-        UPDATE taskforge.tasks t
-           SET state = 'RUNNING',
-               owner_worker_id = _tf_claim_tasks.worker_id,
-               deadline_at = v_now + make_interval(secs => t.timeout_seconds),
-               lease_expires_at = least(v_lease, v_now + make_interval(secs => t.timeout_seconds)),
-               attempt_count = t.attempt_count + 1,
-               updated_at = v_now
-         WHERE t.task_id = ANY (v_ids)
-        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
-    ), attempt_rows AS (
-        INSERT INTO taskforge.attempts
-               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
-        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, c.lease_expires_at,
-               c.deadline_at
-          FROM claimed c
-    )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
-           c.lease_expires_at, c.timeout_seconds
-      FROM claimed c
-     ORDER BY c.priority DESC, c.created_at, c.task_id;
+    RETURN coalesce(v_ids, '{}');
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) IS
-    'Private: the claim shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick, RUNNING + lease + attempt rows).';
-REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) IS
+    'Private: the choice of a claim, shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick); returns the locked ids in claim order for taskforge._tf_turn.';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) FROM PUBLIC;
 
 -- >>> db/functions/_tf_cron_field.sql
 -- taskforge._tf_cron_field(field text, expr text, min_value int, max_value int,
@@ -1427,193 +1537,6 @@ COMMENT ON FUNCTION taskforge._tf_cron_parse(text) IS
     'Private: parses a 5-field cron expression (Vixie day rule, JAN-DEC, SUN-SAT, 0 and 7 = Sunday, @daily...). Errors: TF400 cron: naming the field.';
 REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 
--- >>> db/functions/_tf_finalize_attempts.sql
--- taskforge._tf_finalize_attempts(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
---     outcomes text[], results jsonb[], errors jsonb[])
---   -> TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean,
---            task_state text, reason text)                              (private helper)
---
--- Purpose:    the batch finalize shared by tf_finalize_many and tf_finalize_and_claim: record
---             how many attempts of one worker ended, in one set-based pass, with tf_finalize's
---             guard and outcome rules applied per element (taskforge._tf_guard,
---             _tf_task_state_after, _tf_attempt_state_after; backoff from the task type's
---             policy). Element i is (task_ids[i], attempt_numbers[i], outcomes[i], results[i],
---             errors[i]).
--- Parameters: worker_id        the worker that owns the attempts (NULL is TF400).
---             task_ids         1..1000 task ids (whole numbers within bigint), no NULL, no repeats.
---             attempt_numbers  as many attempt numbers (whole numbers 1..2147483647).
---             Both arrays are numeric[] (see tf_finalize_many); converted once checked.
---             outcomes         text[] of the same length: succeeded | failed | retryable | cancelled.
---             results          jsonb[] of the same length, or NULL (no results); each at most
---                              1 MiB as JSON text and nested at most 100 levels deep
---                              (taskforge._tf_json_too_deep); stored for succeeded elements only.
---             errors           jsonb[] of the same length, or NULL; capped like tf_finalize's
---                              (taskforge._tf_cap_error); stored for other outcomes.
--- Returns:    one row per element, in input order (ordinality = i): accepted, the task state
---             after the call (unchanged, as last committed, when refused), and reason NULL when
---             accepted, else
---               busy           another transaction holds the task's row: nothing was done and
---                              nothing waited for; send the element again later
---               not_found      no such task
---               not_running | stale_attempt | not_owner | timed_out | lease_expired   as in tf_finalize.
--- Errors:     TF400 naming the argument and element, e.g. 'outcomes[3]: ...'. Nothing is
---             written when an error is raised.
--- Locks:      FOR UPDATE SKIP LOCKED on the named tasks rows (never waits), then their attempt rows.
--- Plans:      one cached generic plan per statement; every row is reached by primary key
---             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
---             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
---             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
--- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
--- By hand:    use tf_finalize_many.
-CREATE OR REPLACE FUNCTION taskforge._tf_finalize_attempts(
-    worker_id uuid,
-    task_ids numeric[],
-    attempt_numbers numeric[],
-    outcomes text[],
-    results jsonb[],
-    errors jsonb[])
-RETURNS TABLE(ordinality int, task_id bigint, attempt_number int, accepted boolean, task_state text,
-              reason text)
-LANGUAGE plpgsql
-VOLATILE
-SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-SET jit = off
-SET enable_hashjoin = off
-SET enable_mergejoin = off
-AS $fn$
-#variable_conflict use_column
-DECLARE
-    v_task_ids bigint[];
-    v_attempt_numbers int[];
-    c_max_result_bytes constant int := 1048576;
-    v_n int := cardinality(_tf_finalize_attempts.task_ids);
-    v_now timestamptz;
-    v_locked bigint[];
-    v_bad_ord bigint;
-    v_bad_arg text;
-    v_bad_problem text;
-BEGIN
-    PERFORM taskforge._tf_check_batch(_tf_finalize_attempts.worker_id, _tf_finalize_attempts.task_ids,
-                                      _tf_finalize_attempts.attempt_numbers);
-    v_task_ids := _tf_finalize_attempts.task_ids;                -- checked: whole numbers within bigint
-    v_attempt_numbers := _tf_finalize_attempts.attempt_numbers;  -- checked: 1 .. 2147483647
-    IF cardinality(_tf_finalize_attempts.outcomes) IS DISTINCT FROM v_n
-       OR array_ndims(_tf_finalize_attempts.outcomes) <> 1 THEN
-        PERFORM taskforge._tf_invalid('outcomes', format('must be a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, coalesce(cardinality(_tf_finalize_attempts.outcomes)::text, 'NULL')));
-    END IF;
-    IF _tf_finalize_attempts.results IS NOT NULL
-       AND (cardinality(_tf_finalize_attempts.results) <> v_n OR array_ndims(_tf_finalize_attempts.results) <> 1) THEN
-        PERFORM taskforge._tf_invalid('results', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, cardinality(_tf_finalize_attempts.results)));
-    END IF;
-    IF _tf_finalize_attempts.errors IS NOT NULL
-       AND (cardinality(_tf_finalize_attempts.errors) <> v_n OR array_ndims(_tf_finalize_attempts.errors) <> 1) THEN
-        PERFORM taskforge._tf_invalid('errors', format('must be NULL or a one-dimensional array with as many elements as task_ids (%s), got %s',
-            v_n, cardinality(_tf_finalize_attempts.errors)));
-    END IF;
-
-    -- The first bad outcome or result, if any, in one pass.
-    SELECT r.ord,
-           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
-                THEN 'outcomes' ELSE 'results' END,
-           CASE WHEN r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
-                    format('must be one of succeeded, failed, retryable, cancelled; got %s',
-                           coalesce(quote_literal(left(r.outcome, 100)), 'NULL'))
-                WHEN octet_length(r.result::text) > c_max_result_bytes THEN
-                    format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
-                           octet_length(r.result::text))
-                ELSE 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more' END
-      INTO v_bad_ord, v_bad_arg, v_bad_problem
-      FROM unnest(_tf_finalize_attempts.outcomes, _tf_finalize_attempts.results)
-           WITH ORDINALITY AS r(outcome, result, ord)
-     WHERE r.outcome IS NULL OR r.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled')
-        OR octet_length(r.result::text) > c_max_result_bytes
-        OR taskforge._tf_json_too_deep(r.result)
-     ORDER BY r.ord
-     LIMIT 1;
-    IF v_bad_ord IS NOT NULL THEN
-        PERFORM taskforge._tf_invalid(format('%s[%s]', v_bad_arg, v_bad_ord), v_bad_problem);
-    END IF;
-
-    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (v_task_ids)
-                       ORDER BY t.task_id
-                         FOR UPDATE SKIP LOCKED);
-    v_now := clock_timestamp();
-
-    RETURN QUERY
-    WITH req AS (
-        SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
-          FROM unnest(v_task_ids, v_attempt_numbers,
-                      _tf_finalize_attempts.outcomes, _tf_finalize_attempts.results,
-                      _tf_finalize_attempts.errors)
-               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
-    ), judged AS (
-        SELECT req.ord, req.task_id, req.attempt_number, req.outcome, req.result,
-               t.state AS old_state, t.task_type,
-               taskforge._tf_guard_batch(t, v_locked, _tf_finalize_attempts.worker_id, req.attempt_number,
-                                          v_now) AS reason,
-               taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
-                                              t.attempt_count, t.max_attempts) AS new_state,
-               CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error
-          FROM req
-          LEFT JOIN taskforge.tasks t ON t.task_id = req.task_id
-    ), ended AS (
-        UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after(j.outcome),
-               outcome = j.outcome,
-               finished_at = v_now,
-               result = CASE WHEN j.outcome = 'succeeded' THEN j.result END,
-               error = j.error
-          FROM judged j
-         WHERE j.reason IS NULL
-           AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number AND a.state = 'RUNNING'
-        RETURNING a.task_id
-    ), moved AS (
-        UPDATE taskforge.tasks t
-           SET state = j.new_state,
-               owner_worker_id = NULL,
-               lease_expires_at = NULL,
-               deadline_at = NULL,
-               scheduled_at = CASE WHEN j.new_state = 'RETRYING'
-                                   THEN v_now + make_interval(secs => taskforge.tf_backoff(
-                                            j.attempt_number, tt.backoff_base_seconds,
-                                            tt.backoff_cap_seconds, tt.backoff_jitter))
-                                   ELSE t.scheduled_at END,
-               result = CASE WHEN j.outcome = 'succeeded' THEN j.result ELSE t.result END,
-               last_error = CASE WHEN j.outcome = 'succeeded' THEN t.last_error ELSE j.error END,
-               finished_at = CASE WHEN j.new_state = 'RETRYING' THEN NULL ELSE v_now END,
-               updated_at = v_now
-          FROM judged j
-          JOIN ended e ON e.task_id = j.task_id
-          JOIN taskforge.task_types tt ON tt.task_type = j.task_type
-         WHERE t.task_id = j.task_id
-        RETURNING t.task_id
-    )
-    SELECT j.ord::int, j.task_id, j.attempt_number, m.task_id IS NOT NULL,
-           CASE WHEN m.task_id IS NOT NULL THEN j.new_state ELSE j.old_state END,
-           CASE WHEN j.reason IS NULL AND m.task_id IS NULL
-                -- The guard held but the attempt row was not RUNNING: a broken invariant.
-                THEN taskforge._tf_broken_invariant(format(
-                    'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
-                    j.task_id, j.attempt_number))
-                ELSE j.reason END
-      FROM judged j
-      LEFT JOIN moved m ON m.task_id = j.task_id
-     ORDER BY j.ord;
-END;
-$fn$;
-
-COMMENT ON FUNCTION taskforge._tf_finalize_attempts(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
-    'Private: set-based finalize of many attempts of one worker (SKIP LOCKED: locked rows are reported busy); one result row per element in input order.';
-REVOKE ALL ON FUNCTION taskforge._tf_finalize_attempts(
-    uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
-) FROM PUBLIC;
-
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz,
@@ -1924,6 +1847,123 @@ COMMENT ON FUNCTION taskforge._tf_notify_queues(text[]) IS
     'Private: NOTIFY taskforge once per distinct queue name (delivered on commit).';
 REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 
+-- >>> db/functions/_tf_outcome_ok.sql
+-- taskforge._tf_outcome_ok(outcome text, result jsonb) -> boolean               (private helper)
+--
+-- Purpose:    the one home of the rule for how a worker may report an attempt's end in the
+--             batch functions: the outcome is succeeded | failed | retryable | cancelled, and the
+--             result is NULL or at most 1 MiB as JSON text and nested at most 100 levels deep
+--             (taskforge._tf_json_too_deep). A plain SQL expression, inlined by the planner into
+--             its callers (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one). tf_finalize
+--             checks its single outcome and result with its own messages.
+-- Parameters: outcome, result   one element of outcomes[] and results[].
+-- Returns:    true when both are acceptable; false or NULL (a NULL outcome) otherwise.
+-- Errors:     none (the checkers raise; this only tests).
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_outcome_ok(outcome text, result jsonb)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+AS $fn$
+    SELECT outcome IN ('succeeded', 'failed', 'retryable', 'cancelled')
+       AND (result IS NULL OR (octet_length(result::text) <= 1048576 AND NOT taskforge._tf_json_too_deep(result)))
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) IS
+    'Private: true when an (outcome, result) element of a batch finalize is acceptable (a known outcome; a result of at most 1 MiB, nested at most 100 levels).';
+REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
+
+-- >>> db/functions/_tf_renew_attempts.sql
+-- taskforge._tf_renew_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
+--     lease_seconds double precision)
+--   -> TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
+--            cancel_requested boolean, reason text)                    (private helper)
+--
+-- Purpose:    the one write path of a lease renewal, shared by tf_renew (a batch of one) and
+--             tf_renew_many: extend each attempt's lease to now + lease_seconds, never past its
+--             deadline (tasks.deadline_at), on the task and on its attempt row, when the guard
+--             holds (taskforge._tf_guard_batch: busy, not_found, then not_running |
+--             stale_attempt | not_owner | timed_out | lease_expired).
+-- Parameters: worker_id, task_ids, attempt_numbers, lease_seconds   validated by the caller
+--             (taskforge._tf_check_batch and _tf_check_seconds, or tf_renew's own checks).
+-- Returns:    one row per element, in input order, as tf_renew_many.
+-- Errors:     none of its own.
+-- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits: a row another transaction
+--             holds is busy; rows the caller locked already are its own), then their attempt rows.
+-- Plans:      one cached generic plan per statement; every row is reached by primary key
+--             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
+--             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
+--             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
+--             No two intermediate results are joined: the cost grows linearly with the batch.
+-- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
+-- By hand:    use tf_renew or tf_renew_many.
+CREATE OR REPLACE FUNCTION taskforge._tf_renew_attempts(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    lease_seconds double precision)
+RETURNS TABLE(task_id bigint, attempt_number int, renewed boolean, lease_expires_at timestamptz,
+              cancel_requested boolean, reason text)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz;
+    v_lease timestamptz;
+    v_locked bigint[];
+    v_all_locked boolean;
+BEGIN
+    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
+    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
+                       WHERE t.task_id = ANY (_tf_renew_attempts.task_ids)
+                       ORDER BY t.task_id
+                         FOR UPDATE SKIP LOCKED);
+    v_all_locked := cardinality(v_locked) = cardinality(_tf_renew_attempts.task_ids);
+    v_now := clock_timestamp();
+    v_lease := v_now + make_interval(secs => _tf_renew_attempts.lease_seconds);
+
+    RETURN QUERY
+    WITH judged AS (
+        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AS cancel,
+               t.task_id IS NOT NULL AS found,
+               -- Every element was locked (the usual case): the busy test needs no lookup.
+               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
+                                         _tf_renew_attempts.worker_id, r.attempt_number, v_now) AS reason,
+               least(v_lease, t.deadline_at) AS lease
+          FROM unnest(_tf_renew_attempts.task_ids, _tf_renew_attempts.attempt_numbers)
+               WITH ORDINALITY AS r(task_id, attempt_number, ord)
+          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
+    ), extended AS (
+        UPDATE taskforge.tasks t
+           SET lease_expires_at = j.lease, updated_at = v_now
+          FROM judged j
+         WHERE j.reason IS NULL AND t.task_id = j.task_id
+    ), attempt_leases AS (
+        UPDATE taskforge.attempts a
+           SET lease_expires_at = j.lease
+          FROM judged j
+         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
+    )
+    SELECT j.task_id, j.attempt_number, j.reason IS NULL,
+           CASE WHEN j.reason IS NULL THEN j.lease END,
+           CASE WHEN j.found THEN j.cancel END,
+           j.reason
+      FROM judged j
+     ORDER BY j.ord;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_renew_attempts(uuid, bigint[], int[], double precision) IS
+    'Private: the one write path of lease renewal (tf_renew, tf_renew_many): guard per element, SKIP LOCKED (busy), lease never past the deadline; one row per element in input order.';
+REVOKE ALL ON FUNCTION taskforge._tf_renew_attempts(uuid, bigint[], int[], double precision) FROM PUBLIC;
+
 -- >>> db/functions/_tf_submit_one.sql
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
@@ -2139,6 +2179,233 @@ COMMENT ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) IS
     'Private: the task state after its current attempt ends with an outcome (succeeded|failed|retryable|cancelled|lease_expired|timed_out), given a cancel request and the budget.';
 REVOKE ALL ON FUNCTION taskforge._tf_task_state_after(text, boolean, int, int) FROM PUBLIC;
 
+-- >>> db/functions/_tf_token_ok.sql
+-- taskforge._tf_token_ok(task_id numeric, attempt_number numeric) -> boolean   (private helper)
+--
+-- Purpose:    the one home of the rule for a fencing token element of the batch functions: a
+--             task id is a whole number within bigint, an attempt number a whole number from 1
+--             to 2147483647. A plain SQL expression, inlined by the planner into its callers
+--             (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one).
+-- Parameters: task_id, attempt_number   as a caller passed them (numeric).
+-- Returns:    true when both are valid; false or NULL (a NULL argument) otherwise.
+-- Errors:     none (the checkers raise; this only tests).
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_token_ok(task_id numeric, attempt_number numeric)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+AS $fn$
+    SELECT task_id BETWEEN -9223372036854775808 AND 9223372036854775807 AND task_id = trunc(task_id)
+       AND attempt_number BETWEEN 1 AND 2147483647 AND attempt_number = trunc(attempt_number)
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_token_ok(numeric, numeric) IS
+    'Private: true when a (task_id, attempt_number) element is a valid fencing token (whole numbers within bigint and 1..2147483647).';
+REVOKE ALL ON FUNCTION taskforge._tf_token_ok(numeric, numeric) FROM PUBLIC;
+
+-- >>> db/functions/_tf_turn.sql
+-- taskforge._tf_turn(worker_id uuid, task_ids bigint[], attempt_numbers int[], outcomes text[],
+--     results jsonb[], errors jsonb[], claim_ids bigint[], lease_seconds double precision,
+--     now timestamptz)
+--   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+--            reason text, task_type text, payload jsonb, queue text, priority int,
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+--                                                                        (private helper)
+--
+-- Purpose:    the one write path of the hot transitions: end the attempts a worker finished
+--             (RUNNING -> SUCCEEDED | FAILED | RETRYING | CANCELLED) and start attempts of tasks
+--             it picked (QUEUED -> RUNNING under a lease, attempt number + 1, a new RUNNING
+--             attempt row), all in ONE statement: one UPDATE of tasks, one UPDATE and one
+--             INSERT of attempts, whatever the number of tasks. tf_finalize, tf_finalize_many,
+--             tf_claim and tf_finalize_and_claim all write through here (a single task is a
+--             batch of one). Per finalize element: the guard (taskforge._tf_guard_batch: busy,
+--             not_found, then tf_finalize's not_running | stale_attempt | not_owner | timed_out
+--             | lease_expired), the outcome rules (taskforge._tf_task_state_after,
+--             _tf_attempt_state_after), backoff from the task type's policy (tf_backoff) for
+--             a retry, the result stored on success, the error capped (_tf_cap_error) otherwise.
+--             Per claimed task: the lease is now + lease_seconds but never past the attempt's
+--             deadline (now + the task's timeout_seconds, kept in tasks.deadline_at and
+--             attempts.deadline_at).
+-- Parameters: worker_id        the worker (validated by the caller; registered when claiming).
+--             task_ids, attempt_numbers, outcomes, results, errors
+--                              the finalize elements, validated by the caller
+--                              (taskforge._tf_check_batch, or tf_finalize's own checks);
+--                              empty arrays for none. results and errors may be NULL.
+--             claim_ids        tasks the caller picked and locked in this transaction, in
+--                              claim order (taskforge._tf_claim_pick), or empty/NULL for none.
+--             lease_seconds    the lease of claimed tasks, validated by the caller.
+--             now              the caller's clock_timestamp() (below).
+-- Returns:    one 'finalized' row per finalize element in input order (accepted, the task
+--             state after the call, or as last committed when refused, and the reason, NULL when
+--             accepted), then one 'claimed' row per claimed task in claim order (the claim
+--             columns of tf_claim). The kind column says which.
+-- Errors:     XX000 (taskforge._tf_broken_invariant) when a task passed the guard but its
+--             attempt row was not RUNNING (see tf_invariant_violations); the statement, like any
+--             error, writes nothing.
+-- Locks:      FOR UPDATE SKIP LOCKED on the finalize elements' tasks rows (a row another
+--             transaction holds is reported busy, never waited for; rows the caller locked
+--             already are its own), then the rows it writes.
+-- Plans:      two statements, each with one cached generic plan: the lock, then the write.
+--             Every row is reached by primary key (nested loops over the input arrays), pinned
+--             with SET enable_seqscan/hashjoin/mergejoin = off so that a plan cached before a
+--             table's first ANALYZE cannot scan whole tables (jit = off: those settings inflate
+--             plan costs past jit_above_cost); each UPDATE also names its rows by the input ids
+--             (task_id = ANY (...)), so a generic plan cached while a table was small, which may
+--             start the join from the table, still reads only those rows through its primary
+--             key. Nothing in the write joins two intermediate results, so its cost grows
+--             linearly with the batch.
+-- Clock:      now, read by the caller once nothing more can be waited for (after tf_finalize's
+--             row lock; at the start of a call that only skips locked rows), and shared with
+--             its pick (taskforge._tf_claim_pick) so that both judge a lease alike: guard,
+--             finish time, backoff start, lease start and attempt start.
+-- By hand:    use the public functions.
+CREATE OR REPLACE FUNCTION taskforge._tf_turn(
+    worker_id uuid,
+    task_ids bigint[],
+    attempt_numbers int[],
+    outcomes text[],
+    results jsonb[],
+    errors jsonb[],
+    claim_ids bigint[],
+    lease_seconds double precision,
+    now timestamptz)
+RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
+              reason text, task_type text, payload jsonb, queue text, priority int,
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := _tf_turn.now;
+    v_locked bigint[];
+    v_all_locked boolean := true;
+    v_finalize int := coalesce(cardinality(_tf_turn.task_ids), 0);
+    v_touched bigint[] := _tf_turn.task_ids || _tf_turn.claim_ids;
+BEGIN
+    IF v_finalize = 0 AND coalesce(cardinality(_tf_turn.claim_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+    IF v_finalize > 0 THEN
+        -- Lock what is free; a row another transaction holds is reported busy, never waited for.
+        v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
+                           WHERE t.task_id = ANY (_tf_turn.task_ids)
+                           ORDER BY t.task_id
+                             FOR UPDATE SKIP LOCKED);
+        v_all_locked := cardinality(v_locked) = v_finalize;
+    END IF;
+
+    RETURN QUERY
+    WITH req AS (
+        SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
+          FROM unnest(_tf_turn.task_ids, _tf_turn.attempt_numbers, _tf_turn.outcomes,
+                      _tf_turn.results, _tf_turn.errors)
+               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
+    ), judged AS (
+        SELECT req.ord, req.task_id, req.attempt_number, req.outcome,
+               CASE WHEN req.outcome = 'succeeded' THEN req.result END AS result,
+               CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error,
+               t.state AS old_state,
+               -- Every element was locked (the usual case): the busy test needs no lookup.
+               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
+                                         _tf_turn.worker_id, req.attempt_number, v_now) AS reason,
+               taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS new_state
+          FROM req
+          LEFT JOIN taskforge.tasks t ON t.task_id = req.task_id
+    ), change AS (
+        -- What happens to each tasks row: the finalize elements that passed the guard, then
+        -- the claimed tasks (outcome NULL), with their position in the output.
+        SELECT j.task_id, j.ord, j.new_state, j.outcome, j.result, j.error, j.attempt_number
+          FROM judged j
+         WHERE j.reason IS NULL
+        UNION ALL
+        SELECT c.task_id, c.ord, 'RUNNING', NULL, NULL, NULL, NULL
+          FROM unnest(_tf_turn.claim_ids) WITH ORDINALITY AS c(task_id, ord)
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = c.new_state,
+               owner_worker_id = CASE WHEN c.outcome IS NULL THEN _tf_turn.worker_id END,
+               lease_expires_at = CASE WHEN c.outcome IS NULL
+                                       THEN least(v_now + make_interval(secs => _tf_turn.lease_seconds),
+                                                  v_now + make_interval(secs => t.timeout_seconds)) END,
+               deadline_at = CASE WHEN c.outcome IS NULL THEN v_now + make_interval(secs => t.timeout_seconds) END,
+               attempt_count = CASE WHEN c.outcome IS NULL THEN t.attempt_count + 1 ELSE t.attempt_count END,
+               scheduled_at = CASE WHEN c.new_state = 'RETRYING'
+                                   THEN v_now + make_interval(secs => (
+                                       SELECT taskforge.tf_backoff(c.attempt_number, tt.backoff_base_seconds,
+                                                                   tt.backoff_cap_seconds, tt.backoff_jitter)
+                                         FROM taskforge.task_types tt WHERE tt.task_type = t.task_type))
+                                   ELSE t.scheduled_at END,
+               result = CASE WHEN c.outcome = 'succeeded' THEN c.result ELSE t.result END,
+               last_error = CASE WHEN c.outcome IS NULL OR c.outcome = 'succeeded' THEN t.last_error ELSE c.error END,
+               finished_at = CASE WHEN c.new_state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
+               updated_at = v_now
+          FROM change c
+         WHERE t.task_id = c.task_id
+           AND t.task_id = ANY (v_touched)  -- an index condition whichever side the join starts from
+           -- A claimed row is QUEUED (the caller locked it so); anything else is left alone.
+           AND (c.outcome IS NOT NULL OR t.state = 'QUEUED')
+        RETURNING t.task_id, c.ord, c.outcome, c.result, c.error, t.attempt_count, t.task_type, t.payload,
+                  t.queue, t.priority, t.max_attempts, t.lease_expires_at, t.deadline_at, t.timeout_seconds
+    ), ended AS (
+        UPDATE taskforge.attempts a
+           SET state = taskforge._tf_attempt_state_after(m.outcome),
+               outcome = m.outcome,
+               finished_at = v_now,
+               result = m.result,
+               error = m.error
+          FROM moved m
+         WHERE m.outcome IS NOT NULL
+           AND a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
+           AND a.task_id = ANY (_tf_turn.task_ids)  -- as in moved: never a walk of all attempts
+        RETURNING a.task_id
+    ), started AS (
+        INSERT INTO taskforge.attempts
+               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
+        SELECT m.task_id, m.attempt_count, _tf_turn.worker_id, 'RUNNING', v_now, m.lease_expires_at, m.deadline_at
+          FROM moved m
+         WHERE m.outcome IS NULL
+    ), broken AS (
+        -- A task that passed the guard must have had its RUNNING attempt ended: counted, so
+        -- that no element is matched against another (the usual case costs two counts).
+        SELECT (SELECT count(*) FROM ended) <> (SELECT count(*) FROM judged WHERE reason IS NULL) AS found
+    )
+    SELECT o.kind, o.task_id, o.attempt_number, o.accepted, o.task_state, o.reason, o.task_type, o.payload,
+           o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds
+      FROM (
+        SELECT 1 AS part, j.ord, 'finalized'::text AS kind, j.task_id, j.attempt_number,
+               j.reason IS NULL AS accepted,
+               CASE WHEN j.reason IS NULL THEN j.new_state ELSE j.old_state END AS task_state,
+               CASE WHEN j.reason IS NULL AND (SELECT found FROM broken)
+                    THEN taskforge._tf_broken_invariant(format(
+                        'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
+                        j.task_id, j.attempt_number))
+                    ELSE j.reason END AS reason,
+               NULL::text AS task_type, NULL::jsonb AS payload, NULL::text AS queue, NULL::int AS priority,
+               NULL::int AS max_attempts, NULL::timestamptz AS lease_expires_at,
+               NULL::double precision AS timeout_seconds
+          FROM judged j
+        UNION ALL
+        SELECT 2, m.ord, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL, m.task_type, m.payload,
+               m.queue, m.priority, m.max_attempts, m.lease_expires_at, m.timeout_seconds
+          FROM moved m
+         WHERE m.outcome IS NULL
+      ) o
+     ORDER BY o.part, o.ord;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) IS
+    'Private: the one write path of finalize and claim: ends the given attempts (guard per element, SKIP LOCKED: busy) and starts attempts of the picked tasks, in one statement. Rows: finalized (input order), then claimed (claim order).';
+REVOKE ALL ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) FROM PUBLIC;
+
 -- >>> db/functions/_tf_unknown_worker.sql
 -- taskforge._tf_unknown_worker(worker_id uuid) -> void                  (private helper)
 --
@@ -2164,6 +2431,50 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_unknown_worker(uuid) IS
     'Private: raises TF404 "worker_id: no registered worker <id> (unknown or deregistered)".';
 REVOKE ALL ON FUNCTION taskforge._tf_unknown_worker(uuid) FROM PUBLIC;
+
+-- >>> db/functions/_tf_valid_batch_of_one.sql
+-- taskforge._tf_valid_batch_of_one(worker_id uuid, task_ids numeric[], attempt_numbers numeric[],
+--     outcomes text[], results jsonb[], errors jsonb[], finalize boolean) -> boolean
+--                                                                          (private helper)
+--
+-- Purpose:    the fast path of batch validation for the commonest call, one element (a
+--             one-slot worker's turn): true when the arguments are certainly valid, so the
+--             caller may skip taskforge._tf_check_batch, which it calls otherwise to raise the
+--             precise error. The element rules are taskforge._tf_token_ok and
+--             taskforge._tf_outcome_ok, shared with _tf_check_batch; arrays may have any lower
+--             bound. A plain SQL expression, inlined into the caller's IF.
+-- Parameters: as _tf_check_batch.
+-- Returns:    true for a valid batch of one element; false or NULL for anything else (not
+--             necessarily invalid: a larger batch, which _tf_check_batch then reads).
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_valid_batch_of_one(
+    worker_id uuid,
+    task_ids numeric[],
+    attempt_numbers numeric[],
+    outcomes text[],
+    results jsonb[],
+    errors jsonb[],
+    finalize boolean)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+AS $fn$
+    SELECT worker_id IS NOT NULL
+       AND cardinality(task_ids) = 1 AND array_ndims(task_ids) = 1
+       AND cardinality(attempt_numbers) = 1 AND array_ndims(attempt_numbers) = 1
+       AND taskforge._tf_token_ok(task_ids[array_lower(task_ids, 1)],
+                                  attempt_numbers[array_lower(attempt_numbers, 1)])
+       AND (NOT finalize
+            OR (cardinality(outcomes) = 1 AND array_ndims(outcomes) = 1
+                AND (results IS NULL OR (cardinality(results) = 1 AND array_ndims(results) = 1))
+                AND (errors IS NULL OR (cardinality(errors) = 1 AND array_ndims(errors) = 1))
+                AND taskforge._tf_outcome_ok(outcomes[array_lower(outcomes, 1)],
+                                            results[array_lower(results, 1)])))
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
+    'Private: true when a batch call holds one certainly valid element, so taskforge._tf_check_batch may be skipped.';
+REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt numeric, base_seconds double precision DEFAULT 2,
@@ -2280,7 +2591,7 @@ BEGIN
         END IF;
         RETURN QUERY SELECT 'RUNNING'::text, true;
     ELSE
-        RETURN QUERY SELECT v_task.state, v_task.cancel_requested_at IS NOT NULL;
+        RETURN QUERY SELECT v_task.state::text, v_task.cancel_requested_at IS NOT NULL;
     END IF;
 END;
 $fn$;
@@ -2318,7 +2629,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
 -- Plans:      one cached generic plan per filter shape, re-planned only while delayed tasks
---             exist (taskforge._tf_claim_tasks, which does the claim, explains why).
+--             exist (taskforge._tf_claim_pick, which chooses and locks the tasks, explains why);
+--             the writes are taskforge._tf_turn's one statement, the path tf_finalize_and_claim
+--             takes too.
 -- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes; otherwise
 --             the tasks wait for their leases to expire.
@@ -2336,14 +2649,21 @@ VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+    v_now timestamptz;
 BEGIN
     IF tf_claim.max_tasks IS NULL OR tf_claim.max_tasks NOT BETWEEN 1 AND 1000
        OR tf_claim.max_tasks <> trunc(tf_claim.max_tasks) THEN
         PERFORM taskforge._tf_check_int('max_tasks', tf_claim.max_tasks, 1, 1000);
     END IF;
-    RETURN QUERY SELECT * FROM taskforge._tf_claim_tasks(tf_claim.worker_id, tf_claim.queues,
-                                                         tf_claim.lease_seconds, tf_claim.max_tasks::int,
-                                                         tf_claim.task_types);
+    v_now := clock_timestamp();
+    RETURN QUERY
+    SELECT c.task_id, c.attempt_number, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
+           c.lease_expires_at, c.timeout_seconds
+      FROM taskforge._tf_turn(tf_claim.worker_id, '{}', '{}', '{}', NULL, NULL,
+                              taskforge._tf_claim_pick(tf_claim.worker_id, tf_claim.queues, tf_claim.lease_seconds,
+                                                       tf_claim.max_tasks::int, tf_claim.task_types, v_now),
+                              tf_claim.lease_seconds, v_now) AS c;
 END;
 $fn$;
 
@@ -2550,8 +2870,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_sc
 --             reason NULL when accepted, else not_running | stale_attempt | not_owner | timed_out
 --             | lease_expired (timed_out: the attempt's deadline has passed; recovery records it).
 -- Errors:     TF400 naming the argument; TF404 no such task. Nothing is written on error.
--- Locks:      the tasks row FOR UPDATE (serialises with renew, recover and cancel of the same
---             task), then its attempts row.
+-- Locks:      the tasks row FOR UPDATE (waits; serialises with renew, recover and cancel of the
+--             same task), then its attempts row.
+-- Writes:     through taskforge._tf_turn, as a batch of one: the same statement as
+--             tf_finalize_many and tf_finalize_and_claim.
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
@@ -2574,15 +2896,7 @@ DECLARE
     v_task_id bigint;
     v_attempt_number int;
     c_max_result_bytes constant int := 1048576;
-    v_now timestamptz := clock_timestamp();
-    v_task taskforge.tasks%ROWTYPE;
-    v_reason text;
     v_error jsonb;
-    v_attempt_state text;
-    v_task_state text;
-    v_scheduled_at timestamptz;
-    v_delay double precision;
-    v_updated int;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
@@ -2602,59 +2916,19 @@ BEGIN
         IF tf_finalize.error_text IS NOT NULL THEN
             PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');
         END IF;
-        v_error := taskforge._tf_cap_error(tf_finalize.error);
+        v_error := tf_finalize.error;
     ELSIF tf_finalize.error_text IS NOT NULL THEN
-        v_error := taskforge._tf_cap_error(jsonb_build_object('message', tf_finalize.error_text));
+        v_error := jsonb_build_object('message', tf_finalize.error_text);
     END IF;
 
-    v_task := taskforge._tf_lock_task(v_task_id);
-    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
-    v_now := clock_timestamp();
-    v_reason := taskforge._tf_guard(v_task, tf_finalize.worker_id, v_attempt_number, v_now);
-    IF v_reason IS NOT NULL THEN
-        RETURN QUERY SELECT false, v_task.state, v_reason;
-        RETURN;
-    END IF;
-
-    v_attempt_state := taskforge._tf_attempt_state_after(tf_finalize.outcome);
-    v_task_state := taskforge._tf_task_state_after(tf_finalize.outcome, v_task.cancel_requested_at IS NOT NULL,
-                                                   v_task.attempt_count, v_task.max_attempts);
-    IF v_task_state = 'RETRYING' THEN
-        SELECT taskforge.tf_backoff(v_attempt_number, tt.backoff_base_seconds,
-                                    tt.backoff_cap_seconds, tt.backoff_jitter)
-          INTO v_delay
-          FROM taskforge.task_types tt WHERE tt.task_type = v_task.task_type;
-        v_scheduled_at := v_now + make_interval(secs => coalesce(v_delay, 0));
-    END IF;
-
-    UPDATE taskforge.attempts a
-       SET state = v_attempt_state,
-           outcome = tf_finalize.outcome,
-           finished_at = v_now,
-           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result END,
-           error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN NULL ELSE v_error END
-     WHERE a.task_id = v_task_id
-       AND a.attempt_number = v_attempt_number
-       AND a.state = 'RUNNING';
-    GET DIAGNOSTICS v_updated = ROW_COUNT;
-    IF v_updated <> 1 THEN
-        RAISE EXCEPTION 'tf_finalize: task % is RUNNING under attempt % but that attempt row is not RUNNING (see tf_invariant_violations)',
-            v_task_id, v_attempt_number;
-    END IF;
-
-    UPDATE taskforge.tasks t
-       SET state = v_task_state,
-           owner_worker_id = NULL,
-           lease_expires_at = NULL,
-           deadline_at = NULL,
-           scheduled_at = coalesce(v_scheduled_at, t.scheduled_at),
-           result = CASE WHEN tf_finalize.outcome = 'succeeded' THEN tf_finalize.result ELSE t.result END,
-           last_error = CASE WHEN tf_finalize.outcome = 'succeeded' THEN t.last_error ELSE v_error END,
-           finished_at = CASE WHEN v_task_state = 'RETRYING' THEN NULL ELSE v_now END,
-           updated_at = v_now
-     WHERE t.task_id = v_task_id;
-
-    RETURN QUERY SELECT true, v_task_state, NULL::text;
+    -- Wait for the row (TF404 when there is none), then write through the batch path, whose
+    -- clock is read now that the row is ours: the lock wait may have outlived the lease.
+    PERFORM taskforge._tf_lock_task(v_task_id);
+    RETURN QUERY
+    SELECT f.accepted, f.task_state, f.reason
+      FROM taskforge._tf_turn(tf_finalize.worker_id, ARRAY[v_task_id], ARRAY[v_attempt_number],
+                              ARRAY[tf_finalize.outcome], ARRAY[tf_finalize.result], ARRAY[v_error],
+                              '{}', NULL, clock_timestamp()) AS f;
 END;
 $fn$;
 
@@ -2691,9 +2965,15 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, js
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
 --             max_tasks > 0 (with max_tasks = 0 the worker need not be registered, as for
 --             tf_finalize_many). Nothing is written when an error is raised.
--- Locks:      as tf_finalize_many, then as tf_claim: SKIP LOCKED throughout, never waits.
--- Clock:      clock_timestamp() read once the finalized rows are locked (finalize), then again
---             at the claim (due test, lease start, attempt start).
+-- Locks:      as tf_claim (the pick), then as tf_finalize_many: SKIP LOCKED throughout, never
+--             waits.
+-- Writes:     the pick (taskforge._tf_claim_pick) chooses and locks the tasks to start; one
+--             statement (taskforge._tf_turn) then ends the given attempts and starts the picked
+--             ones. A limited queue counts the attempts this call ends as ended (the pick judges
+--             them with the same guard and clock as the write), so a slot freed by this call
+--             can be claimed by it.
+-- Clock:      clock_timestamp() once, after validation: guard, due test, finish time, backoff
+--             start, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     worker_id uuid,
@@ -2715,8 +2995,11 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
+DECLARE
+    v_now timestamptz;
+    v_finalize boolean := cardinality(tf_finalize_and_claim.task_ids) <> 0;
 BEGIN
-    IF cardinality(tf_finalize_and_claim.task_ids) = 0 THEN
+    IF NOT v_finalize THEN
         IF coalesce(cardinality(tf_finalize_and_claim.attempt_numbers), -1) <> 0 THEN
             PERFORM taskforge._tf_invalid('attempt_numbers', 'must be empty when task_ids is empty');
         END IF;
@@ -2729,37 +3012,48 @@ BEGIN
         IF coalesce(cardinality(tf_finalize_and_claim.errors), 0) <> 0 THEN
             PERFORM taskforge._tf_invalid('errors', 'must be NULL or empty when task_ids is empty');
         END IF;
-        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        IF tf_finalize_and_claim.max_tasks IS NULL OR tf_finalize_and_claim.max_tasks NOT BETWEEN 1 AND 1000
+           OR tf_finalize_and_claim.max_tasks <> trunc(tf_finalize_and_claim.max_tasks) THEN
+            PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 1, 1000);
+        END IF;
         IF tf_finalize_and_claim.worker_id IS NULL THEN
             PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
         END IF;
     ELSE
-        PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        IF tf_finalize_and_claim.max_tasks IS NULL OR tf_finalize_and_claim.max_tasks NOT BETWEEN 0 AND 1000
+           OR tf_finalize_and_claim.max_tasks <> trunc(tf_finalize_and_claim.max_tasks) THEN
+            PERFORM taskforge._tf_check_int('max_tasks', tf_finalize_and_claim.max_tasks, 0, 1000);
+        END IF;
+        IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids, tf_finalize_and_claim.attempt_numbers,
+                                                   tf_finalize_and_claim.outcomes, tf_finalize_and_claim.results, tf_finalize_and_claim.errors, true), false) THEN
+            -- Not a certainly valid batch of one: the full check, which raises the precise error.
+            PERFORM taskforge._tf_check_batch(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids, tf_finalize_and_claim.attempt_numbers,
+                                              tf_finalize_and_claim.outcomes, tf_finalize_and_claim.results, tf_finalize_and_claim.errors, true);
+        END IF;
         IF tf_finalize_and_claim.max_tasks = 0 THEN
-            -- _tf_claim_tasks will not run, so validate its arguments here, before anything is
+            -- _tf_claim_pick will not run, so validate its arguments here, before anything is
             -- written (a finalize-only call needs no registered worker, but valid arguments).
             PERFORM taskforge._tf_check_names('queues', tf_finalize_and_claim.queues, 'queue');
             PERFORM taskforge._tf_check_names('task_types', tf_finalize_and_claim.task_types, 'task_type');
             PERFORM taskforge._tf_check_seconds('lease_seconds', tf_finalize_and_claim.lease_seconds, 0, 86400, true);
         END IF;
-        RETURN QUERY
-        SELECT 'finalized'::text, f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason,
-               NULL::text, NULL::jsonb, NULL::text, NULL::int, NULL::int, NULL::timestamptz,
-               NULL::double precision
-          FROM taskforge._tf_finalize_attempts(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids,
-                                               tf_finalize_and_claim.attempt_numbers, tf_finalize_and_claim.outcomes,
-                                               tf_finalize_and_claim.results, tf_finalize_and_claim.errors) AS f
-         ORDER BY f.ordinality;
-        IF tf_finalize_and_claim.max_tasks = 0 THEN
-            RETURN;
-        END IF;
     END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int. Nothing
+    -- below waits for a lock, so one clock reading serves the pick and the writes.
+    v_now := clock_timestamp();
     RETURN QUERY
-    SELECT 'claimed'::text, c.task_id, c.attempt_number, NULL::boolean, NULL::text, NULL::text,
-           c.task_type, c.payload, c.queue, c.priority, c.max_attempts, c.lease_expires_at, c.timeout_seconds
-      FROM taskforge._tf_claim_tasks(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
+    SELECT * FROM taskforge._tf_turn(
+        tf_finalize_and_claim.worker_id, tf_finalize_and_claim.task_ids::bigint[],
+        tf_finalize_and_claim.attempt_numbers::int[], tf_finalize_and_claim.outcomes,
+        tf_finalize_and_claim.results, tf_finalize_and_claim.errors,
+        CASE WHEN tf_finalize_and_claim.max_tasks > 0 THEN
+            taskforge._tf_claim_pick(tf_finalize_and_claim.worker_id, tf_finalize_and_claim.queues,
                                      tf_finalize_and_claim.lease_seconds, tf_finalize_and_claim.max_tasks::int,
-                                     tf_finalize_and_claim.task_types) AS c;
+                                     tf_finalize_and_claim.task_types, v_now,
+                                     CASE WHEN v_finalize THEN tf_finalize_and_claim.task_ids::bigint[] END,
+                                     CASE WHEN v_finalize THEN tf_finalize_and_claim.attempt_numbers::int[] END)
+        END,
+        tf_finalize_and_claim.lease_seconds, v_now);
 END;
 $fn$;
 
@@ -2803,7 +3097,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 -- Errors:     TF400 naming the argument and element (e.g. 'outcomes[2]: must be one of ...').
 --             Nothing is written when an error is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
--- Clock:      clock_timestamp() read once the rows are locked: guard, finish time, backoff start.
+-- Writes:     taskforge._tf_turn's one statement (tf_finalize and tf_finalize_and_claim write
+--             through it too); the arguments are checked first by taskforge._tf_check_batch.
+-- Clock:      clock_timestamp() once (nothing is waited for): guard, finish time, backoff start.
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     worker_id uuid,
@@ -2813,16 +3109,27 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
     results jsonb[] DEFAULT NULL,
     errors jsonb[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, accepted boolean, task_state text, reason text)
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+#variable_conflict use_column
+BEGIN
+    IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_finalize_many.worker_id, tf_finalize_many.task_ids, tf_finalize_many.attempt_numbers,
+                                               tf_finalize_many.outcomes, tf_finalize_many.results, tf_finalize_many.errors, true), false) THEN
+        -- Not a certainly valid batch of one: the full check, which raises the precise error.
+        PERFORM taskforge._tf_check_batch(tf_finalize_many.worker_id, tf_finalize_many.task_ids, tf_finalize_many.attempt_numbers,
+                                          tf_finalize_many.outcomes, tf_finalize_many.results, tf_finalize_many.errors, true);
+    END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int.
+    RETURN QUERY
     SELECT f.task_id, f.attempt_number, f.accepted, f.task_state, f.reason
-      FROM taskforge._tf_finalize_attempts(tf_finalize_many.worker_id, tf_finalize_many.task_ids,
-                                           tf_finalize_many.attempt_numbers, tf_finalize_many.outcomes,
-                                           tf_finalize_many.results, tf_finalize_many.errors) AS f
-     ORDER BY f.ordinality;
+      FROM taskforge._tf_turn(tf_finalize_many.worker_id, tf_finalize_many.task_ids::bigint[],
+                              tf_finalize_many.attempt_numbers::int[], tf_finalize_many.outcomes,
+                              tf_finalize_many.results, tf_finalize_many.errors, '{}', NULL,
+                              clock_timestamp()) AS f;
+END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
@@ -3417,8 +3724,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_register_worker(
 --             cancel_requested tells the handler that tf_cancel was called for the task (it
 --             should stop early and finalize). (reason was appended to the first version.)
 -- Errors:     TF400 naming the argument; TF404 no such task.
--- Locks:      the tasks row (UPDATE; waits for a concurrent finalize or recover of the same task),
---             then the matching attempts row.
+-- Locks:      the tasks row (FOR UPDATE; waits for a concurrent finalize or recover of the same
+--             task), then the matching attempts row.
+-- Writes:     through taskforge._tf_renew_attempts, as a batch of one (tf_renew_many's path).
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease), for the guard and the new deadline.
 -- By hand:    only to keep a task you own; it can keep a hung worker's task alive.
@@ -3437,33 +3745,21 @@ AS $fn$
 DECLARE
     v_task_id bigint;
     v_attempt_number int;
-    v_now timestamptz := clock_timestamp();
-    v_lease timestamptz;
-    v_reason text;
-    v_task taskforge.tasks%ROWTYPE;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_renew.task_id, tf_renew.worker_id, tf_renew.attempt_number);
     v_task_id := tf_renew.task_id;                -- checked: a whole number within bigint
     v_attempt_number := tf_renew.attempt_number;  -- checked: 1 .. 2147483647
-    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
-
-    v_task := taskforge._tf_lock_task(v_task_id);
-    -- Read the clock again now that the row is ours: the lock wait may have outlived the lease.
-    v_now := clock_timestamp();
-    v_lease := least(v_now + make_interval(secs => tf_renew.lease_seconds), v_task.deadline_at);
-    v_reason := taskforge._tf_guard(v_task, tf_renew.worker_id, v_attempt_number, v_now);
-    IF v_reason IS NOT NULL THEN
-        RETURN QUERY SELECT false, NULL::timestamptz, v_task.cancel_requested_at IS NOT NULL, v_reason;
-        RETURN;
+    IF tf_renew.lease_seconds IS NULL OR NOT (tf_renew.lease_seconds > 0 AND tf_renew.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew.lease_seconds, 0, 86400, true);
     END IF;
 
-    UPDATE taskforge.tasks t
-       SET lease_expires_at = v_lease, updated_at = v_now
-     WHERE t.task_id = v_task_id;
-    UPDATE taskforge.attempts a
-       SET lease_expires_at = v_lease
-     WHERE a.task_id = v_task_id AND a.attempt_number = v_attempt_number;
-    RETURN QUERY SELECT true, v_lease, v_task.cancel_requested_at IS NOT NULL, NULL::text;
+    -- Wait for the row (TF404 when there is none), then renew through the batch path, whose
+    -- clock is read now that the row is ours: the lock wait may have outlived the lease.
+    PERFORM taskforge._tf_lock_task(v_task_id);
+    RETURN QUERY
+    SELECT r.renewed, r.lease_expires_at, r.cancel_requested, r.reason
+      FROM taskforge._tf_renew_attempts(tf_renew.worker_id, ARRAY[v_task_id], ARRAY[v_attempt_number],
+                                        tf_renew.lease_seconds) AS r;
 END;
 $fn$;
 
@@ -3498,10 +3794,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_renew(numeric, uuid, numeric, double prec
 --             not_owner | timed_out | lease_expired. All but busy mean the lease is lost.
 -- Errors:     TF400 naming the argument (and element). Nothing is written when one is raised.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
--- Plans:      one cached generic plan per statement; every row is reached by primary key
---             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
---             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
---             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
+-- Writes:     taskforge._tf_renew_attempts, the one renewal path (tf_renew takes it too).
 -- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
 -- By hand:    only to keep tasks you own; it can keep a hung worker's tasks alive.
 CREATE OR REPLACE FUNCTION taskforge.tf_renew_many(
@@ -3515,61 +3808,21 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-SET jit = off
-SET enable_hashjoin = off
-SET enable_mergejoin = off
 AS $fn$
-#variable_conflict use_column
-DECLARE
-    v_task_ids bigint[];
-    v_attempt_numbers int[];
-    v_now timestamptz;
-    v_lease timestamptz;
-    v_locked bigint[];
 BEGIN
-    PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
-    v_task_ids := tf_renew_many.task_ids;                -- checked: whole numbers within bigint
-    v_attempt_numbers := tf_renew_many.attempt_numbers;  -- checked: 1 .. 2147483647
-    PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
-
-    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (v_task_ids)
-                       ORDER BY t.task_id
-                         FOR UPDATE SKIP LOCKED);
-    v_now := clock_timestamp();
-    v_lease := v_now + make_interval(secs => tf_renew_many.lease_seconds);
-
+    IF NOT coalesce(taskforge._tf_valid_batch_of_one(tf_renew_many.worker_id, tf_renew_many.task_ids,
+                                                  tf_renew_many.attempt_numbers, NULL, NULL, NULL, false), false) THEN
+        -- Not a certainly valid batch of one: the full check, which raises the precise error.
+        PERFORM taskforge._tf_check_batch(tf_renew_many.worker_id, tf_renew_many.task_ids, tf_renew_many.attempt_numbers);
+    END IF;
+    IF tf_renew_many.lease_seconds IS NULL
+       OR NOT (tf_renew_many.lease_seconds > 0 AND tf_renew_many.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', tf_renew_many.lease_seconds, 0, 86400, true);
+    END IF;
+    -- Checked: task_ids are whole numbers within bigint, attempt numbers within int.
     RETURN QUERY
-    WITH judged AS (
-        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AND t.task_id IS NOT NULL AS cancel,
-               t.task_id IS NOT NULL AS found,
-               taskforge._tf_guard_batch(t, v_locked, tf_renew_many.worker_id, r.attempt_number, v_now) AS reason,
-               least(v_lease, t.deadline_at) AS lease
-          FROM unnest(v_task_ids, v_attempt_numbers)
-               WITH ORDINALITY AS r(task_id, attempt_number, ord)
-          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
-    ), extended AS (
-        UPDATE taskforge.tasks t
-           SET lease_expires_at = j.lease, updated_at = v_now
-          FROM judged j
-         WHERE j.reason IS NULL AND t.task_id = j.task_id
-        RETURNING t.task_id, t.lease_expires_at
-    ), attempt_leases AS (
-        UPDATE taskforge.attempts a
-           SET lease_expires_at = j.lease
-          FROM judged j
-         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
-    )
-    SELECT j.task_id, j.attempt_number, e.task_id IS NOT NULL,
-           e.lease_expires_at,
-           CASE WHEN j.found THEN j.cancel END,
-           j.reason
-      FROM judged j
-      LEFT JOIN extended e ON e.task_id = j.task_id
-     ORDER BY j.ord;
+    SELECT * FROM taskforge._tf_renew_attempts(tf_renew_many.worker_id, tf_renew_many.task_ids::bigint[],
+                                               tf_renew_many.attempt_numbers::int[], tf_renew_many.lease_seconds);
 END;
 $fn$;
 
@@ -4232,7 +4485,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_unschedule_periodic(text) TO taskforge_cl
 
 -- >>> db/schema/50_name_rules.sql
 -- Name formats of the stored names, from their one home, taskforge._tf_name_pattern (which is
--- why these CHECKs are added here, after the functions, and not in 20_tables.sql).
+-- why these CHECKs, and the constraint of the domain taskforge.queue_name that every queue
+-- column has, are added here, after the functions, and not in 15_domains.sql or 20_tables.sql).
 --
 -- Each CHECK is written with the pattern as a literal, taken from _tf_name_pattern when the
 -- schema is built: a CHECK that called the function would run it (a SQL function call, about
@@ -4244,30 +4498,30 @@ DECLARE
 BEGIN
     EXECUTE format('ALTER TABLE taskforge.task_types ADD CONSTRAINT task_types_name_format CHECK (task_type ~ %L)',
                    taskforge._tf_name_pattern('task_type'));
-    EXECUTE format('ALTER TABLE taskforge.tasks ADD CONSTRAINT tasks_queue_format CHECK (queue ~ %L)', v_queue);
-    EXECUTE format('ALTER TABLE taskforge.queues ADD CONSTRAINT queues_name_format CHECK (queue ~ %L)', v_queue);
+    EXECUTE format('ALTER DOMAIN taskforge.queue_name ADD CONSTRAINT queue_name_format CHECK (VALUE ~ %L)', v_queue);
     EXECUTE format('ALTER TABLE taskforge.periodic_schedules'
-                   ' ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ %L),'
-                   ' ADD CONSTRAINT periodic_schedules_queue_format CHECK (queue ~ %L)',
-                   taskforge._tf_name_pattern('schedule'), v_queue);
+                   ' ADD CONSTRAINT periodic_schedules_name_format CHECK (name ~ %L)',
+                   taskforge._tf_name_pattern('schedule'));
 END
 $names$;
 
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
--- nothing on the tables. Liveness and ages are computed from database time (now()).
+-- nothing on the tables. Liveness and ages are computed from database time (now()). Columns of
+-- a domain type (15_domains.sql) are given as their base type (text, int, jsonb), so a view
+-- reads like the functions' results.
 
 -- Tasks with their current (latest) attempt.
 CREATE VIEW taskforge.tf_tasks AS
-SELECT t.task_id, t.task_type, t.queue, t.priority, t.state,
-       t.attempt_count, t.max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
+SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priority, t.state::text AS state,
+       t.attempt_count, t.max_attempts::int AS max_attempts, t.max_attempts - t.attempt_count AS attempts_left,
        t.scheduled_at, t.created_at, t.updated_at, t.finished_at,
        t.owner_worker_id, t.lease_expires_at,
        t.cancel_requested_at IS NOT NULL AS cancel_requested, t.cancel_reason,
-       t.idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
-       t.payload, t.result, t.last_error,
-       a.state AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
+       t.idempotency_key::text AS idempotency_key, encode(t.fingerprint, 'hex') AS fingerprint,
+       t.payload::jsonb AS payload, t.result, t.last_error,
+       a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
        t.timeout_seconds, t.deadline_at
   FROM taskforge.tasks t
@@ -4276,8 +4530,9 @@ COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt
 
 -- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
 CREATE VIEW taskforge.tf_attempts AS
-SELECT a.task_id, a.attempt_number, t.task_type, t.queue, a.worker_id, w.name AS worker_name,
-       a.state, a.outcome, a.started_at, a.lease_expires_at, a.finished_at,
+SELECT a.task_id, a.attempt_number::int AS attempt_number, t.task_type, t.queue::text AS queue, a.worker_id,
+       w.name AS worker_name, a.state::text AS state, a.outcome::text AS outcome, a.started_at,
+       a.lease_expires_at, a.finished_at,
        CASE WHEN a.state = 'ABANDONED' THEN a.finished_at END AS abandoned_at,
        extract(epoch FROM a.finished_at - a.started_at)::double precision AS duration_seconds,
        CASE WHEN a.state = 'ABANDONED'
@@ -4329,11 +4584,11 @@ COMMENT ON VIEW taskforge.tf_task_types IS
 
 -- Counts per queue and state (every state appears for every queue that has tasks).
 CREATE VIEW taskforge.tf_queue_stats AS
-SELECT q.queue, s.state, coalesce(c.tasks, 0) AS tasks,
+SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
  CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
-  LEFT JOIN (SELECT t.queue, t.state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
+  LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;
 COMMENT ON VIEW taskforge.tf_queue_stats IS 'Task counts per queue and state.';
@@ -4359,7 +4614,7 @@ WITH live AS (
       FROM live l
      GROUP BY l.queue
 )
-SELECT coalesce(q.queue, c.queue) AS queue,
+SELECT coalesce(q.queue, c.queue)::text AS queue,
        q.paused_at IS NOT NULL AS paused, q.paused_at, q.max_running,
        coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
        coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
@@ -4374,7 +4629,7 @@ COMMENT ON VIEW taskforge.tf_queues IS
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
 -- (first attempt start - task creation).
 CREATE VIEW taskforge.tf_throughput AS
-SELECT w.window_seconds, t.queue,
+SELECT w.window_seconds, t.queue::text AS queue,
        count(*) AS attempts_finished,
        count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
        count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,
@@ -4397,8 +4652,9 @@ COMMENT ON VIEW taskforge.tf_throughput IS
 -- Periodic schedules with their next and last tick, and the task of the last tick (its state
 -- is NULL once tf_prune deleted it).
 CREATE VIEW taskforge.tf_periodic AS
-SELECT p.name, p.cron, p.timezone, p.task_type, p.queue, p.priority, p.max_attempts, p.payload,
-       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state AS last_task_state,
+SELECT p.name, p.cron, p.timezone, p.task_type, p.queue::text AS queue, p.priority::int AS priority,
+       p.max_attempts, p.payload::jsonb AS payload,
+       p.next_fire_at, p.last_fire_at, p.last_task_id, t.state::text AS last_task_state,
        p.created_at, p.updated_at
   FROM taskforge.periodic_schedules p
   LEFT JOIN taskforge.tasks t ON t.task_id = p.last_task_id;
@@ -4413,7 +4669,7 @@ COMMENT ON VIEW taskforge.tf_periodic IS
 -- has no row. Reads attempts through attempts_finished_idx and each one's task by primary key,
 -- so its cost follows the last hour's attempts, not the history.
 CREATE VIEW taskforge.tf_throughput_per_minute AS
-SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue,
+SELECT date_trunc('minute', a.finished_at, 'UTC') AS minute, t.queue::text AS queue,
        count(*) AS attempts_finished,
        count(*) FILTER (WHERE a.state = 'SUCCEEDED') AS attempts_succeeded,
        count(*) FILTER (WHERE a.state IN ('FAILED', 'ABANDONED')) AS attempts_failed,

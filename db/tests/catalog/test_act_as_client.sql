@@ -51,7 +51,7 @@ SELECT throws_ok('SELECT * FROM taskforge.workers', '42501', NULL, 'console cann
 SELECT lives_ok('SELECT * FROM taskforge.tf_periodic', 'console can read tf_periodic');
 RESET ROLE;
 
-SELECT results_eq($$SELECT state, cancel_reason FROM taskforge.tasks WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+SELECT results_eq($$SELECT state::text, cancel_reason FROM taskforge.tasks WHERE task_id = current_setting('tftest.task_id')::bigint$$,
                   $$VALUES ('QUEUED'::text, NULL::text)$$, 'the client calls were recorded (cancelled, then replayed)');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

@@ -35,7 +35,7 @@ SELECT results_eq('SELECT taskforge.tf_schema_version()', ARRAY[1], 'worker can 
 SELECT lives_ok($$SELECT taskforge.tf_deregister_worker(current_setting('tftest.worker_id')::uuid)$$, 'worker can deregister');
 RESET ROLE;
 
-SELECT results_eq($$SELECT state, result FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, result FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('SUCCEEDED'::text, '{"ok": true}'::jsonb)$$, 'the work done as taskforge_worker is recorded');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

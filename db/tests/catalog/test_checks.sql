@@ -1,21 +1,32 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(30);
+SELECT plan(31);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
 SELECT has_check('taskforge', 'task_types', 'taskforge.task_types has CHECK constraints');
 SELECT has_check('taskforge', 'schedulers', 'taskforge.schedulers has CHECK constraints');
 SELECT col_has_check('taskforge', 'schedulers', 'heartbeat_seconds', 'schedulers.heartbeat_seconds is checked');
-SELECT col_has_check('taskforge', 'tasks', 'state', 'tasks.state is checked');
-SELECT col_has_check('taskforge', 'tasks', 'payload', 'tasks.payload is checked (JSON object)');
-SELECT col_has_check('taskforge', 'tasks', 'queue', 'tasks.queue is checked (name format)');
-SELECT col_has_check('taskforge', 'tasks', 'priority', 'tasks.priority is checked (range)');
-SELECT col_has_check('taskforge', 'tasks', 'max_attempts', 'tasks.max_attempts is checked (range)');
-SELECT col_has_check('taskforge', 'tasks', 'idempotency_key', 'tasks.idempotency_key is checked (length)');
-SELECT col_has_check('taskforge', 'attempts', 'state', 'attempts.state is checked');
-SELECT col_has_check('taskforge', 'attempts', 'outcome', 'attempts.outcome is checked');
-SELECT col_has_check('taskforge', 'attempts', 'attempt_number', 'attempts.attempt_number is checked (>= 1)');
+-- Single-column rules of the hot tables are domains (db/schema/15_domains.sql): the column has
+-- the domain's type, and the domain its CHECK constraint.
+SELECT col_type_is('taskforge', 'tasks', 'state', 'taskforge', 'task_state', 'tasks.state is checked (domain task_state)');
+SELECT col_type_is('taskforge', 'tasks', 'payload', 'taskforge', 'json_object', 'tasks.payload is checked (domain json_object)');
+SELECT col_type_is('taskforge', 'tasks', 'queue', 'taskforge', 'queue_name', 'tasks.queue is checked (domain queue_name)');
+SELECT col_type_is('taskforge', 'tasks', 'priority', 'taskforge', 'task_priority', 'tasks.priority is checked (domain task_priority)');
+SELECT col_type_is('taskforge', 'tasks', 'max_attempts', 'taskforge', 'attempt_budget', 'tasks.max_attempts is checked (domain attempt_budget)');
+SELECT col_type_is('taskforge', 'tasks', 'idempotency_key', 'taskforge', 'idempotency_key', 'tasks.idempotency_key is checked (domain idempotency_key)');
+SELECT col_type_is('taskforge', 'attempts', 'state', 'taskforge', 'attempt_state', 'attempts.state is checked (domain attempt_state)');
+SELECT col_type_is('taskforge', 'attempts', 'outcome', 'taskforge', 'attempt_outcome', 'attempts.outcome is checked (domain attempt_outcome)');
+SELECT col_type_is('taskforge', 'attempts', 'attempt_number', 'taskforge', 'attempt_number', 'attempts.attempt_number is checked (domain attempt_number)');
+SELECT set_eq($$SELECT t.typname::text || '.' || c.conname::text FROM pg_catalog.pg_constraint c
+                  JOIN pg_catalog.pg_type t ON t.oid = c.contypid
+                 WHERE t.typnamespace = 'taskforge'::regnamespace AND c.contype = 'c' AND c.convalidated$$,
+              $$VALUES ('task_state.task_state_known'), ('attempt_state.attempt_state_known'),
+                       ('attempt_outcome.attempt_outcome_known'), ('attempt_number.attempt_number_positive'),
+                       ('json_object.json_object_is_object'), ('task_priority.task_priority_range'),
+                       ('attempt_budget.attempt_budget_range'), ('idempotency_key.idempotency_key_length'),
+                       ('queue_name.queue_name_format')$$,
+              'every domain of the schema carries its validated CHECK constraint');
 SELECT col_has_check('taskforge', 'workers', 'heartbeat_seconds', 'workers.heartbeat_seconds is checked');
 SELECT col_has_check('taskforge', 'task_types', 'backoff_jitter', 'task_types.backoff_jitter is checked');
 

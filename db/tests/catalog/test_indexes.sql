@@ -27,11 +27,11 @@ CREATE TEMP TABLE pred AS
 SELECT c.relname, pg_get_expr(i.indpred, i.indrelid) AS predicate
   FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
  WHERE c.relnamespace = 'taskforge'::regnamespace;
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_order_idx'), $$(state = 'QUEUED'::text)$$, 'claim order index is partial: QUEUED only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_queue_idx'), $$(state = 'QUEUED'::text)$$, 'per-queue claim index is partial: QUEUED only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $$(state = 'QUEUED'::text)$$, 'due-time index is partial: QUEUED only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$(state = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$(state = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_order_idx'), $$((state)::text = 'QUEUED'::text)$$, 'claim order index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_claim_queue_idx'), $$((state)::text = 'QUEUED'::text)$$, 'per-queue claim index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $$((state)::text = 'QUEUED'::text)$$, 'due-time index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$((state)::text = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$((state)::text = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_finished_idx'), '(finished_at IS NOT NULL)', 'retention index is partial: finished tasks only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_idempotency_key_uidx'), '(idempotency_key IS NOT NULL)', 'the key index is partial: tasks with a key only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_owner_idx'), '(owner_worker_id IS NOT NULL)', 'owner index is partial: owned tasks only');

@@ -12,9 +12,9 @@ CREATE TEMP TABLE r AS SELECT * FROM taskforge.tf_recover();
 
 SELECT results_eq('SELECT task_state, cancel_requested FROM x', $$VALUES ('RUNNING'::text, true)$$, 'setup: cancel requested while running');
 SELECT cmp_ok((SELECT failed FROM r), '>=', 1, 'the recovery counts it among the ended tasks');
-SELECT results_eq($$SELECT state, finished_at IS NOT NULL, cancel_reason FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, finished_at IS NOT NULL, cancel_reason FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('CANCELLED'::text, true, 'shutdown'::text)$$, 'the task ends CANCELLED with its reason, not QUEUED');
-SELECT results_eq($$SELECT state, outcome FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, outcome::text FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('ABANDONED'::text, 'lease_expired'::text)$$, 'its attempt is ABANDONED');
 SELECT is_empty($$SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['cancel_recovery'])$$, 'it is never claimed again');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');

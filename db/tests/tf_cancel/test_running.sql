@@ -11,8 +11,8 @@ SELECT results_eq($$SELECT renewed, cancel_requested FROM taskforge.tf_renew((SE
 CREATE TEMP TABLE x1 AS SELECT * FROM taskforge.tf_cancel((SELECT task_id FROM sub), 'user pressed stop');
 SELECT results_eq('SELECT task_state, cancel_requested FROM x1', $$VALUES ('RUNNING'::text, true)$$,
                   'RUNNING: the call reports state RUNNING with cancel_requested = true');
-SELECT results_eq($$SELECT state, owner_worker_id, attempt_count, finished_at FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
-                  'SELECT state, owner_worker_id, attempt_count, finished_at FROM before',
+SELECT results_eq($$SELECT state::text, owner_worker_id, attempt_count, finished_at FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+                  'SELECT state::text, owner_worker_id, attempt_count, finished_at FROM before',
                   'the task keeps running under its owner, unfinished');
 SELECT results_eq($$SELECT cancel_requested_at IS NOT NULL, cancel_reason FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES (true, 'user pressed stop'::text)$$, 'the request and its reason are stored');
@@ -31,9 +31,9 @@ SELECT results_eq($$SELECT cancel_requested_at, cancel_reason FROM taskforge.tas
 -- The handler finished anyway: the work happened, so the task SUCCEEDED.
 SELECT results_eq($$SELECT accepted, task_state FROM taskforge.tf_finalize((SELECT task_id FROM sub), (SELECT id FROM w), 1, 'succeeded', '{"n": 1}')$$,
                   $$VALUES (true, 'SUCCEEDED'::text)$$, 'a success after a cancel request is SUCCEEDED');
-SELECT results_eq($$SELECT state, result FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, result FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('SUCCEEDED'::text, '{"n": 1}'::jsonb)$$, 'the task keeps its result');
-SELECT results_eq($$SELECT state, outcome FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, outcome::text FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('SUCCEEDED'::text, 'succeeded'::text)$$, 'the attempt SUCCEEDED');
 SELECT results_eq($$SELECT task_state, cancel_requested FROM taskforge.tf_cancel((SELECT task_id FROM sub))$$,
                   $$VALUES ('SUCCEEDED'::text, true)$$, 'cancelling it now returns SUCCEEDED unchanged');

@@ -16,10 +16,10 @@ SELECT is((SELECT count(*)::int FROM x WHERE task_state = 'RUNNING' AND cancel_r
 SELECT results_eq('SELECT outcome, accepted, task_state FROM f ORDER BY outcome',
                   $$VALUES ('cancelled'::text, true, 'CANCELLED'::text), ('failed', true, 'CANCELLED'), ('retryable', true, 'CANCELLED')$$,
                   'every non-success outcome is accepted and ends CANCELLED');
-SELECT results_eq($$SELECT s.outcome, t.state FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.outcome$$,
+SELECT results_eq($$SELECT s.outcome, t.state::text FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.outcome$$,
                   $$VALUES ('cancelled'::text, 'CANCELLED'::text), ('failed', 'CANCELLED'), ('retryable', 'CANCELLED')$$,
                   'the stored task states are CANCELLED');
-SELECT results_eq($$SELECT s.outcome, a.state, a.outcome FROM sub s JOIN taskforge.attempts a USING (task_id) ORDER BY s.outcome$$,
+SELECT results_eq($$SELECT s.outcome, a.state::text, a.outcome::text FROM sub s JOIN taskforge.attempts a USING (task_id) ORDER BY s.outcome$$,
                   $$VALUES ('cancelled'::text, 'CANCELLED'::text, 'cancelled'::text), ('failed', 'FAILED', 'failed'), ('retryable', 'FAILED', 'retryable')$$,
                   'the attempts record what the worker reported');
 SELECT ok((SELECT bool_and(t.finished_at IS NOT NULL AND t.owner_worker_id IS NULL AND t.lease_expires_at IS NULL)

@@ -21,13 +21,13 @@ SELECT results_eq($$SELECT task_state, cancel_requested FROM taskforge.tf_cancel
                   $$VALUES ('FAILED'::text, false)$$, 'FAILED is returned unchanged, no cancel recorded');
 SELECT results_eq($$SELECT task_state, cancel_requested FROM taskforge.tf_cancel((SELECT task_id FROM gone), 'second')$$,
                   $$VALUES ('CANCELLED'::text, true)$$, 'CANCELLED is returned unchanged');
-SELECT results_eq($$SELECT task_id, state, cancel_requested_at, cancel_reason, finished_at, updated_at FROM taskforge.tasks
+SELECT results_eq($$SELECT task_id, state::text, cancel_requested_at, cancel_reason, finished_at, updated_at FROM taskforge.tasks
                      WHERE task_id IN (SELECT task_id FROM sub UNION ALL SELECT task_id FROM gone) ORDER BY task_id$$,
-                  'SELECT task_id, state, cancel_requested_at, cancel_reason, finished_at, updated_at FROM before ORDER BY task_id',
+                  'SELECT task_id, state::text, cancel_requested_at, cancel_reason, finished_at, updated_at FROM before ORDER BY task_id',
                   'no terminal row was written (state, request, reason, finished_at, updated_at)');
 SELECT is((SELECT cancel_reason FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM gone)), 'first',
           'the first reason of a cancelled task is kept');
-SELECT results_eq($$SELECT state FROM taskforge.attempts WHERE task_id IN (SELECT task_id FROM sub) ORDER BY task_id$$,
+SELECT results_eq($$SELECT state::text FROM taskforge.attempts WHERE task_id IN (SELECT task_id FROM sub) ORDER BY task_id$$,
                   $$VALUES ('SUCCEEDED'::text), ('FAILED')$$, 'the attempts are unchanged');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

@@ -12,24 +12,24 @@ CREATE TEMP TABLE att AS SELECT a.* FROM taskforge.attempts a JOIN s USING (task
 
 SELECT is((SELECT count(*)::int FROM c), 1, 'one row is returned');
 SELECT is((SELECT task_id FROM c), (SELECT task_id FROM s), 'the row names the task');
-SELECT is((SELECT attempt_number FROM c), 1, 'the first claim is attempt 1');
+SELECT is((SELECT attempt_number::int FROM c), 1, 'the first claim is attempt 1');
 SELECT is((SELECT task_type FROM c), 'echo', 'task_type is returned');
-SELECT is((SELECT payload FROM c), '{"k": "v"}'::jsonb, 'payload is returned');
-SELECT is((SELECT queue FROM c), 'q_claim_attempt', 'queue is returned');
-SELECT is((SELECT priority FROM c), 7, 'priority is returned');
-SELECT is((SELECT max_attempts FROM c), 4, 'max_attempts is returned');
+SELECT is((SELECT payload::jsonb FROM c), '{"k": "v"}'::jsonb, 'payload is returned');
+SELECT is((SELECT queue::text FROM c), 'q_claim_attempt', 'queue is returned');
+SELECT is((SELECT priority::int FROM c), 7, 'priority is returned');
+SELECT is((SELECT max_attempts::int FROM c), 4, 'max_attempts is returned');
 SELECT ok((SELECT lease_expires_at BETWEEN (SELECT at FROM t0) + interval '45.5 seconds' AND (SELECT at FROM t1) + interval '45.5 seconds' FROM c),
     'lease_expires_at is database time at the call + 45.5 s');
 
-SELECT is((SELECT state FROM task), 'RUNNING', 'the task is RUNNING');
+SELECT is((SELECT state::text FROM task), 'RUNNING', 'the task is RUNNING');
 SELECT is((SELECT owner_worker_id FROM task), (SELECT id FROM w), 'the caller owns the task');
 SELECT is((SELECT lease_expires_at FROM task), (SELECT lease_expires_at FROM c), 'the task lease is the returned lease');
 SELECT is((SELECT attempt_count FROM task), 1, 'attempt_count is 1');
 SELECT ok((SELECT updated_at BETWEEN (SELECT at FROM t0) AND (SELECT at FROM t1) FROM task), 'updated_at is the time of the claim');
 
 SELECT is((SELECT count(*)::int FROM att), 1, 'one attempt row exists');
-SELECT is((SELECT attempt_number FROM att), 1, 'it is attempt 1');
-SELECT is((SELECT state FROM att), 'RUNNING', 'the attempt is RUNNING');
+SELECT is((SELECT attempt_number::int FROM att), 1, 'it is attempt 1');
+SELECT is((SELECT state::text FROM att), 'RUNNING', 'the attempt is RUNNING');
 SELECT is((SELECT worker_id FROM att), (SELECT id FROM w), 'the attempt names the worker');
 SELECT is((SELECT lease_expires_at FROM att), (SELECT lease_expires_at FROM c), 'the attempt carries the same lease');
 SELECT is((SELECT lease_expires_at - started_at FROM att), interval '45.5 seconds', 'the lease starts when the attempt starts');

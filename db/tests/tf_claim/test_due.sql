@@ -11,7 +11,7 @@ CREATE TEMP TABLE c1 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARR
 SELECT is((SELECT array_agg(task_id) FROM c1), ARRAY[(SELECT task_id FROM due)], 'only the due task is claimed');
 SELECT is((SELECT count(*)::int FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_due'], max_tasks => 10)), 0,
     'with only a running and a future task, nothing is eligible');
-SELECT is((SELECT t.state FROM taskforge.tasks t JOIN future USING (task_id)), 'QUEUED', 'the future task stays QUEUED');
+SELECT is((SELECT t.state::text FROM taskforge.tasks t JOIN future USING (task_id)), 'QUEUED', 'the future task stays QUEUED');
 SELECT is((SELECT count(*)::int FROM taskforge.attempts JOIN future USING (task_id)), 0, 'the future task got no attempt');
 
 -- Time passes: the future task is due now.
@@ -34,7 +34,7 @@ CREATE TEMP TABLE dc AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARR
 CREATE TEMP TABLE df AS SELECT f.* FROM dc, taskforge.tf_finalize(dc.task_id, (SELECT id FROM w), dc.attempt_number, 'succeeded') f;
 CREATE TEMP TABLE cancelled AS SELECT * FROM taskforge.tf_submit('noop', '{}', 'q_claim_due_done');
 CREATE TEMP TABLE cc AS SELECT x.* FROM cancelled, taskforge.tf_cancel(cancelled.task_id) x;
-SELECT is((SELECT array_agg(t.state ORDER BY t.state) FROM taskforge.tasks t WHERE t.queue = 'q_claim_due_done'),
+SELECT is((SELECT array_agg(t.state::text ORDER BY t.state) FROM taskforge.tasks t WHERE t.queue = 'q_claim_due_done'),
     ARRAY['CANCELLED', 'SUCCEEDED'], 'the queue holds a succeeded and a cancelled task');
 SELECT is((SELECT count(*)::int FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_due_done'], max_tasks => 10)), 0,
     'succeeded and cancelled tasks are not claimed');

@@ -34,7 +34,7 @@ SELECT is((SELECT array_agg(o.label ORDER BY o.label) FROM c3 JOIN o USING (task
 CREATE TEMP TABLE c4 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_claim_filter_a'], max_tasks => 10);
 SELECT is((SELECT array_agg(o.label ORDER BY o.label) FROM c4 JOIN o USING (task_id)), ARRAY['A_noop'],
     'task_types NULL means any type in the queue');
-SELECT is((SELECT array_agg(DISTINCT t.state) FROM taskforge.tasks t JOIN o USING (task_id)), ARRAY['RUNNING'],
+SELECT is((SELECT array_agg(DISTINCT t.state::text) FROM taskforge.tasks t JOIN o USING (task_id)), ARRAY['RUNNING'],
     'every task was claimed exactly by the filter that matched it');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

@@ -17,13 +17,13 @@ SELECT is((SELECT enqueued FROM e), 1, 'one due schedule: one tick enqueued');
 SELECT is((SELECT names FROM e), ARRAY['enq-hourly'], 'names lists the schedule');
 SELECT is((SELECT count(*)::int FROM task), 1, 'one task was created');
 SELECT is((SELECT task_ids FROM e), ARRAY[(SELECT task_id FROM task)], 'task_ids lists its id');
-SELECT results_eq('SELECT task_type, payload, priority, max_attempts, state, attempt_count FROM task',
+SELECT results_eq('SELECT task_type, payload::jsonb, priority::int, max_attempts::int, state::text, attempt_count FROM task',
                   $$VALUES ('echo'::text, '{"report": "hourly"}'::jsonb, 7, 4, 'QUEUED'::text, 0)$$,
                   'the task carries the schedule''s request and is QUEUED');
 SELECT ok((SELECT ticks[1] IN (date_trunc('hour', (SELECT at FROM t0)), date_trunc('hour', (SELECT at FROM t1))) FROM e),
           'the tick is the start of this hour');
 SELECT is((SELECT scheduled_at FROM task), (SELECT ticks[1] FROM e), 'scheduled_at is the tick (due at once)');
-SELECT is((SELECT idempotency_key FROM task),
+SELECT is((SELECT idempotency_key::text FROM task),
           (SELECT 'periodic:enq-hourly:' || to_char(ticks[1] AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM e),
           'the idempotency key is periodic:<name>:<tick in UTC>');
 SELECT ok((SELECT fingerprint IS NOT NULL FROM task), 'the key is held with the request''s fingerprint, as tf_submit stores it');

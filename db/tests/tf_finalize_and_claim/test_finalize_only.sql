@@ -22,11 +22,11 @@ SELECT results_eq($$SELECT r.kind, k.n, r.attempt_number, r.accepted, r.task_sta
                   'one finalized row per element in input order, and nothing else');
 SELECT is((SELECT count(*)::int FROM r WHERE task_type IS NULL AND payload IS NULL AND queue IS NULL AND priority IS NULL
                                         AND max_attempts IS NULL AND lease_expires_at IS NULL), 2, 'the claim columns of finalized rows are NULL');
-SELECT is((SELECT t.state FROM taskforge.tasks t JOIN waiting USING (task_id)), 'QUEUED', 'max_tasks 0 claims nothing, though a task is due');
-SELECT results_eq($$SELECT k.n, t.state, t.result, t.last_error FROM k JOIN taskforge.tasks t USING (task_id) WHERE k.n <= 2 ORDER BY k.n$$,
+SELECT is((SELECT t.state::text FROM taskforge.tasks t JOIN waiting USING (task_id)), 'QUEUED', 'max_tasks 0 claims nothing, though a task is due');
+SELECT results_eq($$SELECT k.n, t.state::text, t.result, t.last_error FROM k JOIN taskforge.tasks t USING (task_id) WHERE k.n <= 2 ORDER BY k.n$$,
                   $$VALUES (1, 'FAILED', NULL::jsonb, '{"message": "e1"}'::jsonb), (2, 'SUCCEEDED', '{"r": 2}'::jsonb, NULL)$$,
                   'the outcomes, result and error are stored as tf_finalize_many would');
-SELECT is((SELECT array_agg(a.state ORDER BY k.n) FROM k JOIN taskforge.attempts a USING (task_id)), ARRAY['FAILED', 'SUCCEEDED', 'RUNNING'],
+SELECT is((SELECT array_agg(a.state::text ORDER BY k.n) FROM k JOIN taskforge.attempts a USING (task_id)), ARRAY['FAILED', 'SUCCEEDED', 'RUNNING'],
     'the attempts ended; the one not named still runs');
 
 -- A deregistered worker may still finalize what it owns (max_tasks 0); the guard does not ask for registration.

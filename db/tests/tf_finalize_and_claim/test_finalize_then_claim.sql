@@ -34,10 +34,10 @@ SELECT results_eq(
     'finalized rows in input order (the refused one too), then claimed rows in claim order');
 SELECT is((SELECT count(*)::int FROM r WHERE kind = 'finalized' AND (queue IS NOT NULL OR lease_expires_at IS NOT NULL)), 0,
     'finalized rows carry no queue or lease');
-SELECT is((SELECT array_agg(DISTINCT queue) FROM r WHERE kind = 'claimed'), ARRAY['q_fac_both'], 'claimed rows carry their queue');
+SELECT is((SELECT array_agg(DISTINCT queue::text) FROM r WHERE kind = 'claimed'), ARRAY['q_fac_both'], 'claimed rows carry their queue');
 SELECT ok((SELECT bool_and(lease_expires_at BETWEEN (SELECT at FROM before_call) + interval '90 seconds' AND (SELECT at FROM after_call) + interval '90 seconds')
              FROM r WHERE kind = 'claimed'), 'claimed leases are the database clock + lease_seconds');
-SELECT results_eq($$SELECT k.label, t.state FROM k JOIN taskforge.tasks t USING (task_id) ORDER BY k.label$$,
+SELECT results_eq($$SELECT k.label, t.state::text FROM k JOIN taskforge.tasks t USING (task_id) ORDER BY k.label$$,
                   $$VALUES ('next_p0', 'QUEUED'), ('next_p1', 'RUNNING'), ('next_p7', 'RUNNING'), ('run_a', 'FAILED'), ('run_b', 'RUNNING'), ('run_c', 'SUCCEEDED')$$,
                   'stored: two finished, the refused one still RUNNING, two newly RUNNING, one left QUEUED');
 SELECT is((SELECT result FROM taskforge.tasks JOIN k USING (task_id) WHERE label = 'run_c'), '{"r": "c"}'::jsonb, 'the result is stored');

@@ -13,11 +13,11 @@ CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRA
 CREATE TEMP TABLE x AS SELECT z.* FROM k, taskforge.tf_cancel(k.task_id, 'stop') z WHERE k.label LIKE 'req_%';
 
 CREATE TEMP TABLE r AS SELECT * FROM taskforge.tf_finalize_and_claim((SELECT id FROM w),
-    (SELECT array_agg(task_id ORDER BY label) FROM k), (SELECT array_agg(1) FROM k), (SELECT array_agg(outcome ORDER BY label) FROM k),
+    (SELECT array_agg(task_id ORDER BY label) FROM k), (SELECT array_agg(1) FROM k), (SELECT array_agg(outcome::text ORDER BY label) FROM k),
     (SELECT array_agg(jsonb_build_object('r', label) ORDER BY label) FROM k), (SELECT array_agg(jsonb_build_object('message', label) ORDER BY label) FROM k),
     queues => ARRAY['q_fac_outcomes'], max_tasks => 10);
 
-SELECT results_eq($$SELECT k.label, r.kind, r.accepted, r.task_state, t.state, a.state FROM r JOIN k USING (task_id)
+SELECT results_eq($$SELECT k.label, r.kind, r.accepted, r.task_state, t.state::text, a.state::text FROM r JOIN k USING (task_id)
                       JOIN taskforge.tasks t USING (task_id) JOIN taskforge.attempts a USING (task_id) ORDER BY k.label$$,
                   $$VALUES ('cancel', 'finalized', true, 'CANCELLED', 'CANCELLED', 'CANCELLED'),
                            ('fail', 'finalized', true, 'FAILED', 'FAILED', 'FAILED'),

@@ -27,10 +27,10 @@ SELECT results_eq($$SELECT o.label, f.task_state FROM f JOIN o USING (task_id) O
                   $$VALUES ('cancelled', 'CANCELLED'), ('control', 'RETRYING'), ('failed', 'CANCELLED'), ('retryable', 'CANCELLED'),
                            ('retryable_last', 'CANCELLED'), ('succeeded', 'SUCCEEDED')$$,
                   'with a cancel request: succeeded stays SUCCEEDED, failed/retryable (with or without budget)/cancelled end CANCELLED; the task without request is RETRYING');
-SELECT results_eq($$SELECT o.label, t.state FROM o JOIN taskforge.tasks t USING (task_id) ORDER BY o.label$$,
+SELECT results_eq($$SELECT o.label, t.state::text FROM o JOIN taskforge.tasks t USING (task_id) ORDER BY o.label$$,
                   $$SELECT o.label, f.task_state FROM f JOIN o USING (task_id) ORDER BY o.label$$,
                   'the stored task states match the returned ones');
-SELECT results_eq($$SELECT o.label, a.state || '/' || a.outcome FROM o JOIN taskforge.attempts a USING (task_id) ORDER BY o.label$$,
+SELECT results_eq($$SELECT o.label, a.state::text || '/' || a.outcome::text FROM o JOIN taskforge.attempts a USING (task_id) ORDER BY o.label$$,
                   $$VALUES ('cancelled', 'CANCELLED/cancelled'), ('control', 'FAILED/retryable'), ('failed', 'FAILED/failed'),
                            ('retryable', 'FAILED/retryable'), ('retryable_last', 'FAILED/retryable'), ('succeeded', 'SUCCEEDED/succeeded')$$,
                   'each attempt records what the worker reported');

@@ -15,7 +15,7 @@ SELECT is((SELECT array_agg(accepted::text || '/' || task_state ORDER BY task_id
     ARRAY['true/CANCELLED', 'true/CANCELLED'], 'cancelled elements are accepted; the tasks are CANCELLED');
 SELECT is((SELECT array_agg(DISTINCT a.state || '/' || a.outcome) FROM k JOIN taskforge.attempts a USING (task_id)),
     ARRAY['CANCELLED/cancelled'], 'the attempts are CANCELLED with outcome cancelled');
-SELECT is((SELECT array_agg(DISTINCT t.state) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['CANCELLED'], 'the stored tasks are CANCELLED');
+SELECT is((SELECT array_agg(DISTINCT t.state::text) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['CANCELLED'], 'the stored tasks are CANCELLED');
 SELECT is((SELECT t.last_error FROM k JOIN taskforge.tasks t USING (task_id) WHERE k.n = 1), '{"message": "stopped"}'::jsonb,
     'the error given is kept');
 SELECT is((SELECT count(*)::int FROM k JOIN taskforge.tasks t USING (task_id) WHERE t.finished_at IS NOT NULL AND t.owner_worker_id IS NULL), 2,

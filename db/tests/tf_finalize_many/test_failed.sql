@@ -14,7 +14,7 @@ CREATE TEMP TABLE f AS SELECT * FROM taskforge.tf_finalize_many(
 
 SELECT is((SELECT array_agg(accepted::text || '/' || task_state ORDER BY task_id) FROM f),
     ARRAY['true/FAILED', 'true/FAILED', 'true/FAILED'], 'every failed element is accepted and the task is FAILED');
-SELECT is((SELECT array_agg(DISTINCT t.state) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['FAILED'],
+SELECT is((SELECT array_agg(DISTINCT t.state::text) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['FAILED'],
     'the stored tasks are FAILED although 4 attempts remain each');
 SELECT is((SELECT array_agg(DISTINCT a.state || '/' || a.outcome) FROM k JOIN taskforge.attempts a USING (task_id)),
     ARRAY['FAILED/failed'], 'every attempt is FAILED with outcome failed');

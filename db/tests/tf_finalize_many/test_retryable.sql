@@ -34,8 +34,8 @@ SELECT r.* FROM taskforge.tf_finalize_many((SELECT id FROM w),
     (SELECT array_agg(jsonb_build_object('type', 'Timeout', 'message', b.label) ORDER BY b.pos) FROM b))
     WITH ORDINALITY r(task_id, attempt_number, accepted, task_state, reason, pos);
 CREATE TEMP TABLE after AS
-SELECT k.label, t.state, t.scheduled_at - a.finished_at AS delay, t.finished_at AS task_finished, t.result, t.last_error,
-       a.state AS attempt_state, a.outcome, a.error
+SELECT k.label, t.state::text AS state, t.scheduled_at - a.finished_at AS delay, t.finished_at AS task_finished, t.result, t.last_error,
+       a.state::text AS attempt_state, a.outcome::text AS outcome, a.error
   FROM k JOIN taskforge.tasks t USING (task_id) JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 
 SELECT results_eq($$SELECT k.label, f.accepted, f.task_state FROM f JOIN k USING (task_id) ORDER BY f.pos$$,

@@ -32,7 +32,7 @@ SELECT results_eq($$SELECT k.n, t.result FROM k JOIN taskforge.tasks t USING (ta
 SELECT results_eq($$SELECT k.n, a.result FROM k JOIN taskforge.attempts a USING (task_id) ORDER BY k.n$$,
                   $$SELECT k.n, t.result FROM k JOIN taskforge.tasks t USING (task_id) ORDER BY k.n$$,
                   'each attempt stores the same result as its task');
-SELECT is((SELECT array_agg(DISTINCT t.state) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['SUCCEEDED'], 'every task is SUCCEEDED');
+SELECT is((SELECT array_agg(DISTINCT t.state::text) FROM k JOIN taskforge.tasks t USING (task_id)), ARRAY['SUCCEEDED'], 'every task is SUCCEEDED');
 SELECT is((SELECT array_agg(DISTINCT a.state || '/' || a.outcome) FROM k JOIN taskforge.attempts a USING (task_id)),
     ARRAY['SUCCEEDED/succeeded'], 'every attempt is SUCCEEDED with outcome succeeded');
 SELECT is((SELECT count(*)::int FROM k JOIN taskforge.tasks t USING (task_id)

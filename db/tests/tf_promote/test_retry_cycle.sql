@@ -18,7 +18,7 @@ SELECT is((SELECT scheduled_at - x.finished_at FROM taskforge.tasks t JOIN taskf
 CREATE TEMP TABLE p0 AS SELECT * FROM taskforge.tf_promote();
 SELECT cmp_ok((SELECT next_due_at FROM p0), '<=', (SELECT scheduled_at FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)),
               'next_due_at accounts for the waiting task');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'RETRYING', 'not promoted before its backoff ends');
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'RETRYING', 'not promoted before its backoff ends');
 SELECT is_empty($$SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['promote_cycle'])$$,
                 'a RETRYING task is never claimed');
 
@@ -26,7 +26,7 @@ SELECT is_empty($$SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['pr
 UPDATE taskforge.tasks SET scheduled_at = clock_timestamp() - interval '1 second' WHERE task_id = (SELECT task_id FROM sub);
 CREATE TEMP TABLE p AS SELECT * FROM taskforge.tf_promote();
 SELECT cmp_ok((SELECT promoted FROM p), '>=', 1, 'tf_promote promotes the due task');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED', 'the task is QUEUED');
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED', 'the task is QUEUED');
 SELECT is((SELECT count(*)::int FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub)), 1,
           'promotion created no attempt');
 
@@ -39,7 +39,7 @@ SELECT results_eq($$SELECT attempt_number, state, outcome FROM taskforge.tf_atte
                   'history is exactly FAILED -> SUCCEEDED');
 SELECT is((SELECT error ->> 'message' FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM sub) AND attempt_number = 1),
           'try again', 'the failed attempt keeps its error');
-SELECT results_eq($$SELECT state, result, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, result, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('SUCCEEDED'::text, '{"done": true}'::jsonb, 2)$$, 'the task SUCCEEDED with its result after 2 attempts');
 SELECT is((SELECT current_attempt_state FROM taskforge.tf_tasks WHERE task_id = (SELECT task_id FROM sub)), 'SUCCEEDED',
           'tf_tasks shows the successful attempt as current');

@@ -25,7 +25,7 @@ UPDATE taskforge.tasks SET created_at = clock_timestamp() - interval '3 hours', 
                            scheduled_at = clock_timestamp() - interval '3 hours'
  WHERE task_id IN (SELECT task_id FROM sub WHERE name IN ('queued', 'running', 'retrying'));
 
-SELECT results_eq($$SELECT s.name, t.state FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
+SELECT results_eq($$SELECT s.name, t.state::text FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
                   $$VALUES ('new_succeeded'::text, 'SUCCEEDED'::text), ('old_cancelled', 'CANCELLED'), ('old_failed', 'FAILED'),
                            ('old_succeeded', 'SUCCEEDED'), ('queued', 'QUEUED'), ('retrying', 'RETRYING'), ('running', 'RUNNING')$$,
                   'setup: one task per state, three of them finished two hours ago');

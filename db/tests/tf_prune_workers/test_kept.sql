@@ -49,7 +49,7 @@ SELECT results_eq($$SELECT w.name, v.liveness, v.running_tasks FROM w JOIN taskf
 SELECT results_eq($$SELECT s.name, v.liveness FROM s JOIN taskforge.tf_schedulers v ON v.scheduler_id = s.id ORDER BY s.name$$,
                   $$VALUES ('alive'::text, 'alive'::text), ('recent_stale', 'stale'), ('recent_stop', 'stopped'), ('slow_beat', 'alive')$$,
                   'setup: two live schedulers, two gone');
-SELECT results_eq($$SELECT s.name, t.state FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
+SELECT results_eq($$SELECT s.name, t.state::text FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
                   $$VALUES ('abandoned'::text, 'QUEUED'::text), ('finished', 'SUCCEEDED'), ('owner', 'RUNNING')$$,
                   'setup: the tasks of the workers with attempts');
 SELECT results_eq('SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => 3600)', $$VALUES (0, 0)$$,

@@ -15,7 +15,7 @@ CREATE TEMP TABLE r1 AS SELECT * FROM taskforge.tf_recover();
 
 SELECT results_eq('SELECT attempt_number FROM c1', ARRAY[1], 'setup: attempt 1 claimed');
 SELECT results_eq('SELECT recovered, failed FROM r1', $$VALUES (1, 0)$$, 'attempt 1 of 2 expired: requeued');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED', 'task QUEUED after the first expiry');
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED', 'task QUEUED after the first expiry');
 
 -- Attempt 2 (the last allowed) expires too.
 CREATE TEMP TABLE c2 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['recover_budget']);
@@ -27,7 +27,7 @@ CREATE TEMP TABLE r2 AS SELECT * FROM taskforge.tf_recover();
 SELECT results_eq('SELECT attempt_number FROM c2', ARRAY[2], 'setup: attempt 2 claimed');
 SELECT results_eq('SELECT recovered, failed, next_lease_expiry FROM r2', $$VALUES (0, 1, NULL::timestamptz)$$,
                   'the last attempt expired: counted as failed, not recovered');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'FAILED',
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'FAILED',
           'the task is FAILED once its budget is spent');
 SELECT is((SELECT last_error ->> 'type' FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'lease_expired',
           'last_error type is lease_expired');
@@ -38,7 +38,7 @@ SELECT is((SELECT finished_at FROM taskforge.tasks WHERE task_id = (SELECT task_
           'the task finished when its last attempt was abandoned');
 SELECT ok((SELECT owner_worker_id IS NULL AND lease_expires_at IS NULL FROM taskforge.tasks
             WHERE task_id = (SELECT task_id FROM sub)), 'owner and lease are cleared');
-SELECT results_eq($$SELECT attempt_number, state, outcome FROM taskforge.attempts
+SELECT results_eq($$SELECT attempt_number::int, state::text, outcome::text FROM taskforge.attempts
                      WHERE task_id = (SELECT task_id FROM sub) ORDER BY attempt_number$$,
                   $$VALUES (1, 'ABANDONED'::text, 'lease_expired'::text), (2, 'ABANDONED', 'lease_expired')$$,
                   'both attempts are ABANDONED');

@@ -22,9 +22,9 @@ SELECT results_eq('SELECT task_state, cancel_requested FROM cx', $$VALUES ('RUNN
                   'setup: cancel requested while running');
 SELECT results_eq('SELECT recovered, failed, next_lease_expiry FROM res', $$VALUES (0, 2, NULL::timestamptz)$$,
                   'both tasks ended (counted as failed), none requeued');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM a)), 'CANCELLED',
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM a)), 'CANCELLED',
           'budget left + cancel requested: CANCELLED, not QUEUED');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM b)), 'CANCELLED',
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM b)), 'CANCELLED',
           'budget spent + cancel requested: CANCELLED, not FAILED');
 SELECT ok((SELECT bool_and(finished_at IS NOT NULL AND owner_worker_id IS NULL AND lease_expires_at IS NULL)
              FROM taskforge.tasks WHERE task_id IN ((SELECT task_id FROM a), (SELECT task_id FROM b))),
@@ -33,7 +33,7 @@ SELECT is((SELECT last_error FROM taskforge.tasks WHERE task_id = (SELECT task_i
           'a cancelled task gets no lease_expired error');
 SELECT is((SELECT cancel_reason FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM a)), 'operator stop',
           'the cancel reason is kept');
-SELECT results_eq($$SELECT state, outcome FROM taskforge.attempts
+SELECT results_eq($$SELECT state::text, outcome::text FROM taskforge.attempts
                      WHERE task_id IN ((SELECT task_id FROM a), (SELECT task_id FROM b)) ORDER BY task_id$$,
                   $$VALUES ('ABANDONED'::text, 'lease_expired'::text), ('ABANDONED', 'lease_expired')$$,
                   'the attempts are ABANDONED (the lease ran out)');

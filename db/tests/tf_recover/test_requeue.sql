@@ -17,7 +17,7 @@ SELECT is((SELECT count(*)::int FROM c), 1, 'setup: the task was claimed');
 SELECT results_eq('SELECT recovered, failed, next_lease_expiry FROM res',
                   $$VALUES (1, 0, NULL::timestamptz)$$,
                   'one task recovered, none failed, no lease left running');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED',
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED',
           'the task is QUEUED again');
 SELECT ok((SELECT owner_worker_id IS NULL AND lease_expires_at IS NULL FROM taskforge.tasks
             WHERE task_id = (SELECT task_id FROM sub)), 'owner and lease are cleared');
@@ -32,7 +32,7 @@ SELECT is((SELECT attempt_count FROM taskforge.tasks WHERE task_id = (SELECT tas
           'recovery creates no attempt');
 SELECT is((SELECT last_error FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), NULL::jsonb,
           'a requeued task carries no terminal error');
-SELECT results_eq($$SELECT attempt_number, state, outcome FROM taskforge.attempts
+SELECT results_eq($$SELECT attempt_number::int, state::text, outcome::text FROM taskforge.attempts
                      WHERE task_id = (SELECT task_id FROM sub) ORDER BY attempt_number$$,
                   $$VALUES (1, 'ABANDONED'::text, 'lease_expired'::text)$$,
                   'attempt 1 is ABANDONED with outcome lease_expired');

@@ -7,16 +7,16 @@ CREATE TEMP TABLE t AS SELECT task_id FROM taskforge.tf_submit('deadline.recover
 CREATE TEMP TABLE c1 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_deadline_recover'], lease_seconds => 30);
 SELECT pg_sleep(0.25);
 CREATE TEMP TABLE r1 AS SELECT * FROM taskforge.tf_recover();
-SELECT results_eq($$SELECT state, outcome, error->>'type' FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM t)$$,
+SELECT results_eq($$SELECT state::text, outcome::text, error->>'type' FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM t)$$,
                   $$VALUES ('ABANDONED'::text, 'timed_out'::text, 'timed_out'::text)$$, 'attempt 1 is ABANDONED with outcome timed_out');
-SELECT results_eq($$SELECT state, deadline_at FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM t)$$,
+SELECT results_eq($$SELECT state::text, deadline_at FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM t)$$,
                   $$VALUES ('QUEUED'::text, NULL::timestamptz)$$, 'the task is QUEUED again (budget left) and its deadline cleared');
 
 CREATE TEMP TABLE c2 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_deadline_recover'], lease_seconds => 30);
-SELECT is((SELECT attempt_number FROM c2), 2, 'attempt 2 gets a fresh deadline');
+SELECT is((SELECT attempt_number::int FROM c2), 2, 'attempt 2 gets a fresh deadline');
 SELECT pg_sleep(0.25);
 CREATE TEMP TABLE r2 AS SELECT * FROM taskforge.tf_recover();
-SELECT results_eq($$SELECT state, last_error->>'type' FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM t)$$,
+SELECT results_eq($$SELECT state::text, last_error->>'type' FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM t)$$,
                   $$VALUES ('FAILED'::text, 'timed_out'::text)$$, 'the budget spent: FAILED with last_error type timed_out');
 
 SELECT lives_ok($$SELECT taskforge.tf_register_task_type('deadline.long', timeout_seconds => 60)$$, 'a type with a 60 s timeout');
@@ -24,7 +24,7 @@ CREATE TEMP TABLE t2 AS SELECT task_id FROM taskforge.tf_submit('deadline.long',
 CREATE TEMP TABLE c3 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['q_deadline_recover'], lease_seconds => 0.1);
 SELECT pg_sleep(0.15);
 CREATE TEMP TABLE r3 AS SELECT * FROM taskforge.tf_recover();
-SELECT is((SELECT outcome FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM t2)), 'lease_expired',
+SELECT is((SELECT outcome::text FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM t2)), 'lease_expired',
           'a lease that ended before the deadline is lease_expired, not timed_out');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

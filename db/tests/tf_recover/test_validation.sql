@@ -16,10 +16,10 @@ SELECT throws_ok('SELECT * FROM taskforge.tf_recover(max_tasks => 100001)', 'TF4
                  'max_tasks: must be between 1 and 100000, got 100001', 'max_tasks above 100000 is TF400');
 SELECT throws_ok('SELECT * FROM taskforge.tf_recover(max_tasks => NULL)', 'TF400',
                  'max_tasks: must be between 1 and 100000, got NULL', 'NULL max_tasks is TF400');
-SELECT results_eq($$SELECT state, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('RUNNING'::text, 1)$$, 'the rejected calls recovered nothing');
 SELECT lives_ok('SELECT * FROM taskforge.tf_recover(max_tasks => 100000)', 'max_tasks 100000 is accepted');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED',
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'QUEUED',
           'a valid call recovers the expired task');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

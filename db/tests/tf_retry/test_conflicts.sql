@@ -12,7 +12,7 @@ UNION ALL
 SELECT * FROM taskforge.tf_finalize((SELECT task_id FROM sub WHERE name = 'retrying'), (SELECT id FROM w), 1, 'retryable');
 CREATE TEMP TABLE before AS SELECT * FROM taskforge.tasks WHERE task_id IN (SELECT task_id FROM sub);
 
-SELECT results_eq($$SELECT s.name, t.state FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
+SELECT results_eq($$SELECT s.name, t.state::text FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.name$$,
                   $$VALUES ('queued'::text, 'QUEUED'::text), ('retrying', 'RETRYING'), ('running', 'RUNNING'), ('succeeded', 'SUCCEEDED')$$,
                   'setup: one task in each non-replayable state');
 SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s)', (SELECT task_id FROM sub WHERE name = 'succeeded')), 'TF409',
@@ -24,8 +24,8 @@ SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s, 5)', (SELECT task_
                  NULL, 'a RUNNING task cannot be retried (TF409)');
 SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s)', (SELECT task_id FROM sub WHERE name = 'retrying')), 'TF409',
                  NULL, 'a RETRYING task cannot be retried (TF409)');
-SELECT results_eq('SELECT task_id, state, max_attempts, attempt_count, scheduled_at, updated_at, finished_at FROM taskforge.tasks WHERE task_id IN (SELECT task_id FROM sub) ORDER BY task_id',
-                  'SELECT task_id, state, max_attempts, attempt_count, scheduled_at, updated_at, finished_at FROM before ORDER BY task_id',
+SELECT results_eq('SELECT task_id, state::text, max_attempts::int, attempt_count, scheduled_at, updated_at, finished_at FROM taskforge.tasks WHERE task_id IN (SELECT task_id FROM sub) ORDER BY task_id',
+                  'SELECT task_id, state::text, max_attempts::int, attempt_count, scheduled_at, updated_at, finished_at FROM before ORDER BY task_id',
                   'the refused calls changed nothing');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();

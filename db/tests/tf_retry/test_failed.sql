@@ -16,7 +16,7 @@ SELECT results_eq('SELECT task_state FROM f', ARRAY['FAILED', 'FAILED'], 'setup:
 CREATE TEMP TABLE r1 AS SELECT *, clock_timestamp() AS after_call FROM taskforge.tf_retry((SELECT task_id FROM one), extra_attempts => 2);
 SELECT results_eq('SELECT task_state, max_attempts FROM r1', $$VALUES ('QUEUED'::text, 3)$$,
                   'budget 1 with 1 attempt + 2 extra: QUEUED with max_attempts 3');
-SELECT results_eq($$SELECT state, max_attempts, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM one)$$,
+SELECT results_eq($$SELECT state::text, max_attempts::int, attempt_count FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM one)$$,
                   $$VALUES ('QUEUED'::text, 3, 1)$$, 'the stored task is QUEUED with the new budget and its attempt count kept');
 SELECT ok((SELECT scheduled_at <= (SELECT after_call FROM r1) AND finished_at IS NULL AND last_error IS NULL AND result IS NULL
              FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM one)),
@@ -25,8 +25,8 @@ SELECT results_eq($$SELECT task_state, max_attempts FROM taskforge.tf_retry((SEL
                   $$VALUES ('QUEUED'::text, 5)$$, 'budget 5 with 1 attempt + 1 extra: max_attempts stays 5 (never lowered)');
 
 -- History is kept: attempt 1 is unchanged and the next claim is attempt 2.
-SELECT results_eq('SELECT attempt_number, worker_id, state, outcome, started_at, finished_at, error FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM one)',
-                  'SELECT attempt_number, worker_id, state, outcome, started_at, finished_at, error FROM old_attempt',
+SELECT results_eq('SELECT attempt_number::int, worker_id, state::text, outcome::text, started_at, finished_at, error FROM taskforge.attempts WHERE task_id = (SELECT task_id FROM one)',
+                  'SELECT attempt_number::int, worker_id, state::text, outcome::text, started_at, finished_at, error FROM old_attempt',
                   'the failed attempt is unchanged');
 CREATE TEMP TABLE c2 AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['retry_failed_one']);
 SELECT results_eq('SELECT task_id, attempt_number, max_attempts FROM c2', 'SELECT task_id, 2, 3 FROM one',

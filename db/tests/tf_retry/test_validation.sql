@@ -17,7 +17,7 @@ SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s, extra_attempts => 
                  'extra_attempts: must be between 1 and 1000, got 1001', 'extra_attempts 1001 is TF400');
 SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s, extra_attempts => NULL)', (SELECT task_id FROM sub)), 'TF400',
                  'extra_attempts: must be between 1 and 1000, got NULL', 'NULL extra_attempts is TF400');
-SELECT is((SELECT state FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'FAILED', 'the rejected calls left the task FAILED');
+SELECT is((SELECT state::text FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)), 'FAILED', 'the rejected calls left the task FAILED');
 
 -- A long history: 9500 failed attempts within a budget of 9500 (crafted directly, consistent with every invariant).
 INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at, lease_expires_at, finished_at)
@@ -26,7 +26,7 @@ SELECT (SELECT task_id FROM sub), n, (SELECT id FROM w), 'FAILED', 'failed', clo
 UPDATE taskforge.tasks SET max_attempts = 9500, attempt_count = 9500 WHERE task_id = (SELECT task_id FROM sub);
 SELECT throws_ok(format('SELECT * FROM taskforge.tf_retry(%s, extra_attempts => 501)', (SELECT task_id FROM sub)), 'TF400',
                  'extra_attempts: would raise max_attempts to 10001; the limit is 10000', 'a budget above 10000 is TF400');
-SELECT results_eq($$SELECT state, max_attempts FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
+SELECT results_eq($$SELECT state::text, max_attempts::int FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM sub)$$,
                   $$VALUES ('FAILED'::text, 9500)$$, 'the rejected call left the task FAILED with its budget');
 SELECT results_eq(format('SELECT task_state, max_attempts FROM taskforge.tf_retry(%s, extra_attempts => 500)', (SELECT task_id FROM sub)),
                   $$VALUES ('QUEUED'::text, 10000)$$, 'a budget of exactly 10000 is accepted');

@@ -8,7 +8,7 @@ CREATE TEMP TABLE v1 AS SELECT * FROM taskforge.periodic_schedules WHERE name = 
 
 SELECT is((SELECT created FROM r1), true, 'a new name creates a schedule');
 SELECT is((SELECT count(*)::int FROM v1), 1, 'one row');
-SELECT results_eq('SELECT cron, task_type, payload, queue, priority, max_attempts, timezone FROM v1',
+SELECT results_eq('SELECT cron, task_type, payload::jsonb, queue::text, priority::int, max_attempts, timezone FROM v1',
                   $$VALUES ('0 3 * * *'::text, 'noop'::text, '{}'::jsonb, 'default'::text, 0, 3, 'UTC'::text)$$,
                   'defaults: payload {}, queue default, priority 0, max_attempts 3, timezone UTC');
 SELECT is((SELECT next_fire_at FROM r1), (SELECT next_fire_at FROM v1), 'the call returns the stored next tick');
@@ -25,7 +25,7 @@ UPDATE taskforge.periodic_schedules SET next_fire_at = clock_timestamp() - inter
 CREATE TEMP TABLE due AS SELECT next_fire_at FROM taskforge.periodic_schedules WHERE name = 'sched-create';
 CREATE TEMP TABLE r2 AS SELECT * FROM taskforge.tf_schedule_periodic('sched-create', '0 3 * * *', 'echo', '{"v": 2}', 'q_sched_create', 5, 7);
 SELECT is((SELECT created FROM r2), false, 'the same name replaces the schedule');
-SELECT results_eq($$SELECT task_type, payload, queue, priority, max_attempts FROM taskforge.periodic_schedules WHERE name = 'sched-create'$$,
+SELECT results_eq($$SELECT task_type, payload::jsonb, queue::text, priority::int, max_attempts::int FROM taskforge.periodic_schedules WHERE name = 'sched-create'$$,
                   $$VALUES ('echo'::text, '{"v": 2}'::jsonb, 'q_sched_create'::text, 5, 7)$$, 'the request is replaced');
 SELECT is((SELECT next_fire_at FROM r2), (SELECT next_fire_at FROM due), 'same cron and zone: the due tick is kept (it will still fire)');
 SELECT is((SELECT created_at FROM taskforge.periodic_schedules WHERE name = 'sched-create'), (SELECT created_at FROM v1), 'created_at is kept');

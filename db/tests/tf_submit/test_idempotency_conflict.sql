@@ -77,7 +77,7 @@ CREATE TEMP TABLE rolled AS SELECT * FROM taskforge.tf_submit('noop', '{}', 'q_s
 ROLLBACK TO SAVEPOINT before_rollback;  -- noqa: PRS
 CREATE TEMP TABLE after_rb AS SELECT * FROM taskforge.tf_submit('echo', '{"other": true}', 'q_submit_idem_conflict', 0, 3, NULL, 'k_submit_idem_conflict_rb');
 SELECT is((SELECT created FROM after_rb), true, 'after a rolled-back submit the key is free for a different request');
-SELECT is((SELECT payload FROM taskforge.tasks JOIN after_rb USING (task_id)), '{"other": true}'::jsonb,
+SELECT is((SELECT payload::jsonb FROM taskforge.tasks JOIN after_rb USING (task_id)), '{"other": true}'::jsonb,
     'the task holding the key is the one committed later');
 SELECT is((SELECT count(*)::int FROM taskforge.tasks WHERE idempotency_key = 'k_submit_idem_conflict_rb'), 1, 'one task holds that key');
 SELECT is((SELECT count(*)::int FROM taskforge.tasks WHERE idempotency_key = 'k_submit_idem_conflict'), 1,

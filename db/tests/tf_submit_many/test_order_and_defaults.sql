@@ -22,10 +22,10 @@ SELECT is((SELECT array_agg(task_id ORDER BY n) FROM s), (SELECT array_agg(task_
 SELECT is((SELECT count(DISTINCT task_id)::int FROM s), 4, 'every request without a key is its own task');
 SELECT is((SELECT (task_type, queue, priority, max_attempts)::text FROM task WHERE n = 1), '(echo,q_many_order_b,7,5)',
     'given values are stored');
-SELECT is((SELECT payload FROM task WHERE n = 3), '{"n": 3, "nested": {"list": [1, "two", null]}}'::jsonb, 'the payload is stored unchanged');
+SELECT is((SELECT payload::jsonb FROM task WHERE n = 3), '{"n": 3, "nested": {"list": [1, "two", null]}}'::jsonb, 'the payload is stored unchanged');
 SELECT is((SELECT (payload, priority, max_attempts)::text FROM task WHERE n = 2), '({},0,3)',
     'omitted payload, priority and max_attempts take tf_submit''s defaults');
-SELECT is((SELECT queue FROM dflt), 'default', 'an omitted queue is ''default''');
+SELECT is((SELECT queue::text FROM dflt), 'default', 'an omitted queue is ''default''');
 SELECT ok((SELECT bool_and(scheduled_at = created_at AND updated_at = created_at) FROM task), 'no schedule means due at creation');
 SELECT is((SELECT count(DISTINCT created_at)::int FROM task), 1, 'one clock reading for the whole call');
 SELECT ok((SELECT bool_and(idempotency_key IS NULL AND fingerprint IS NULL AND attempt_count = 0) FROM task),

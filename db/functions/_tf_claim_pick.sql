@@ -1,25 +1,28 @@
--- taskforge._tf_claim_tasks(worker_id uuid, queues text[], lease_seconds double precision,
---     max_tasks int, task_types text[])
---   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
---            priority int, max_attempts int, lease_expires_at timestamptz,
---            timeout_seconds double precision)                            (private helper)
+-- taskforge._tf_claim_pick(worker_id uuid, queues text[], lease_seconds double precision,
+--     max_tasks int, task_types text[], now timestamptz, finishing_ids bigint[] DEFAULT NULL,
+--     finishing_attempts int[] DEFAULT NULL) -> bigint[]                 (private helper)
 --
--- Purpose:    the claim itself, shared by tf_claim and tf_finalize_and_claim: validate the
---             filters, check the worker, then take up to max_tasks due QUEUED tasks (state
---             QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types when
---             given) in the order priority DESC, created_at, task_id, skipping rows locked by
---             others. Each claimed task becomes RUNNING under a lease with attempt number + 1
---             and gets its RUNNING attempt row, in the caller's transaction. A task with a
---             timeout_seconds gets the attempt deadline now + timeout_seconds (tasks.deadline_at
---             and attempts.deadline_at), and its lease never reaches past it.
+-- Purpose:    the choice of a claim, shared by tf_claim and tf_finalize_and_claim: validate the
+--             filters, check the worker, then pick and lock up to max_tasks due QUEUED tasks
+--             (state QUEUED, scheduled_at <= now, attempts remaining, in queues and task_types
+--             when given) in the order priority DESC, created_at, task_id, skipping rows locked
+--             by others. It writes nothing: the caller hands the ids to taskforge._tf_turn,
+--             which makes each task RUNNING under a lease with attempt number + 1 and its
+--             RUNNING attempt row, in the same transaction.
 -- Parameters: worker_id      a registered, not deregistered worker (NULL is TF400).
 --             queues         text[] or NULL (any queue); an empty array matches nothing.
 --             lease_seconds  0 < s <= 86400.
 --             max_tasks      0..1000 (0 validates and claims nothing).
 --             task_types     text[] or NULL (any type); an empty array matches nothing.
--- Returns:    0..max_tasks rows in claim order.
+--             now            the caller's clock_timestamp(), shared with taskforge._tf_turn.
+--             finishing_ids, finishing_attempts
+--                            the attempts the same call finalizes before these tasks start
+--                            (tf_finalize_and_claim), validated by the caller; NULL for none.
+--                            Only a limited queue looks at them (below).
+-- Returns:    the ids of the picked tasks (0..max_tasks), in claim order, each locked FOR
+--             UPDATE by this transaction and QUEUED; an empty array when nothing is eligible.
 -- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
--- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows; inserts attempt rows.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows.
 -- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
 --             tasks_queued_due_idx; any number of queues up to one) runs one static statement
 --             per filter shape (no queue or one queue; task_types or not), each with one cached
@@ -33,28 +36,32 @@
 --             instead (EXECUTE, with sorts and bitmap scans allowed again inside this function
 --             only): several queues, and delayed tasks present (walking the claim order could
 --             step over all of them; the planner sees the time and may read the few due rows
---             from tasks_queued_due_idx). Locked rows are then updated by primary key.
+--             from tasks_queued_due_idx).
 -- Queue controls: tasks of a paused queue (taskforge.queues.paused_at) are never picked. A
 --             limited queue (max_running) is picked from only by the claimer holding its
 --             taskforge.queues row lock (FOR UPDATE SKIP LOCKED: a claimer that finds it locked
 --             skips the queue this time), and only up to max_running minus its RUNNING count,
 --             counted after the lock is taken: since every claim of the queue holds that lock
---             until it commits, the count is exact and the limit is never exceeded. Under
+--             until it commits, the count is exact and the limit is never exceeded. An attempt
+--             the same call finalizes leaves the count when it will be accepted: its row is
+--             locked here (SKIP LOCKED; a row held elsewhere still counts) and judged by the
+--             guard at the same now as taskforge._tf_turn will judge it, so both agree. Under
 --             REPEATABLE READ or SERIALIZABLE (an older snapshot) limited queues are skipped.
 --             With no row in taskforge.queues the claim reads one empty partial index and
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
--- Clock:      clock_timestamp() once at entry: due test, lease start and attempt start.
+-- Clock:      now (the caller's): the due test and the guard of finishing attempts.
 -- By hand:    use tf_claim.
-CREATE OR REPLACE FUNCTION taskforge._tf_claim_tasks(
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_pick(
     worker_id uuid,
     queues text[],
     lease_seconds double precision,
     max_tasks int,
-    task_types text[])
-RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
-              priority int, max_attempts int, lease_expires_at timestamptz,
-              timeout_seconds double precision)
+    task_types text[],
+    now timestamptz,
+    finishing_ids bigint[] DEFAULT NULL,
+    finishing_attempts int[] DEFAULT NULL)
+RETURNS bigint[]
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -66,15 +73,14 @@ SET enable_sort = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    v_now timestamptz := clock_timestamp();
-    v_lease timestamptz;
+    v_now timestamptz := _tf_claim_pick.now;
     v_ids bigint[];
     v_latest timestamptz;
     v_registered boolean;
     v_registered_queues text[];
     v_registered_types text[];
     v_restricted text[];
-    v_queues text[] := _tf_claim_tasks.queues;
+    v_queues text[] := _tf_claim_pick.queues;
     v_excluded text[];
     v_limited_ids bigint[];
     v_more bigint[];
@@ -89,7 +95,7 @@ DECLARE
         ' ORDER BY t.priority DESC, t.created_at, t.task_id'
         ' LIMIT $4 FOR UPDATE OF t SKIP LOCKED';
 BEGIN
-    IF _tf_claim_tasks.worker_id IS NULL THEN
+    IF _tf_claim_pick.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
     -- The worker's registration, the latest due time of any QUEUED task (a backward step in
@@ -102,37 +108,36 @@ BEGIN
              WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
       FROM taskforge.workers w
-     WHERE w.worker_id = _tf_claim_tasks.worker_id AND w.stopped_at IS NULL;
+     WHERE w.worker_id = _tf_claim_pick.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
     -- registered with were validated by tf_register_worker: the same arrays need no second pass.
-    IF NOT (v_registered AND _tf_claim_tasks.queues IS NOT DISTINCT FROM v_registered_queues) THEN
-        PERFORM taskforge._tf_check_names('queues', _tf_claim_tasks.queues, 'queue');
+    IF NOT (v_registered AND _tf_claim_pick.queues IS NOT DISTINCT FROM v_registered_queues) THEN
+        PERFORM taskforge._tf_check_names('queues', _tf_claim_pick.queues, 'queue');
     END IF;
-    IF NOT (v_registered AND _tf_claim_tasks.task_types IS NOT DISTINCT FROM v_registered_types) THEN
-        PERFORM taskforge._tf_check_names('task_types', _tf_claim_tasks.task_types, 'task_type');
+    IF NOT (v_registered AND _tf_claim_pick.task_types IS NOT DISTINCT FROM v_registered_types) THEN
+        PERFORM taskforge._tf_check_names('task_types', _tf_claim_pick.task_types, 'task_type');
     END IF;
-    IF _tf_claim_tasks.lease_seconds IS NULL
-       OR NOT (_tf_claim_tasks.lease_seconds > 0 AND _tf_claim_tasks.lease_seconds <= 86400) THEN
-        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_tasks.lease_seconds, 0, 86400, true);
+    IF _tf_claim_pick.lease_seconds IS NULL
+       OR NOT (_tf_claim_pick.lease_seconds > 0 AND _tf_claim_pick.lease_seconds <= 86400) THEN
+        PERFORM taskforge._tf_check_seconds('lease_seconds', _tf_claim_pick.lease_seconds, 0, 86400, true);
     END IF;
-    IF _tf_claim_tasks.max_tasks IS NULL OR _tf_claim_tasks.max_tasks NOT BETWEEN 0 AND 1000 THEN
-        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_tasks.max_tasks, 0, 1000);
+    IF _tf_claim_pick.max_tasks IS NULL OR _tf_claim_pick.max_tasks NOT BETWEEN 0 AND 1000 THEN
+        PERFORM taskforge._tf_check_int('max_tasks', _tf_claim_pick.max_tasks, 0, 1000);
     END IF;
     IF v_registered IS NULL THEN
-        PERFORM taskforge._tf_unknown_worker(_tf_claim_tasks.worker_id);
+        PERFORM taskforge._tf_unknown_worker(_tf_claim_pick.worker_id);
     END IF;
-    IF _tf_claim_tasks.max_tasks = 0 THEN
-        RETURN;
+    IF _tf_claim_pick.max_tasks = 0 THEN
+        RETURN '{}';
     END IF;
-    v_lease := v_now + make_interval(secs => _tf_claim_tasks.lease_seconds);
 
     IF v_restricted IS NOT NULL THEN
         -- Paused and limited queues leave the main pick (see Queue controls above): a queue
         -- filter loses them, an unfiltered claim steps over them.
-        IF _tf_claim_tasks.queues IS NULL THEN
+        IF _tf_claim_pick.queues IS NULL THEN
             v_excluded := v_restricted;
         ELSE
-            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_tasks.queues) AS q WHERE q <> ALL (v_restricted));
+            v_queues := ARRAY(SELECT q FROM unnest(_tf_claim_pick.queues) AS q WHERE q <> ALL (v_restricted));
         END IF;
         -- Each limited, unpaused queue this claim may take from, one at a time under its row
         -- lock (skipped when another claimer holds it), up to its free room. Only under READ
@@ -142,18 +147,28 @@ BEGIN
             FOR v_limited IN
                 SELECT q.queue, q.max_running FROM taskforge.queues q
                  WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
-                   AND (_tf_claim_tasks.queues IS NULL OR q.queue = ANY (_tf_claim_tasks.queues))
+                   AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
                  ORDER BY q.queue
                    FOR UPDATE SKIP LOCKED
             LOOP
                 SELECT v_limited.max_running - count(*) INTO v_room
                   FROM taskforge.tasks t
                  WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
+                IF _tf_claim_pick.finishing_ids IS NOT NULL THEN
+                    -- Attempts of this queue the same call ends (see Queue controls above).
+                    SELECT v_room + count(*) INTO v_room
+                      FROM (SELECT t.* FROM taskforge.tasks t
+                             WHERE t.task_id = ANY (_tf_claim_pick.finishing_ids) AND t.queue = v_limited.queue
+                               FOR UPDATE SKIP LOCKED) AS t
+                      JOIN unnest(_tf_claim_pick.finishing_ids, _tf_claim_pick.finishing_attempts)
+                           AS f(task_id, attempt_number) ON f.task_id = t.task_id
+                     WHERE taskforge._tf_guard(t::taskforge.tasks, _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
+                END IF;
                 IF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
                        INTO v_more
-                      USING v_now, ARRAY[v_limited.queue], _tf_claim_tasks.task_types,
-                            least(v_room, _tf_claim_tasks.max_tasks), NULL::text[];
+                      USING v_now, ARRAY[v_limited.queue], _tf_claim_pick.task_types,
+                            least(v_room, _tf_claim_pick.max_tasks), NULL::text[];
                     v_limited_ids := v_limited_ids || v_more;
                 END IF;
             END LOOP;
@@ -170,36 +185,36 @@ BEGIN
         PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
         EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
            INTO v_ids
-          USING v_now, v_queues, _tf_claim_tasks.task_types, _tf_claim_tasks.max_tasks, v_excluded;
+          USING v_now, v_queues, _tf_claim_pick.task_types, _tf_claim_pick.max_tasks, v_excluded;
         PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
-    ELSIF v_queues IS NULL AND _tf_claim_tasks.task_types IS NULL THEN
+    ELSIF v_queues IS NULL AND _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
-               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+               AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
-    ELSIF _tf_claim_tasks.task_types IS NULL THEN
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
+    ELSIF _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
-               AND t.task_type = ANY (_tf_claim_tasks.task_types)
+               AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks FOR UPDATE OF t SKIP LOCKED);
+             LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     END IF;
     IF v_limited_ids IS NOT NULL THEN
         -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
@@ -209,39 +224,13 @@ BEGIN
             SELECT t.task_id FROM taskforge.tasks t
              WHERE t.task_id = ANY (v_ids || v_limited_ids)
              ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_tasks.max_tasks);
+             LIMIT _tf_claim_pick.max_tasks);
         PERFORM set_config('enable_sort', 'off', true);
     END IF;
-    IF coalesce(cardinality(v_ids), 0) = 0 THEN
-        RETURN;
-    END IF;
-
-    RETURN QUERY
-    WITH claimed AS (
-        UPDATE taskforge.tasks t
-           SET state = 'RUNNING',
-               owner_worker_id = _tf_claim_tasks.worker_id,
-               deadline_at = v_now + make_interval(secs => t.timeout_seconds),
-               lease_expires_at = least(v_lease, v_now + make_interval(secs => t.timeout_seconds)),
-               attempt_count = t.attempt_count + 1,
-               updated_at = v_now
-         WHERE t.task_id = ANY (v_ids)
-        RETURNING t.task_id, t.attempt_count, t.task_type, t.payload, t.queue, t.priority,
-                  t.max_attempts, t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
-    ), attempt_rows AS (
-        INSERT INTO taskforge.attempts
-               (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
-        SELECT c.task_id, c.attempt_count, _tf_claim_tasks.worker_id, 'RUNNING', v_now, c.lease_expires_at,
-               c.deadline_at
-          FROM claimed c
-    )
-    SELECT c.task_id, c.attempt_count, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
-           c.lease_expires_at, c.timeout_seconds
-      FROM claimed c
-     ORDER BY c.priority DESC, c.created_at, c.task_id;
+    RETURN coalesce(v_ids, '{}');
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) IS
-    'Private: the claim shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick, RUNNING + lease + attempt rows).';
-REVOKE ALL ON FUNCTION taskforge._tf_claim_tasks(uuid, text[], double precision, int, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) IS
+    'Private: the choice of a claim, shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick); returns the locked ids in claim order for taskforge._tf_turn.';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) FROM PUBLIC;
