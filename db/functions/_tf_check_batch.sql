@@ -147,4 +147,6 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
     'Private: validates worker_id and the element-aligned arrays of the batch functions (task_ids, attempt_numbers; with finalize also outcomes, results, errors), or raises TF400 naming the argument and element.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean
+) FROM PUBLIC;

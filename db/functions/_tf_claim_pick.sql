@@ -157,12 +157,14 @@ BEGIN
                 IF _tf_claim_pick.finishing_ids IS NOT NULL THEN
                     -- Attempts of this queue the same call ends (see Queue controls above).
                     SELECT v_room + count(*) INTO v_room
-                      FROM (SELECT t.* FROM taskforge.tasks t
+                      FROM (SELECT t.task_id, t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at
+                              FROM taskforge.tasks t
                              WHERE t.task_id = ANY (_tf_claim_pick.finishing_ids) AND t.queue = v_limited.queue
                                FOR UPDATE SKIP LOCKED) AS t
                       JOIN unnest(_tf_claim_pick.finishing_ids, _tf_claim_pick.finishing_attempts)
                            AS f(task_id, attempt_number) ON f.task_id = t.task_id
-                     WHERE taskforge._tf_guard(t::taskforge.tasks, _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
+                     WHERE taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at,
+                                               _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
                 END IF;
                 IF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
@@ -233,4 +235,6 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) IS
     'Private: the choice of a claim, shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick); returns the locked ids in claim order for taskforge._tf_turn.';
-REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(
+    uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]
+) FROM PUBLIC;

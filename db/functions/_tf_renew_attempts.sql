@@ -14,12 +14,14 @@
 -- Errors:     none of its own.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits: a row another transaction
 --             holds is busy; rows the caller locked already are its own), then their attempt rows.
--- Plans:      one cached generic plan per statement; every row is reached by primary key
---             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
---             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
---             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
---             No two intermediate results are joined: the cost grows linearly with the batch.
--- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
+-- Plans:      two statements, each with one cached generic plan: the first locks and judges
+--             the elements (each element drives a LATERAL lookup of its task by primary key, so
+--             the plan cannot start from the table); the second extends the leases of the
+--             accepted ones, naming the rows by id (task_id = ANY (...)) and joining nothing
+--             (each row's new lease is computed from the row itself). Pinned with SET
+--             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
+--             costs past jit_above_cost).
+-- Clock:      clock_timestamp() once (nothing is waited for): guard and new deadline.
 -- By hand:    use tf_renew or tf_renew_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_renew_attempts(
     worker_id uuid,
@@ -41,46 +43,57 @@ AS $fn$
 DECLARE
     v_now timestamptz;
     v_lease timestamptz;
-    v_locked bigint[];
-    v_all_locked boolean;
+    v_ids bigint[];
+    v_attempts int[];
+    v_renewed boolean[];
+    v_cancel boolean[];
+    v_reasons text[];
+    v_deadlines timestamptz[];
+    v_accepted bigint[];
 BEGIN
-    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (_tf_renew_attempts.task_ids)
-                       ORDER BY t.task_id
-                         FOR UPDATE SKIP LOCKED);
-    v_all_locked := cardinality(v_locked) = cardinality(_tf_renew_attempts.task_ids);
     v_now := clock_timestamp();
     v_lease := v_now + make_interval(secs => _tf_renew_attempts.lease_seconds);
+    -- Lock what is free and judge each element; a row another transaction holds is reported
+    -- busy, never waited for (taskforge._tf_guard_batch).
+    SELECT array_agg(j.task_id ORDER BY j.ord), array_agg(j.attempt_number ORDER BY j.ord),
+           array_agg(j.reason IS NULL ORDER BY j.ord), array_agg(j.cancel ORDER BY j.ord),
+           array_agg(j.reason ORDER BY j.ord), array_agg(j.deadline_at ORDER BY j.ord),
+           coalesce(array_agg(j.task_id) FILTER (WHERE j.reason IS NULL), '{}')
+      INTO v_ids, v_attempts, v_renewed, v_cancel, v_reasons, v_deadlines, v_accepted
+      FROM (SELECT r.ord, r.task_id, r.attempt_number, t.deadline_at,
+                   CASE WHEN t.task_id IS NOT NULL THEN t.cancel_requested_at IS NOT NULL
+                        ELSE (SELECT x.cancel_requested_at IS NOT NULL FROM taskforge.tasks x WHERE x.task_id = r.task_id)
+                   END AS cancel,
+                   taskforge._tf_guard_batch(t.task_id IS NOT NULL,
+                                             EXISTS (SELECT 1 FROM taskforge.tasks x WHERE x.task_id = r.task_id),
+                                             t.state, t.attempt_count, t.owner_worker_id, t.deadline_at,
+                                             t.lease_expires_at, _tf_renew_attempts.worker_id, r.attempt_number, v_now)
+                       AS reason
+              FROM unnest(_tf_renew_attempts.task_ids, _tf_renew_attempts.attempt_numbers)
+                   WITH ORDINALITY AS r(task_id, attempt_number, ord)
+              LEFT JOIN LATERAL (
+                  SELECT l.task_id, l.state, l.attempt_count, l.owner_worker_id, l.deadline_at, l.lease_expires_at,
+                         l.cancel_requested_at
+                    FROM taskforge.tasks l
+                   WHERE l.task_id = r.task_id
+                     FOR UPDATE SKIP LOCKED) AS t ON true) AS j;
 
     RETURN QUERY
-    WITH judged AS (
-        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AS cancel,
-               t.task_id IS NOT NULL AS found,
-               -- Every element was locked (the usual case): the busy test needs no lookup.
-               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
-                                         _tf_renew_attempts.worker_id, r.attempt_number, v_now) AS reason,
-               least(v_lease, t.deadline_at) AS lease
-          FROM unnest(_tf_renew_attempts.task_ids, _tf_renew_attempts.attempt_numbers)
-               WITH ORDINALITY AS r(task_id, attempt_number, ord)
-          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
-    ), extended AS (
+    WITH extended AS (
         UPDATE taskforge.tasks t
-           SET lease_expires_at = j.lease, updated_at = v_now
-          FROM judged j
-         WHERE j.reason IS NULL AND t.task_id = j.task_id
+           SET lease_expires_at = least(v_lease, t.deadline_at), updated_at = v_now
+         WHERE t.task_id = ANY (v_accepted)
     ), attempt_leases AS (
+        -- The RUNNING attempt of each renewed task (its deadline_at is the task's).
         UPDATE taskforge.attempts a
-           SET lease_expires_at = j.lease
-          FROM judged j
-         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
+           SET lease_expires_at = least(v_lease, a.deadline_at)
+         WHERE a.task_id = ANY (v_accepted) AND a.state = 'RUNNING'
     )
-    SELECT j.task_id, j.attempt_number, j.reason IS NULL,
-           CASE WHEN j.reason IS NULL THEN j.lease END,
-           CASE WHEN j.found THEN j.cancel END,
-           j.reason
-      FROM judged j
-     ORDER BY j.ord;
+    SELECT r.task_id, r.attempt_number, r.renewed, CASE WHEN r.renewed THEN least(v_lease, r.deadline_at) END,
+           r.cancel, r.reason
+      FROM unnest(v_ids, v_attempts, v_renewed, v_cancel, v_reasons, v_deadlines)
+           WITH ORDINALITY AS r(task_id, attempt_number, renewed, cancel, reason, deadline_at, ord)
+     ORDER BY r.ord;
 END;
 $fn$;
 

@@ -39,15 +39,15 @@
 -- Locks:      FOR UPDATE SKIP LOCKED on the finalize elements' tasks rows (a row another
 --             transaction holds is reported busy, never waited for; rows the caller locked
 --             already are its own), then the rows it writes.
--- Plans:      two statements, each with one cached generic plan: the lock, then the write.
---             Every row is reached by primary key (nested loops over the input arrays), pinned
---             with SET enable_seqscan/hashjoin/mergejoin = off so that a plan cached before a
---             table's first ANALYZE cannot scan whole tables (jit = off: those settings inflate
---             plan costs past jit_above_cost); each UPDATE also names its rows by the input ids
---             (task_id = ANY (...)), so a generic plan cached while a table was small, which may
---             start the join from the table, still reads only those rows through its primary
---             key. Nothing in the write joins two intermediate results, so its cost grows
---             linearly with the batch.
+-- Plans:      two statements, each with one cached generic plan. The first locks and judges the
+--             finalize elements: each element drives its own lookup of its task (a LATERAL
+--             lookup by primary key), so the plan cannot start from the table. The second writes,
+--             and joins nothing: each UPDATE names its rows by id (task_id = ANY (...), through
+--             the primary key) and finds each row's values by binary search in id-sorted arrays
+--             (width_bucket), so its cost grows as n log n with the batch, whatever plan a
+--             session cached while the tables were small. Both pinned with SET
+--             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
+--             costs past jit_above_cost).
 -- Clock:      now, read by the caller once nothing more can be waited for (after tf_finalize's
 --             row lock; at the start of a call that only skips locked rows), and shared with
 --             its pick (taskforge._tf_claim_pick) so that both judge a lease alike: guard,
@@ -78,124 +78,134 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := _tf_turn.now;
-    v_locked bigint[];
-    v_all_locked boolean := true;
-    v_finalize int := coalesce(cardinality(_tf_turn.task_ids), 0);
-    v_touched bigint[] := _tf_turn.task_ids || _tf_turn.claim_ids;
+    v_lease timestamptz := _tf_turn.now + make_interval(secs => _tf_turn.lease_seconds);
+    v_n int := coalesce(cardinality(_tf_turn.task_ids), 0);
+    -- The verdict on every finalize element, in input order (the answer).
+    v_all taskforge._tf_verdict[];
+    -- The accepted elements' verdicts and task ids, sorted by task id alike: a row finds its
+    -- element by binary search (taskforge._tf_sorted_at).
+    v_ok taskforge._tf_verdict[];
+    v_ok_ids bigint[] := '{}';
+    -- The task ids this turn writes: the accepted elements' and the claimed ones.
+    v_touched bigint[] := _tf_turn.claim_ids;
 BEGIN
-    IF v_finalize = 0 AND coalesce(cardinality(_tf_turn.claim_ids), 0) = 0 THEN
+    IF v_n = 0 AND coalesce(cardinality(_tf_turn.claim_ids), 0) = 0 THEN
         RETURN;
     END IF;
-    IF v_finalize > 0 THEN
-        -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-        v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                           WHERE t.task_id = ANY (_tf_turn.task_ids)
-                           ORDER BY t.task_id
-                             FOR UPDATE SKIP LOCKED);
-        v_all_locked := cardinality(v_locked) = v_finalize;
+    IF v_n > 0 THEN
+        -- Lock what is free and judge each element: a row another transaction holds is busy,
+        -- never waited for (its state as last committed); a missing one not_found
+        -- (taskforge._tf_guard_batch). Each element drives its own lookup (LATERAL).
+        SELECT array_agg(j.verdict ORDER BY j.ord),
+               array_agg(j.verdict ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL),
+               coalesce(array_agg(j.task_id ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL), '{}'),
+               array_agg(j.task_id) FILTER (WHERE (j.verdict).reason IS NULL) || _tf_turn.claim_ids
+          INTO v_all, v_ok, v_ok_ids, v_touched
+          FROM (SELECT g.ord, g.task_id,
+                       ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
+                           taskforge._tf_task_state_after(g.outcome, g.cancel_requested_at IS NOT NULL,
+                                                          g.attempt_count, g.max_attempts),
+                           g.outcome,
+                           CASE WHEN g.outcome = 'succeeded' THEN g.result END,
+                           CASE WHEN g.reason IS NULL AND g.outcome <> 'succeeded'
+                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict AS verdict
+                  FROM (SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error, t.state,
+                               t.cancel_requested_at, t.attempt_count, t.max_attempts,
+                               taskforge._tf_guard_batch(t.task_id IS NOT NULL, taskforge._tf_task_state(r.task_id) IS NOT NULL,
+                                                         t.state, t.attempt_count, t.owner_worker_id, t.deadline_at,
+                                                         t.lease_expires_at, _tf_turn.worker_id, r.attempt_number, v_now)
+                                   AS reason
+                          FROM unnest(_tf_turn.task_ids, _tf_turn.attempt_numbers, _tf_turn.outcomes,
+                                      _tf_turn.results, _tf_turn.errors)
+                               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
+                          LEFT JOIN LATERAL (
+                              SELECT l.task_id, l.state, l.attempt_count, l.max_attempts, l.owner_worker_id,
+                                     l.deadline_at, l.lease_expires_at, l.cancel_requested_at
+                                FROM taskforge.tasks l
+                               WHERE l.task_id = r.task_id
+                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g) AS j;
     END IF;
 
     RETURN QUERY
-    WITH req AS (
-        SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
-          FROM unnest(_tf_turn.task_ids, _tf_turn.attempt_numbers, _tf_turn.outcomes,
-                      _tf_turn.results, _tf_turn.errors)
-               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
-    ), judged AS (
-        SELECT req.ord, req.task_id, req.attempt_number, req.outcome,
-               CASE WHEN req.outcome = 'succeeded' THEN req.result END AS result,
-               CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error,
-               t.state AS old_state,
-               -- Every element was locked (the usual case): the busy test needs no lookup.
-               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
-                                         _tf_turn.worker_id, req.attempt_number, v_now) AS reason,
-               taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
-                                              t.attempt_count, t.max_attempts) AS new_state
-          FROM req
-          LEFT JOIN taskforge.tasks t ON t.task_id = req.task_id
-    ), change AS (
-        -- What happens to each tasks row: the finalize elements that passed the guard, then
-        -- the claimed tasks (outcome NULL), with their position in the output.
-        SELECT j.task_id, j.ord, j.new_state, j.outcome, j.result, j.error, j.attempt_number
-          FROM judged j
-         WHERE j.reason IS NULL
-        UNION ALL
-        SELECT c.task_id, c.ord, 'RUNNING', NULL, NULL, NULL, NULL
-          FROM unnest(_tf_turn.claim_ids) WITH ORDINALITY AS c(task_id, ord)
-    ), moved AS (
+    WITH moved AS (
+        -- Every written tasks row, by id. An accepted element's row takes its verdict (found by
+        -- binary search); any other is a claimed task starting (it may also have been named,
+        -- and refused, in the batch: a QUEUED task the same call claims).
         UPDATE taskforge.tasks t
-           SET state = c.new_state,
-               owner_worker_id = CASE WHEN c.outcome IS NULL THEN _tf_turn.worker_id END,
-               lease_expires_at = CASE WHEN c.outcome IS NULL
-                                       THEN least(v_now + make_interval(secs => _tf_turn.lease_seconds),
-                                                  v_now + make_interval(secs => t.timeout_seconds)) END,
-               deadline_at = CASE WHEN c.outcome IS NULL THEN v_now + make_interval(secs => t.timeout_seconds) END,
-               attempt_count = CASE WHEN c.outcome IS NULL THEN t.attempt_count + 1 ELSE t.attempt_count END,
-               scheduled_at = CASE WHEN c.new_state = 'RETRYING'
-                                   THEN v_now + make_interval(secs => (
-                                       SELECT taskforge.tf_backoff(c.attempt_number, tt.backoff_base_seconds,
-                                                                   tt.backoff_cap_seconds, tt.backoff_jitter)
-                                         FROM taskforge.task_types tt WHERE tt.task_type = t.task_type))
+           SET state = coalesce((v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state, 'RUNNING'),
+               owner_worker_id = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                      THEN _tf_turn.worker_id END,
+               lease_expires_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                       THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
+               deadline_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                  THEN v_now + make_interval(secs => t.timeout_seconds) END,
+               attempt_count = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                    THEN t.attempt_count + 1 ELSE t.attempt_count END,
+               scheduled_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state = 'RETRYING'
+                                   THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
                                    ELSE t.scheduled_at END,
-               result = CASE WHEN c.outcome = 'succeeded' THEN c.result ELSE t.result END,
-               last_error = CASE WHEN c.outcome IS NULL OR c.outcome = 'succeeded' THEN t.last_error ELSE c.error END,
-               finished_at = CASE WHEN c.new_state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
+               result = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome = 'succeeded'
+                             THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).result ELSE t.result END,
+               last_error = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome <> 'succeeded'
+                                 THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).error ELSE t.last_error END,
+               finished_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state
+                                       IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
                updated_at = v_now
-          FROM change c
-         WHERE t.task_id = c.task_id
-           AND t.task_id = ANY (v_touched)  -- an index condition whichever side the join starts from
-           -- A claimed row is QUEUED (the caller locked it so); anything else is left alone.
-           AND (c.outcome IS NOT NULL OR t.state = 'QUEUED')
-        RETURNING t.task_id, c.ord, c.outcome, c.result, c.error, t.attempt_count, t.task_type, t.payload,
-                  t.queue, t.priority, t.max_attempts, t.lease_expires_at, t.deadline_at, t.timeout_seconds
+         WHERE t.task_id = ANY (v_touched)
+        RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
+                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
     ), ended AS (
+        -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after(m.outcome),
-               outcome = m.outcome,
+           SET state = taskforge._tf_attempt_state_after((v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome),
+               outcome = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome,
                finished_at = v_now,
-               result = m.result,
-               error = m.error
-          FROM moved m
-         WHERE m.outcome IS NOT NULL
-           AND a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
-           AND a.task_id = ANY (_tf_turn.task_ids)  -- as in moved: never a walk of all attempts
+               result = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).result,
+               error = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).error
+         WHERE a.task_id = ANY (v_ok_ids) AND a.state = 'RUNNING'
+           AND a.attempt_number = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).attempt_number
         RETURNING a.task_id
     ), started AS (
         INSERT INTO taskforge.attempts
                (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
         SELECT m.task_id, m.attempt_count, _tf_turn.worker_id, 'RUNNING', v_now, m.lease_expires_at, m.deadline_at
           FROM moved m
-         WHERE m.outcome IS NULL
-    ), broken AS (
-        -- A task that passed the guard must have had its RUNNING attempt ended: counted, so
-        -- that no element is matched against another (the usual case costs two counts).
-        SELECT (SELECT count(*) FROM ended) <> (SELECT count(*) FROM judged WHERE reason IS NULL) AS found
+         WHERE m.state = 'RUNNING'
     )
     SELECT o.kind, o.task_id, o.attempt_number, o.accepted, o.task_state, o.reason, o.task_type, o.payload,
            o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds
       FROM (
-        SELECT 1 AS part, j.ord, 'finalized'::text AS kind, j.task_id, j.attempt_number,
-               j.reason IS NULL AS accepted,
-               CASE WHEN j.reason IS NULL THEN j.new_state ELSE j.old_state END AS task_state,
-               CASE WHEN j.reason IS NULL AND (SELECT found FROM broken)
+        -- The finalize elements in input order.
+        SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
+               f.attempt_number, f.reason IS NULL AS accepted,
+               CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
+               -- An accepted element whose RUNNING attempt was not ended: a broken invariant
+               -- (looked for only when the counts differ).
+               CASE WHEN f.reason IS NOT NULL OR (SELECT count(*) FROM ended) = cardinality(v_ok_ids) THEN f.reason
+                    WHEN NOT EXISTS (SELECT 1 FROM ended d WHERE d.task_id = f.task_id)
                     THEN taskforge._tf_broken_invariant(format(
                         'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
-                        j.task_id, j.attempt_number))
-                    ELSE j.reason END AS reason,
+                        f.task_id, f.attempt_number))
+               END AS reason,
                NULL::text AS task_type, NULL::jsonb AS payload, NULL::text AS queue, NULL::int AS priority,
                NULL::int AS max_attempts, NULL::timestamptz AS lease_expires_at,
                NULL::double precision AS timeout_seconds
-          FROM judged j
+          FROM unnest(v_all) WITH ORDINALITY AS f(task_id, attempt_number, reason, old_state, new_state, outcome,
+                                                   result, error, ord)
         UNION ALL
-        SELECT 2, m.ord, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL, m.task_type, m.payload,
-               m.queue, m.priority, m.max_attempts, m.lease_expires_at, m.timeout_seconds
+        -- The claimed tasks, in claim order.
+        SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
+               m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
+               m.timeout_seconds
           FROM moved m
-         WHERE m.outcome IS NULL
-      ) o
-     ORDER BY o.part, o.ord;
+         WHERE m.state = 'RUNNING'
+      ) AS o
+     ORDER BY o.part, o.priority DESC, o.created_at, o.ord;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) IS
     'Private: the one write path of finalize and claim: ends the given attempts (guard per element, SKIP LOCKED: busy) and starts attempts of the picked tasks, in one statement. Rows: finalized (input order), then claimed (claim order).';
-REVOKE ALL ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_turn(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz
+) FROM PUBLIC;

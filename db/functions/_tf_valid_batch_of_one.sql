@@ -39,4 +39,6 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
     'Private: true when a batch call holds one certainly valid element, so taskforge._tf_check_batch may be skipped.';
-REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean
+) FROM PUBLIC;

@@ -53,3 +53,19 @@ COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 chara
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
+
+-- Private: the verdict on one finalize element of a batch (taskforge._tf_turn): the element, why
+-- it is refused (NULL: accepted), the task state before and after, and what the attempt row
+-- receives. Held in an array sorted by task_id between the two statements of a turn.
+CREATE TYPE taskforge._tf_verdict AS (
+    task_id        bigint,
+    attempt_number int,
+    reason         text,
+    old_state      text,
+    new_state      text,
+    outcome        text,
+    result         jsonb,
+    error          jsonb
+);
+COMMENT ON TYPE taskforge._tf_verdict IS
+    'Private: the verdict on one finalize element of a batch (taskforge._tf_turn).';

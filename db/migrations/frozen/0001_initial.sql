@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 01ff08ccff70cab5). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 5275c3647305dcc3). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -131,6 +131,22 @@ COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 chara
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
+
+-- Private: the verdict on one finalize element of a batch (taskforge._tf_turn): the element, why
+-- it is refused (NULL: accepted), the task state before and after, and what the attempt row
+-- receives. Held in an array sorted by task_id between the two statements of a turn.
+CREATE TYPE taskforge._tf_verdict AS (
+    task_id        bigint,
+    attempt_number int,
+    reason         text,
+    old_state      text,
+    new_state      text,
+    outcome        text,
+    result         jsonb,
+    error          jsonb
+);
+COMMENT ON TYPE taskforge._tf_verdict IS
+    'Private: the verdict on one finalize element of a batch (taskforge._tf_turn).';
 
 -- >>> db/schema/20_tables.sql
 -- TaskForge tables. Nobody but taskforge_owner has a privilege on them: callers go through
@@ -659,7 +675,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
     'Private: validates worker_id and the element-aligned arrays of the batch functions (task_ids, attempt_numbers; with finalize also outcomes, results, errors), or raises TF400 naming the argument and element.';
-REVOKE ALL ON FUNCTION taskforge._tf_check_batch(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_check_batch(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_fencing.sql
 -- taskforge._tf_check_fencing(task_id numeric, worker_id uuid, attempt_number numeric) -> void
@@ -1048,12 +1066,14 @@ BEGIN
                 IF _tf_claim_pick.finishing_ids IS NOT NULL THEN
                     -- Attempts of this queue the same call ends (see Queue controls above).
                     SELECT v_room + count(*) INTO v_room
-                      FROM (SELECT t.* FROM taskforge.tasks t
+                      FROM (SELECT t.task_id, t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at
+                              FROM taskforge.tasks t
                              WHERE t.task_id = ANY (_tf_claim_pick.finishing_ids) AND t.queue = v_limited.queue
                                FOR UPDATE SKIP LOCKED) AS t
                       JOIN unnest(_tf_claim_pick.finishing_ids, _tf_claim_pick.finishing_attempts)
                            AS f(task_id, attempt_number) ON f.task_id = t.task_id
-                     WHERE taskforge._tf_guard(t::taskforge.tasks, _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
+                     WHERE taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at,
+                                               _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
                 END IF;
                 IF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
@@ -1124,7 +1144,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) IS
     'Private: the choice of a claim, shared by tf_claim and tf_finalize_and_claim (validation, worker check, SKIP LOCKED pick); returns the locked ids in claim order for taskforge._tf_turn.';
-REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_claim_pick(
+    uuid, text[], double precision, int, text[], timestamptz, bigint[], int[]
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_cron_field.sql
 -- taskforge._tf_cron_field(field text, expr text, min_value int, max_value int,
@@ -1583,15 +1605,18 @@ REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
--- taskforge._tf_guard(task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
+-- taskforge._tf_guard(state text, attempt_count int, owner_worker_id uuid, deadline_at timestamptz,
+--     lease_expires_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
 --   -> text                                                                    (private helper)
 --
 -- Purpose:    the ownership guard shared by tf_renew, tf_finalize and their batch forms. A call
 --             may act on a task only while the task is RUNNING, under the same attempt, owned
 --             by the same worker, with its deadline not passed and its lease not yet expired at
 --             time "at".
--- Parameters: task  the task row as locked by the caller (state, owner_worker_id,
---                   attempt_count, deadline_at, lease_expires_at are read);
+-- Parameters: state, attempt_count, owner_worker_id, deadline_at, lease_expires_at
+--                   the task's columns, from its row as locked by the caller (columns, not the
+--                   row: a whole-row value would be built, payload included, for every element
+--                   of a batch);
 --             worker_id, attempt_number  the caller's fencing token; "at", the database time of
 --             the call.
 -- Returns:    NULL when the guard holds, else the first reason it fails, checked in this order:
@@ -1600,59 +1625,67 @@ REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
 -- Errors:     none.  Locks: none (callers lock the row first).  Clock: the "at" argument.
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_guard(
-    task taskforge.tasks, worker_id uuid, attempt_number int, at timestamptz)
+    state text, attempt_count int, owner_worker_id uuid, deadline_at timestamptz,
+    lease_expires_at timestamptz, worker_id uuid, attempt_number int, at timestamptz)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
 -- No SET clause: PostgreSQL inlines a plain SQL expression function into the calling query
--- (a SET clause would prevent that), and a field of a whole-row reference to the caller's
--- table becomes a plain column there; the batch functions evaluate it once per row. It uses
--- only built-in operators, and every caller is a taskforge function whose search_path is
--- pinned to pg_catalog, pg_temp.
+-- (a SET clause would prevent that). It uses only built-in operators, and every caller is a
+-- taskforge function whose search_path is pinned.
 AS $fn$
     SELECT CASE
-        WHEN (task).state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
-        WHEN (task).attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
-        WHEN (task).owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
-        WHEN (task).deadline_at <= at THEN 'timed_out'
-        WHEN (task).lease_expires_at IS NULL OR (task).lease_expires_at <= at THEN 'lease_expired'
+        WHEN state IS DISTINCT FROM 'RUNNING' THEN 'not_running'
+        WHEN attempt_count IS DISTINCT FROM attempt_number THEN 'stale_attempt'
+        WHEN owner_worker_id IS DISTINCT FROM worker_id THEN 'not_owner'
+        WHEN deadline_at <= at THEN 'timed_out'
+        WHEN lease_expires_at IS NULL OR lease_expires_at <= at THEN 'lease_expired'
     END
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) IS
+COMMENT ON FUNCTION taskforge._tf_guard(text, int, uuid, timestamptz, timestamptz, uuid, int, timestamptz) IS
     'Private: ownership guard of renew/finalize; NULL when it holds, else not_running | stale_attempt | not_owner | timed_out | lease_expired.';
-REVOKE ALL ON FUNCTION taskforge._tf_guard(taskforge.tasks, uuid, int, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_guard(
+    text, int, uuid, timestamptz, timestamptz, uuid, int, timestamptz
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard_batch.sql
--- taskforge._tf_guard_batch(task taskforge.tasks, locked bigint[], worker_id uuid,
---                            attempt_number int, at timestamptz) -> text   (private helper)
+-- taskforge._tf_guard_batch(locked boolean, found boolean, state text, attempt_count int,
+--     owner_worker_id uuid, deadline_at timestamptz, lease_expires_at timestamptz,
+--     worker_id uuid, attempt_number int, at timestamptz) -> text          (private helper)
 --
--- Purpose:    why a batch function (tf_renew_many, the batch finalize) may not act on one
---             element: the task does not exist, its row is held by another transaction (the
---             batch locks with SKIP LOCKED and never waits), or the ownership guard fails.
--- Parameters: task      the tasks row of the element (all NULL when no such task: LEFT JOIN);
---             locked    the task ids this call managed to lock;
---             worker_id, attempt_number, at   as taskforge._tf_guard.
--- Returns:    NULL when the element may be acted on, else 'not_found' | 'busy' | a reason of
+-- Purpose:    why a batch call (taskforge._tf_turn, _tf_renew_attempts) may not act on one
+--             element: its row is held by another transaction (the batch locks with SKIP
+--             LOCKED and never waits), the task does not exist, or the ownership guard
+--             (taskforge._tf_guard) fails.
+-- Parameters: locked    this call locked the element's row (its columns below are then read);
+--             found     the task exists: read only for an element that was not locked, so a
+--                       caller passes the lookup itself (EXISTS (...)) and it runs only then;
+--             the rest  as taskforge._tf_guard.
+-- Returns:    NULL when the element may be acted on, else 'busy' | 'not_found' | a reason of
 --             taskforge._tf_guard.
 -- Errors:     none.  Locks: none.  Clock: the "at" argument.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_guard_batch(
-    task taskforge.tasks, locked bigint[], worker_id uuid, attempt_number int, at timestamptz)
+    locked boolean, found boolean, state text, attempt_count int, owner_worker_id uuid,
+    deadline_at timestamptz, lease_expires_at timestamptz, worker_id uuid, attempt_number int,
+    at timestamptz)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
 -- No SET clause, so that it is inlined into the batch statements (see taskforge._tf_guard).
 AS $fn$
     SELECT CASE
-        WHEN (task).task_id IS NULL THEN 'not_found'
-        WHEN NOT ((task).task_id = ANY (locked)) THEN 'busy'
-        ELSE taskforge._tf_guard(task, worker_id, attempt_number, at)
+        WHEN NOT locked THEN CASE WHEN found THEN 'busy' ELSE 'not_found' END
+        ELSE taskforge._tf_guard(state, attempt_count, owner_worker_id, deadline_at, lease_expires_at,
+                                 worker_id, attempt_number, at)
     END
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) IS
-    'Private: not_found | busy (locked elsewhere) | the guard''s reason for one element of a batch renew or finalize; NULL when it may act.';
-REVOKE ALL ON FUNCTION taskforge._tf_guard_batch(taskforge.tasks, bigint[], uuid, int, timestamptz) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_guard_batch(boolean, boolean, text, int, uuid, timestamptz, timestamptz, uuid, int, timestamptz) IS
+    'Private: busy (locked elsewhere) | not_found | the guard''s reason for one element of a batch renew or finalize; NULL when it may act.';
+REVOKE ALL ON FUNCTION taskforge._tf_guard_batch(
+    boolean, boolean, text, int, uuid, timestamptz, timestamptz, uuid, int, timestamptz
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_invalid.sql
 -- taskforge._tf_invalid(argument text, problem text) -> void       (private helper)
@@ -1890,12 +1923,14 @@ REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
 -- Errors:     none of its own.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits: a row another transaction
 --             holds is busy; rows the caller locked already are its own), then their attempt rows.
--- Plans:      one cached generic plan per statement; every row is reached by primary key
---             (nested loops over the input arrays), pinned with SET enable_seqscan/hashjoin/
---             mergejoin = off so that a plan cached before a table's first ANALYZE cannot
---             scan whole tables (jit = off: those settings inflate plan costs past jit_above_cost).
---             No two intermediate results are joined: the cost grows linearly with the batch.
--- Clock:      clock_timestamp() read once the rows are locked: guard and new deadline.
+-- Plans:      two statements, each with one cached generic plan: the first locks and judges
+--             the elements (each element drives a LATERAL lookup of its task by primary key, so
+--             the plan cannot start from the table); the second extends the leases of the
+--             accepted ones, naming the rows by id (task_id = ANY (...)) and joining nothing
+--             (each row's new lease is computed from the row itself). Pinned with SET
+--             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
+--             costs past jit_above_cost).
+-- Clock:      clock_timestamp() once (nothing is waited for): guard and new deadline.
 -- By hand:    use tf_renew or tf_renew_many.
 CREATE OR REPLACE FUNCTION taskforge._tf_renew_attempts(
     worker_id uuid,
@@ -1917,52 +1952,119 @@ AS $fn$
 DECLARE
     v_now timestamptz;
     v_lease timestamptz;
-    v_locked bigint[];
-    v_all_locked boolean;
+    v_ids bigint[];
+    v_attempts int[];
+    v_renewed boolean[];
+    v_cancel boolean[];
+    v_reasons text[];
+    v_deadlines timestamptz[];
+    v_accepted bigint[];
 BEGIN
-    -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-    v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                       WHERE t.task_id = ANY (_tf_renew_attempts.task_ids)
-                       ORDER BY t.task_id
-                         FOR UPDATE SKIP LOCKED);
-    v_all_locked := cardinality(v_locked) = cardinality(_tf_renew_attempts.task_ids);
     v_now := clock_timestamp();
     v_lease := v_now + make_interval(secs => _tf_renew_attempts.lease_seconds);
+    -- Lock what is free and judge each element; a row another transaction holds is reported
+    -- busy, never waited for (taskforge._tf_guard_batch).
+    SELECT array_agg(j.task_id ORDER BY j.ord), array_agg(j.attempt_number ORDER BY j.ord),
+           array_agg(j.reason IS NULL ORDER BY j.ord), array_agg(j.cancel ORDER BY j.ord),
+           array_agg(j.reason ORDER BY j.ord), array_agg(j.deadline_at ORDER BY j.ord),
+           coalesce(array_agg(j.task_id) FILTER (WHERE j.reason IS NULL), '{}')
+      INTO v_ids, v_attempts, v_renewed, v_cancel, v_reasons, v_deadlines, v_accepted
+      FROM (SELECT r.ord, r.task_id, r.attempt_number, t.deadline_at,
+                   CASE WHEN t.task_id IS NOT NULL THEN t.cancel_requested_at IS NOT NULL
+                        ELSE (SELECT x.cancel_requested_at IS NOT NULL FROM taskforge.tasks x WHERE x.task_id = r.task_id)
+                   END AS cancel,
+                   taskforge._tf_guard_batch(t.task_id IS NOT NULL,
+                                             EXISTS (SELECT 1 FROM taskforge.tasks x WHERE x.task_id = r.task_id),
+                                             t.state, t.attempt_count, t.owner_worker_id, t.deadline_at,
+                                             t.lease_expires_at, _tf_renew_attempts.worker_id, r.attempt_number, v_now)
+                       AS reason
+              FROM unnest(_tf_renew_attempts.task_ids, _tf_renew_attempts.attempt_numbers)
+                   WITH ORDINALITY AS r(task_id, attempt_number, ord)
+              LEFT JOIN LATERAL (
+                  SELECT l.task_id, l.state, l.attempt_count, l.owner_worker_id, l.deadline_at, l.lease_expires_at,
+                         l.cancel_requested_at
+                    FROM taskforge.tasks l
+                   WHERE l.task_id = r.task_id
+                     FOR UPDATE SKIP LOCKED) AS t ON true) AS j;
 
     RETURN QUERY
-    WITH judged AS (
-        SELECT r.ord, r.task_id, r.attempt_number, t.cancel_requested_at IS NOT NULL AS cancel,
-               t.task_id IS NOT NULL AS found,
-               -- Every element was locked (the usual case): the busy test needs no lookup.
-               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
-                                         _tf_renew_attempts.worker_id, r.attempt_number, v_now) AS reason,
-               least(v_lease, t.deadline_at) AS lease
-          FROM unnest(_tf_renew_attempts.task_ids, _tf_renew_attempts.attempt_numbers)
-               WITH ORDINALITY AS r(task_id, attempt_number, ord)
-          LEFT JOIN taskforge.tasks t ON t.task_id = r.task_id
-    ), extended AS (
+    WITH extended AS (
         UPDATE taskforge.tasks t
-           SET lease_expires_at = j.lease, updated_at = v_now
-          FROM judged j
-         WHERE j.reason IS NULL AND t.task_id = j.task_id
+           SET lease_expires_at = least(v_lease, t.deadline_at), updated_at = v_now
+         WHERE t.task_id = ANY (v_accepted)
     ), attempt_leases AS (
+        -- The RUNNING attempt of each renewed task (its deadline_at is the task's).
         UPDATE taskforge.attempts a
-           SET lease_expires_at = j.lease
-          FROM judged j
-         WHERE j.reason IS NULL AND a.task_id = j.task_id AND a.attempt_number = j.attempt_number
+           SET lease_expires_at = least(v_lease, a.deadline_at)
+         WHERE a.task_id = ANY (v_accepted) AND a.state = 'RUNNING'
     )
-    SELECT j.task_id, j.attempt_number, j.reason IS NULL,
-           CASE WHEN j.reason IS NULL THEN j.lease END,
-           CASE WHEN j.found THEN j.cancel END,
-           j.reason
-      FROM judged j
-     ORDER BY j.ord;
+    SELECT r.task_id, r.attempt_number, r.renewed, CASE WHEN r.renewed THEN least(v_lease, r.deadline_at) END,
+           r.cancel, r.reason
+      FROM unnest(v_ids, v_attempts, v_renewed, v_cancel, v_reasons, v_deadlines)
+           WITH ORDINALITY AS r(task_id, attempt_number, renewed, cancel, reason, deadline_at, ord)
+     ORDER BY r.ord;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_renew_attempts(uuid, bigint[], int[], double precision) IS
     'Private: the one write path of lease renewal (tf_renew, tf_renew_many): guard per element, SKIP LOCKED (busy), lease never past the deadline; one row per element in input order.';
 REVOKE ALL ON FUNCTION taskforge._tf_renew_attempts(uuid, bigint[], int[], double precision) FROM PUBLIC;
+
+-- >>> db/functions/_tf_retry_delay.sql
+-- taskforge._tf_retry_delay(task_type text, failed_attempt int) -> double precision
+--                                                                          (private helper)
+--
+-- Purpose:    the backoff before a task's next attempt, in seconds, from its task type's policy
+--             (taskforge.task_types: base, cap, jitter; the formula is tf_backoff's). A
+--             function, not a subquery, so that a finalize statement pays for the lookup only
+--             for the tasks that retry.
+-- Parameters: task_type       the task's type.
+--             failed_attempt  the number of the attempt that failed (1, 2, ...).
+-- Returns:    seconds, 0 <= s <= the type's cap; 0 when the type has no row.
+-- Errors:     none of its own (tf_backoff's checks pass for stored policies).
+-- Locks:      none.  Clock: none (random() for the jitter).  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_retry_delay(task_type text, failed_attempt int)
+RETURNS double precision
+LANGUAGE plpgsql
+VOLATILE  -- random jitter
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    RETURN coalesce((SELECT taskforge.tf_backoff(_tf_retry_delay.failed_attempt, tt.backoff_base_seconds,
+                                                 tt.backoff_cap_seconds, tt.backoff_jitter)
+                       FROM taskforge.task_types tt WHERE tt.task_type = _tf_retry_delay.task_type), 0);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_retry_delay(text, int) IS
+    'Private: seconds of backoff before the next attempt, from the task type''s policy (tf_backoff).';
+REVOKE ALL ON FUNCTION taskforge._tf_retry_delay(text, int) FROM PUBLIC;
+
+-- >>> db/functions/_tf_sorted_at.sql
+-- taskforge._tf_sorted_at(ids bigint[], id bigint) -> int                    (private helper)
+--
+-- Purpose:    where a sorted array of task ids holds id, by binary search (width_bucket), so
+--             that a batch statement looking each of its rows up in such an array (and in
+--             arrays aligned with it) costs n log n, not n^2. A plain SQL expression, inlined by
+--             the planner.
+-- Parameters: ids  task ids sorted ascending, no NULL (as aggregated ORDER BY task_id).
+--             id   the task id to look for.
+-- Returns:    the (1-based) position of id in ids, or NULL when ids does not hold it (also for
+--             an empty or NULL array); arr[NULL] is NULL, so arr[_tf_sorted_at(ids, id)] is the
+--             aligned element or NULL.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_sorted_at(ids bigint[], id bigint)
+RETURNS int
+LANGUAGE sql
+IMMUTABLE
+AS $fn$
+    SELECT CASE WHEN ids[pg_catalog.width_bucket(id, ids)] = id THEN pg_catalog.width_bucket(id, ids) END
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) IS
+    'Private: the position of id in a sorted array of task ids (binary search), NULL when absent.';
+REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 
 -- >>> db/functions/_tf_submit_one.sql
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
@@ -2132,6 +2234,33 @@ REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
     text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision
 ) FROM PUBLIC;
 
+-- >>> db/functions/_tf_task_state.sql
+-- taskforge._tf_task_state(task_id bigint) -> text                           (private helper)
+--
+-- Purpose:    the committed state of a task, read without a lock: what a batch call reports for
+--             an element whose row another transaction holds (busy), and how it tells busy from
+--             not_found. A function, not a subquery, so that a statement pays for the lookup
+--             only when it makes one (a subquery is prepared with every execution of the
+--             statement, used or not).
+-- Parameters: task_id  a task id.
+-- Returns:    the task's state, or NULL when there is no such task.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_task_state(task_id bigint)
+RETURNS text
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    RETURN (SELECT t.state FROM taskforge.tasks t WHERE t.task_id = _tf_task_state.task_id);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_task_state(bigint) IS
+    'Private: a task''s committed state (NULL when there is no such task), read without a lock.';
+REVOKE ALL ON FUNCTION taskforge._tf_task_state(bigint) FROM PUBLIC;
+
 -- >>> db/functions/_tf_task_state_after.sql
 -- taskforge._tf_task_state_after(outcome text, cancel_requested boolean, attempt_count int,
 --                                max_attempts int) -> text                 (private helper)
@@ -2245,15 +2374,15 @@ REVOKE ALL ON FUNCTION taskforge._tf_token_ok(numeric, numeric) FROM PUBLIC;
 -- Locks:      FOR UPDATE SKIP LOCKED on the finalize elements' tasks rows (a row another
 --             transaction holds is reported busy, never waited for; rows the caller locked
 --             already are its own), then the rows it writes.
--- Plans:      two statements, each with one cached generic plan: the lock, then the write.
---             Every row is reached by primary key (nested loops over the input arrays), pinned
---             with SET enable_seqscan/hashjoin/mergejoin = off so that a plan cached before a
---             table's first ANALYZE cannot scan whole tables (jit = off: those settings inflate
---             plan costs past jit_above_cost); each UPDATE also names its rows by the input ids
---             (task_id = ANY (...)), so a generic plan cached while a table was small, which may
---             start the join from the table, still reads only those rows through its primary
---             key. Nothing in the write joins two intermediate results, so its cost grows
---             linearly with the batch.
+-- Plans:      two statements, each with one cached generic plan. The first locks and judges the
+--             finalize elements: each element drives its own lookup of its task (a LATERAL
+--             lookup by primary key), so the plan cannot start from the table. The second writes,
+--             and joins nothing: each UPDATE names its rows by id (task_id = ANY (...), through
+--             the primary key) and finds each row's values by binary search in id-sorted arrays
+--             (width_bucket), so its cost grows as n log n with the batch, whatever plan a
+--             session cached while the tables were small. Both pinned with SET
+--             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
+--             costs past jit_above_cost).
 -- Clock:      now, read by the caller once nothing more can be waited for (after tf_finalize's
 --             row lock; at the start of a call that only skips locked rows), and shared with
 --             its pick (taskforge._tf_claim_pick) so that both judge a lease alike: guard,
@@ -2284,127 +2413,137 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := _tf_turn.now;
-    v_locked bigint[];
-    v_all_locked boolean := true;
-    v_finalize int := coalesce(cardinality(_tf_turn.task_ids), 0);
-    v_touched bigint[] := _tf_turn.task_ids || _tf_turn.claim_ids;
+    v_lease timestamptz := _tf_turn.now + make_interval(secs => _tf_turn.lease_seconds);
+    v_n int := coalesce(cardinality(_tf_turn.task_ids), 0);
+    -- The verdict on every finalize element, in input order (the answer).
+    v_all taskforge._tf_verdict[];
+    -- The accepted elements' verdicts and task ids, sorted by task id alike: a row finds its
+    -- element by binary search (taskforge._tf_sorted_at).
+    v_ok taskforge._tf_verdict[];
+    v_ok_ids bigint[] := '{}';
+    -- The task ids this turn writes: the accepted elements' and the claimed ones.
+    v_touched bigint[] := _tf_turn.claim_ids;
 BEGIN
-    IF v_finalize = 0 AND coalesce(cardinality(_tf_turn.claim_ids), 0) = 0 THEN
+    IF v_n = 0 AND coalesce(cardinality(_tf_turn.claim_ids), 0) = 0 THEN
         RETURN;
     END IF;
-    IF v_finalize > 0 THEN
-        -- Lock what is free; a row another transaction holds is reported busy, never waited for.
-        v_locked := ARRAY(SELECT t.task_id FROM taskforge.tasks t
-                           WHERE t.task_id = ANY (_tf_turn.task_ids)
-                           ORDER BY t.task_id
-                             FOR UPDATE SKIP LOCKED);
-        v_all_locked := cardinality(v_locked) = v_finalize;
+    IF v_n > 0 THEN
+        -- Lock what is free and judge each element: a row another transaction holds is busy,
+        -- never waited for (its state as last committed); a missing one not_found
+        -- (taskforge._tf_guard_batch). Each element drives its own lookup (LATERAL).
+        SELECT array_agg(j.verdict ORDER BY j.ord),
+               array_agg(j.verdict ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL),
+               coalesce(array_agg(j.task_id ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL), '{}'),
+               array_agg(j.task_id) FILTER (WHERE (j.verdict).reason IS NULL) || _tf_turn.claim_ids
+          INTO v_all, v_ok, v_ok_ids, v_touched
+          FROM (SELECT g.ord, g.task_id,
+                       ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
+                           taskforge._tf_task_state_after(g.outcome, g.cancel_requested_at IS NOT NULL,
+                                                          g.attempt_count, g.max_attempts),
+                           g.outcome,
+                           CASE WHEN g.outcome = 'succeeded' THEN g.result END,
+                           CASE WHEN g.reason IS NULL AND g.outcome <> 'succeeded'
+                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict AS verdict
+                  FROM (SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error, t.state,
+                               t.cancel_requested_at, t.attempt_count, t.max_attempts,
+                               taskforge._tf_guard_batch(t.task_id IS NOT NULL, taskforge._tf_task_state(r.task_id) IS NOT NULL,
+                                                         t.state, t.attempt_count, t.owner_worker_id, t.deadline_at,
+                                                         t.lease_expires_at, _tf_turn.worker_id, r.attempt_number, v_now)
+                                   AS reason
+                          FROM unnest(_tf_turn.task_ids, _tf_turn.attempt_numbers, _tf_turn.outcomes,
+                                      _tf_turn.results, _tf_turn.errors)
+                               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
+                          LEFT JOIN LATERAL (
+                              SELECT l.task_id, l.state, l.attempt_count, l.max_attempts, l.owner_worker_id,
+                                     l.deadline_at, l.lease_expires_at, l.cancel_requested_at
+                                FROM taskforge.tasks l
+                               WHERE l.task_id = r.task_id
+                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g) AS j;
     END IF;
 
     RETURN QUERY
-    WITH req AS (
-        SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error
-          FROM unnest(_tf_turn.task_ids, _tf_turn.attempt_numbers, _tf_turn.outcomes,
-                      _tf_turn.results, _tf_turn.errors)
-               WITH ORDINALITY AS r(task_id, attempt_number, outcome, result, error, ord)
-    ), judged AS (
-        SELECT req.ord, req.task_id, req.attempt_number, req.outcome,
-               CASE WHEN req.outcome = 'succeeded' THEN req.result END AS result,
-               CASE WHEN req.outcome <> 'succeeded' THEN taskforge._tf_cap_error(req.error) END AS error,
-               t.state AS old_state,
-               -- Every element was locked (the usual case): the busy test needs no lookup.
-               taskforge._tf_guard_batch(t, CASE WHEN v_all_locked THEN ARRAY[t.task_id] ELSE v_locked END,
-                                         _tf_turn.worker_id, req.attempt_number, v_now) AS reason,
-               taskforge._tf_task_state_after(req.outcome, t.cancel_requested_at IS NOT NULL,
-                                              t.attempt_count, t.max_attempts) AS new_state
-          FROM req
-          LEFT JOIN taskforge.tasks t ON t.task_id = req.task_id
-    ), change AS (
-        -- What happens to each tasks row: the finalize elements that passed the guard, then
-        -- the claimed tasks (outcome NULL), with their position in the output.
-        SELECT j.task_id, j.ord, j.new_state, j.outcome, j.result, j.error, j.attempt_number
-          FROM judged j
-         WHERE j.reason IS NULL
-        UNION ALL
-        SELECT c.task_id, c.ord, 'RUNNING', NULL, NULL, NULL, NULL
-          FROM unnest(_tf_turn.claim_ids) WITH ORDINALITY AS c(task_id, ord)
-    ), moved AS (
+    WITH moved AS (
+        -- Every written tasks row, by id. An accepted element's row takes its verdict (found by
+        -- binary search); any other is a claimed task starting (it may also have been named,
+        -- and refused, in the batch: a QUEUED task the same call claims).
         UPDATE taskforge.tasks t
-           SET state = c.new_state,
-               owner_worker_id = CASE WHEN c.outcome IS NULL THEN _tf_turn.worker_id END,
-               lease_expires_at = CASE WHEN c.outcome IS NULL
-                                       THEN least(v_now + make_interval(secs => _tf_turn.lease_seconds),
-                                                  v_now + make_interval(secs => t.timeout_seconds)) END,
-               deadline_at = CASE WHEN c.outcome IS NULL THEN v_now + make_interval(secs => t.timeout_seconds) END,
-               attempt_count = CASE WHEN c.outcome IS NULL THEN t.attempt_count + 1 ELSE t.attempt_count END,
-               scheduled_at = CASE WHEN c.new_state = 'RETRYING'
-                                   THEN v_now + make_interval(secs => (
-                                       SELECT taskforge.tf_backoff(c.attempt_number, tt.backoff_base_seconds,
-                                                                   tt.backoff_cap_seconds, tt.backoff_jitter)
-                                         FROM taskforge.task_types tt WHERE tt.task_type = t.task_type))
+           SET state = coalesce((v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state, 'RUNNING'),
+               owner_worker_id = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                      THEN _tf_turn.worker_id END,
+               lease_expires_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                       THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
+               deadline_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                  THEN v_now + make_interval(secs => t.timeout_seconds) END,
+               attempt_count = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
+                                    THEN t.attempt_count + 1 ELSE t.attempt_count END,
+               scheduled_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state = 'RETRYING'
+                                   THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
                                    ELSE t.scheduled_at END,
-               result = CASE WHEN c.outcome = 'succeeded' THEN c.result ELSE t.result END,
-               last_error = CASE WHEN c.outcome IS NULL OR c.outcome = 'succeeded' THEN t.last_error ELSE c.error END,
-               finished_at = CASE WHEN c.new_state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
+               result = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome = 'succeeded'
+                             THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).result ELSE t.result END,
+               last_error = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome <> 'succeeded'
+                                 THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).error ELSE t.last_error END,
+               finished_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state
+                                       IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
                updated_at = v_now
-          FROM change c
-         WHERE t.task_id = c.task_id
-           AND t.task_id = ANY (v_touched)  -- an index condition whichever side the join starts from
-           -- A claimed row is QUEUED (the caller locked it so); anything else is left alone.
-           AND (c.outcome IS NOT NULL OR t.state = 'QUEUED')
-        RETURNING t.task_id, c.ord, c.outcome, c.result, c.error, t.attempt_count, t.task_type, t.payload,
-                  t.queue, t.priority, t.max_attempts, t.lease_expires_at, t.deadline_at, t.timeout_seconds
+         WHERE t.task_id = ANY (v_touched)
+        RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
+                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
     ), ended AS (
+        -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after(m.outcome),
-               outcome = m.outcome,
+           SET state = taskforge._tf_attempt_state_after((v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome),
+               outcome = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome,
                finished_at = v_now,
-               result = m.result,
-               error = m.error
-          FROM moved m
-         WHERE m.outcome IS NOT NULL
-           AND a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
-           AND a.task_id = ANY (_tf_turn.task_ids)  -- as in moved: never a walk of all attempts
+               result = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).result,
+               error = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).error
+         WHERE a.task_id = ANY (v_ok_ids) AND a.state = 'RUNNING'
+           AND a.attempt_number = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).attempt_number
         RETURNING a.task_id
     ), started AS (
         INSERT INTO taskforge.attempts
                (task_id, attempt_number, worker_id, state, started_at, lease_expires_at, deadline_at)
         SELECT m.task_id, m.attempt_count, _tf_turn.worker_id, 'RUNNING', v_now, m.lease_expires_at, m.deadline_at
           FROM moved m
-         WHERE m.outcome IS NULL
-    ), broken AS (
-        -- A task that passed the guard must have had its RUNNING attempt ended: counted, so
-        -- that no element is matched against another (the usual case costs two counts).
-        SELECT (SELECT count(*) FROM ended) <> (SELECT count(*) FROM judged WHERE reason IS NULL) AS found
+         WHERE m.state = 'RUNNING'
     )
     SELECT o.kind, o.task_id, o.attempt_number, o.accepted, o.task_state, o.reason, o.task_type, o.payload,
            o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds
       FROM (
-        SELECT 1 AS part, j.ord, 'finalized'::text AS kind, j.task_id, j.attempt_number,
-               j.reason IS NULL AS accepted,
-               CASE WHEN j.reason IS NULL THEN j.new_state ELSE j.old_state END AS task_state,
-               CASE WHEN j.reason IS NULL AND (SELECT found FROM broken)
+        -- The finalize elements in input order.
+        SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
+               f.attempt_number, f.reason IS NULL AS accepted,
+               CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
+               -- An accepted element whose RUNNING attempt was not ended: a broken invariant
+               -- (looked for only when the counts differ).
+               CASE WHEN f.reason IS NOT NULL OR (SELECT count(*) FROM ended) = cardinality(v_ok_ids) THEN f.reason
+                    WHEN NOT EXISTS (SELECT 1 FROM ended d WHERE d.task_id = f.task_id)
                     THEN taskforge._tf_broken_invariant(format(
                         'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
-                        j.task_id, j.attempt_number))
-                    ELSE j.reason END AS reason,
+                        f.task_id, f.attempt_number))
+               END AS reason,
                NULL::text AS task_type, NULL::jsonb AS payload, NULL::text AS queue, NULL::int AS priority,
                NULL::int AS max_attempts, NULL::timestamptz AS lease_expires_at,
                NULL::double precision AS timeout_seconds
-          FROM judged j
+          FROM unnest(v_all) WITH ORDINALITY AS f(task_id, attempt_number, reason, old_state, new_state, outcome,
+                                                   result, error, ord)
         UNION ALL
-        SELECT 2, m.ord, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL, m.task_type, m.payload,
-               m.queue, m.priority, m.max_attempts, m.lease_expires_at, m.timeout_seconds
+        -- The claimed tasks, in claim order.
+        SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
+               m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
+               m.timeout_seconds
           FROM moved m
-         WHERE m.outcome IS NULL
-      ) o
-     ORDER BY o.part, o.ord;
+         WHERE m.state = 'RUNNING'
+      ) AS o
+     ORDER BY o.part, o.priority DESC, o.created_at, o.ord;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) IS
     'Private: the one write path of finalize and claim: ends the given attempts (guard per element, SKIP LOCKED: busy) and starts attempts of the picked tasks, in one statement. Rows: finalized (input order), then claimed (claim order).';
-REVOKE ALL ON FUNCTION taskforge._tf_turn(uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_turn(
+    uuid, bigint[], int[], text[], jsonb[], jsonb[], bigint[], double precision, timestamptz
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_unknown_worker.sql
 -- taskforge._tf_unknown_worker(worker_id uuid) -> void                  (private helper)
@@ -2474,7 +2613,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) IS
     'Private: true when a batch call holds one certainly valid element, so taskforge._tf_check_batch may be skipped.';
-REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(
+    uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean
+) FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt numeric, base_seconds double precision DEFAULT 2,

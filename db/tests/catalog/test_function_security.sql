@@ -53,8 +53,8 @@ SELECT is_empty($$SELECT signature FROM fn
                                                           WHERE p.oid = fn.oid))$$,
                 'every function of the schema pins search_path = pg_catalog, pg_temp (pg_temp last), but inlined private SQL expressions');
 SELECT is_empty($$SELECT signature FROM fn WHERE proconfig IS NULL AND proname NOT IN ('_tf_guard', '_tf_guard_batch', '_tf_name_pattern', '_tf_task_state_after', '_tf_attempt_state_after',
-                                                                          '_tf_json_too_deep', '_tf_token_ok', '_tf_outcome_ok', '_tf_valid_batch_of_one')$$,
-                'only the nine inlined expression helpers have no SET clause');
+                                                                          '_tf_json_too_deep', '_tf_token_ok', '_tf_outcome_ok', '_tf_valid_batch_of_one', '_tf_sorted_at')$$,
+                'only the inlined expression helpers have no SET clause');
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND (comment IS NULL OR btrim(comment) = '')$$,
                 'every public tf_* function has a COMMENT');
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE '\_tf\_%' AND prosecdef$$,

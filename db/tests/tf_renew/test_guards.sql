@@ -13,7 +13,7 @@ CREATE TEMP TABLE snap_att AS SELECT a.* FROM taskforge.attempts a JOIN s USING 
 CREATE TEMP TABLE r_owner AS SELECT * FROM taskforge.tf_renew((SELECT task_id FROM s), (SELECT id FROM w2), 1, 300);
 SELECT is((SELECT renewed FROM r_owner), false, 'another worker cannot renew the lease');
 SELECT ok((SELECT lease_expires_at IS NULL FROM r_owner), 'a refused renewal returns no deadline');
-SELECT is((SELECT taskforge._tf_guard(t, (SELECT id FROM w2), 1, clock_timestamp())
+SELECT is((SELECT taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at, (SELECT id FROM w2), 1, clock_timestamp())
              FROM taskforge.tasks t JOIN s USING (task_id)), 'not_owner', 'the guard reason is not_owner');
 SELECT is((SELECT t::text FROM taskforge.tasks t JOIN s USING (task_id)), (SELECT x::text FROM snap_task x), 'the task row is unchanged');
 SELECT is((SELECT a::text FROM taskforge.attempts a JOIN s USING (task_id)), (SELECT x::text FROM snap_att x), 'the attempt row is unchanged');
@@ -21,7 +21,7 @@ SELECT is((SELECT a::text FROM taskforge.attempts a JOIN s USING (task_id)), (SE
 -- Wrong attempt number.
 CREATE TEMP TABLE r_attempt AS SELECT * FROM taskforge.tf_renew((SELECT task_id FROM s), (SELECT id FROM w1), 2, 300);
 SELECT is((SELECT renewed FROM r_attempt), false, 'the owner cannot renew under another attempt number');
-SELECT is((SELECT taskforge._tf_guard(t, (SELECT id FROM w1), 2, clock_timestamp())
+SELECT is((SELECT taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at, (SELECT id FROM w1), 2, clock_timestamp())
              FROM taskforge.tasks t JOIN s USING (task_id)), 'stale_attempt', 'the guard reason is stale_attempt');
 SELECT is((SELECT t::text FROM taskforge.tasks t JOIN s USING (task_id)), (SELECT x::text FROM snap_task x), 'the task row is unchanged');
 
@@ -32,7 +32,7 @@ UPDATE taskforge.attempts a SET lease_expires_at = t.lease_expires_at
 CREATE TEMP TABLE snap_expired AS SELECT t.* FROM taskforge.tasks t JOIN s USING (task_id);
 CREATE TEMP TABLE r_expired AS SELECT * FROM taskforge.tf_renew((SELECT task_id FROM s), (SELECT id FROM w1), 1, 300);
 SELECT is((SELECT renewed FROM r_expired), false, 'the owner cannot renew an expired lease, even before recovery');
-SELECT is((SELECT taskforge._tf_guard(t, (SELECT id FROM w1), 1, clock_timestamp())
+SELECT is((SELECT taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at, (SELECT id FROM w1), 1, clock_timestamp())
              FROM taskforge.tasks t JOIN s USING (task_id)), 'lease_expired', 'the guard reason is lease_expired');
 SELECT is((SELECT t::text FROM taskforge.tasks t JOIN s USING (task_id)), (SELECT x::text FROM snap_expired x),
     'the expired task row is unchanged (still RUNNING with its old deadline)');
@@ -61,7 +61,7 @@ CREATE TEMP TABLE snap_done AS SELECT t.* FROM taskforge.tasks t JOIN s USING (t
 CREATE TEMP TABLE r_done AS SELECT * FROM taskforge.tf_renew((SELECT task_id FROM s), (SELECT id FROM w2), 2, 300);
 SELECT is((SELECT renewed FROM r_done), false, 'a finished task cannot be renewed by its last owner');
 SELECT ok((SELECT lease_expires_at IS NULL FROM r_done), 'no deadline is returned');
-SELECT is((SELECT taskforge._tf_guard(t, (SELECT id FROM w2), 2, clock_timestamp())
+SELECT is((SELECT taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at, (SELECT id FROM w2), 2, clock_timestamp())
              FROM taskforge.tasks t JOIN s USING (task_id)), 'not_running', 'the guard reason is not_running');
 SELECT is((SELECT t::text FROM taskforge.tasks t JOIN s USING (task_id)), (SELECT x::text FROM snap_done x), 'the finished task is unchanged');
 CREATE TEMP TABLE q AS SELECT * FROM taskforge.tf_submit('noop', '{}', 'q_renew_guards_queued');
