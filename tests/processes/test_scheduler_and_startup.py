@@ -44,8 +44,8 @@ def test_fail_once_batch_gives_exactly_failed_then_succeeded_for_every_task(spaw
         lambda: all_in(conn, task_ids, {"SUCCEEDED", "FAILED", "CANCELLED"}), message="the batch to end", procs=workers
     )
     rows = conn.execute(
-        "SELECT task_id, array_agg(state::text ORDER BY attempt_number), array_agg(outcome::text ORDER BY attempt_number), "
-        "       array_agg(attempt_number::int ORDER BY attempt_number) "
+        "SELECT task_id, array_agg(state ORDER BY attempt_number), array_agg(outcome ORDER BY attempt_number), "
+        "       array_agg(attempt_number ORDER BY attempt_number) "
         "  FROM taskforge.tf_attempts WHERE task_id = ANY(%s) GROUP BY task_id",
         (task_ids,),
     ).fetchall()
