@@ -25,6 +25,9 @@ class TrialResult:
     ``throughput`` is logical tasks per second over ``span_seconds`` (earliest attempt start to
     latest attempt finish of the measured tasks, database clock). ``metrics`` holds what a
     workload adds (recovery lags in ms, kill-to-drain seconds, pickup latencies in ms, ...).
+    ``peak_rss_kib``: every process of the trial by name (``worker-1``, ``peer-2``, ...) -> its
+    peak resident set size in KiB (``VmHWM`` of /proc/<pid>/status read just before SIGTERM;
+    None where it could not be read).
     """
 
     workload: str
@@ -39,6 +42,7 @@ class TrialResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
+    peak_rss_kib: dict[str, int | None] = field(default_factory=dict)
     error: str | None = None
 
     @property
