@@ -57,9 +57,10 @@ class TrialResult:
 
 @dataclass
 class CeilingPoint:
-    """One pgbench measurement: ``script`` (``skip_locked``, ``taskforge``, ...) at ``clients``
-    clients for ``seconds`` seconds; ``cycles_per_second`` is pgbench's tps (one claim + one
-    finish per transaction of the script)."""
+    """One pgbench measurement: ``script`` (a key of ``ceiling.SCRIPTS``) at ``clients`` clients
+    for ``seconds`` seconds. ``cycles_per_second`` is pgbench's tps (transactions of the script
+    per second, without connection time); ``tasks_per_second`` counts rows finished over the same
+    seconds (B per cycle for the batched scripts, whose ``batch`` is B; None for the others)."""
 
     script: str
     clients: int
@@ -68,8 +69,11 @@ class CeilingPoint:
     ok: bool = False
     cycles_per_second: float | None = None
     cycles: int | None = None
+    tasks_per_second: float | None = None
+    batch: int | None = None
     rows_filled: int = 0
     rows_left: int | None = None
+    rows_finished: int | None = None
     error: str | None = None
     output_tail: str = ""
 

@@ -30,13 +30,19 @@ WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer")
 
 @dataclass(frozen=True)
 class Sizes:
-    """How big each workload is (tasks; seconds for durations; ms for task payloads)."""
+    """How big each workload is (tasks; seconds for durations; ms for task payloads).
+
+    ``batch_size`` is B: E1 batched's ``--concurrency`` (so its claim size), the rows per cycle of
+    the batched ceiling scripts (a2, c-batch), and the batched mode of peers whose docs leave the
+    number to the user. ``batched_tasks``: the tasks of E1 batched and the jobs of every peer's
+    batched mode."""
 
     worker_counts: tuple[int, ...]
     blocks: int
     warmup: int
     e1_tasks: int
-    e1_batched_concurrency: int
+    batch_size: int
+    batched_tasks: int
     e2_tasks: int
     e5_tasks: int
     e5_workers: int
@@ -62,7 +68,8 @@ FULL = Sizes(
     blocks=3,
     warmup=100,
     e1_tasks=5000,
-    e1_batched_concurrency=64,
+    batch_size=64,
+    batched_tasks=20000,
     e2_tasks=1000,
     e5_tasks=3000,
     e5_workers=10,
@@ -82,7 +89,8 @@ QUICK = Sizes(
     blocks=1,
     warmup=20,
     e1_tasks=300,
-    e1_batched_concurrency=64,
+    batch_size=64,
+    batched_tasks=600,
     e2_tasks=60,
     e5_tasks=100,
     e5_workers=3,
@@ -177,9 +185,7 @@ class _Run:
         def specs(workers: int) -> list[WorkloadSpec]:
             out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
             if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
-                out.append(
-                    self.spec("e1-batched", "noop", self.s.e1_tasks, 1, concurrency=self.s.e1_batched_concurrency)
-                )
+                out.append(self.spec("e1-batched", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size))
             return out
 
         self.scaling("e1", specs)
@@ -273,7 +279,7 @@ class _Run:
                 for clients in self.s.worker_counts:
                     for script in scripts:
                         point = ceiling.measure_point(
-                            dsn, script, clients, self.s.ceiling_seconds, block, self.progress
+                            dsn, script, clients, self.s.ceiling_seconds, block, self.progress, batch=self.s.batch_size
                         )
                         self.state.points.append(point)
                         self.bundle.ceiling(point)
