@@ -554,16 +554,5 @@ SELECT count(*) FROM generate_series(1, %(rows)s) AS g
 """
 BENCH_CEILING_TASKFORGE_LEFT = "SELECT count(*) FROM taskforge.tasks WHERE state = 'QUEUED' AND queue = 'bench'"
 BENCH_CEILING_TASKFORGE_DONE = "SELECT count(*) FROM taskforge.tasks WHERE state = 'SUCCEEDED' AND queue = 'bench'"
-# Peer (procrastinate's own tables, in the peer's database).
-BENCH_PEER_WORKERS = "SELECT count(*) FROM procrastinate_workers"
-BENCH_PEER_DONE = """
-SELECT count(*) FROM procrastinate_jobs
- WHERE id = ANY(%(job_ids)s) AND status IN ('succeeded', 'failed', 'cancelled', 'aborted')
-"""
-BENCH_PEER_STATUS = "SELECT status::text, count(*) FROM procrastinate_jobs WHERE id = ANY(%(job_ids)s) GROUP BY 1"
-# Span of the measured jobs from procrastinate's own events: first 'started', last 'succeeded'.
-BENCH_PEER_SPAN = """
-SELECT min(at) FILTER (WHERE type = 'started'), max(at) FILTER (WHERE type = 'succeeded'),
-       count(*) FILTER (WHERE type = 'started'), count(*) FILTER (WHERE type = 'succeeded')
-  FROM procrastinate_events WHERE job_id = ANY(%(job_ids)s)
-"""
+# The peers' statements (their own tables, in their own throwaway databases) live with each peer,
+# in taskforge.benchmarks.peers.
