@@ -7,9 +7,9 @@ uvloop's, as `pgq run` uses when uvloop is installed.
     python pgqueuer_app.py schema            # Queries.install()
     python pgqueuer_app.py enqueue COUNT     # one batch enqueue (one statement); prints {"ids": [...]}
     python pgqueuer_app.py worker SETTINGS   # SETTINGS JSON: {"managers": M, "batch_size": B,
-                                             # "max_concurrent_tasks": C or null}; M PgQueuer
-                                             # instances, each on its own asyncpg connection,
-                                             # run(batch_size=B, ...) until SIGTERM
+                                             # "max_concurrent_tasks": C (omitted: no cap)}; M
+                                             # PgQueuer instances, each on its own asyncpg
+                                             # connection, run(batch_size=B, ...) until SIGTERM
 """
 
 from __future__ import annotations

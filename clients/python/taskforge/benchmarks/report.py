@@ -222,7 +222,8 @@ def render_markdown(
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:
-        out += [f"All {len(trials)} trials passed every trust check; all {len(points)} pgbench points completed.", ""]
+        completed = f"; all {len(points)} pgbench points completed" if points else ""
+        out += [f"All {len(trials)} trials passed every trust check{completed}.", ""]
     for item in failed:
         if isinstance(item, TrialResult):
             problems = [item.error] if item.error else [f"{c.name}: {c.detail}" for c in item.failed_checks()]

@@ -5,6 +5,7 @@ returns markdown lines; an empty list when the run measured nothing for it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -134,7 +135,7 @@ def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -
     batched = [
         [
             p["name"],
-            ", ".join(f"{k} {v}" for k, v in sorted((p.get("batched_settings") or {}).items())),
+            ", ".join(f"{k} {json.dumps(v)}" for k, v in sorted((p.get("batched_settings") or {}).items())),
             str(p["batched"]["tasks"]),
             number(p["batched"]["median"]),
             str(p["batched"]["trials"]),

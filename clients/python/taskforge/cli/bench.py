@@ -124,7 +124,8 @@ def bench_command(
     peer_dir: Path | None,
 ) -> None:
     """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, ceiling, peer or all) and write a bundle:
-    raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
+    raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
+    compared with. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
 
@@ -132,6 +133,8 @@ def bench_command(
     if workload == "all":
         include_peer = (not quick) if with_peer is None else with_peer
         selection = [w for w in runner.WORKLOADS if w != "peer" or include_peer]
+    elif workload == "peer":
+        selection = ["e1", "peer"]  # the peers are divided into E1's figures of the same run
     else:
         selection = [workload]
     dsn = admin_dsn or admin_dsn_default()

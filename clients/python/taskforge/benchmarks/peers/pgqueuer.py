@@ -53,7 +53,7 @@ class Pgqueuer(PythonPeer):
             "batched",
             1,
             50,
-            {"managers": 5, "batch_size": 10, "max_concurrent_tasks": None},
+            {"managers": 5, "batch_size": 10},
             "docs/comparisons/benchmarks.md (tools/benchmark.py: 5 dequeue tasks, batch size 10)",
         )
 
