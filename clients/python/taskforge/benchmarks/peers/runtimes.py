@@ -47,8 +47,9 @@ __all__ = [
     "run_app",
 ]
 
-#: Seconds an install (pip, npm) or an app command (schema, enqueue) may take.
-INSTALL_TIMEOUT_SECONDS = 900.0
+#: Seconds an install (pip, npm; each retries a failed download twice, 60 s a try) or an app
+#: command (schema, enqueue) may take.
+INSTALL_TIMEOUT_SECONDS = 600.0
 APP_TIMEOUT_SECONDS = 300.0
 #: Environment variable naming the interpreter for peers that need a newer Python.
 PYTHON_OVERRIDE = "TASKFORGE_BENCH_PEER_PYTHON"
@@ -107,8 +108,10 @@ def _install(argv: Sequence[str], what: str) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise PeerUnavailable(f"{what} impossible: {exc}") from exc
     if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-        raise PeerUnavailable(f"{what} failed: {' / '.join(tail)}"[-600:])
+        lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line.lower()] or lines
+        shown = list(dict.fromkeys(errors[:2] + errors[-1:]))  # the cause (first) and the verdict (last)
+        raise PeerUnavailable(f"{what} failed: {' / '.join(shown)}"[:600])
 
 
 class AppPeer(Peer):
@@ -218,7 +221,8 @@ class PythonPeer(AppPeer):
             if probe is None or any(packages.get(p) != v for p, v in self.pins.items()) or None in packages.values():
                 wanted = [f"{p}=={v}" for p, v in self.pins.items()] + list(self.extras)
                 progress.note(f"peer {self.name}: pip install {' '.join(wanted)} into {directory}")
-                _install([str(python), "-m", "pip", "install", "-q", *wanted], f"pip install {' '.join(wanted)}")
+                pip = [str(python), "-m", "pip", "install", "-q", "--retries", "2", "--timeout", "60"]
+                _install([*pip, *wanted], f"pip install {' '.join(wanted)}")
                 probe = _probe(str(python), self._packages())
         if probe is None:
             raise PeerUnavailable(f"the virtualenv {directory} does not run")
@@ -293,7 +297,8 @@ class NodePeer(AppPeer):
                 progress.note(f"peer {self.name}: npm install --prefix {directory} {' '.join(wanted)}")
                 directory.mkdir(parents=True, exist_ok=True)
                 npm = ["npm", "install", "--prefix", str(directory), "--save-exact", "--no-audit", "--no-fund"]
-                _install([*npm, "--loglevel=error", *wanted], f"npm install {' '.join(wanted)}")
+                npm += ["--loglevel=error", "--fetch-retries=2", "--fetch-timeout=60000"]
+                _install([*npm, *wanted], f"npm install {' '.join(wanted)}")
                 versions = {p: self._installed_version(directory, p) for p in self.pins}
         if versions != self.pins:
             raise PeerUnavailable(f"npm installed {versions}, not {self.pins}")
