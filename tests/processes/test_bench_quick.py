@@ -1,9 +1,9 @@
 """`taskforge bench --quick` as a smoke test (the arithmetic and trust checks of the harness are
-unit tests: tests/unit/test_bench_checks.py).
+unit tests: tests/unit/test_bench_*.py; the peers have their own: test_bench_peers_quick.py).
 
 It runs the quick E1, E2, E5, E6, pickup, long-transaction and ceiling workloads through the CLI against the
-test server and asserts that the trust checks passed and the bundle exists. It never asserts a
-speed: this machine is shared and small.
+test server and asserts that the trust checks passed, every ceiling script ran and the bundle exists. It
+never asserts a speed: this machine is shared and small.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from taskforge.benchmarks.ceiling import SCRIPTS
 
 ROOT = Path(__file__).resolve().parents[2]
 # --- the quick run, end to end ----------------------------------------------------------------------
@@ -66,6 +68,14 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     assert held["metrics"]["cycles"] > 0 and held["metrics"]["xmin_age_at_end"] > 0
     assert "## Long transactions" in (out / "longtx" / "report.md").read_text()
     assert (out / "e1" / "charts" / "throughput.png").is_file()
+    # every ceiling script, the bare (a, a1, a2) and TaskForge's (b, c, c-batch), at both client counts
+    points = [json.loads(p.read_text())["point"] for p in (out / "ceiling" / "ceiling").glob("*.json")]
+    assert {(p["script"], p["clients"]) for p in points} == {(s, c) for s in SCRIPTS for c in (1, 2)}
+    assert all(p["tasks_per_second"] and p["rows_finished"] > 0 for p in points)
+    # E1's trials record each worker process's peak RSS, and the report gives it
+    e1 = [json.loads(p.read_text())["trial"] for p in (out / "e1" / "trials").glob("*.json")]
+    assert all(t["peak_rss_kib"] and all(t["peak_rss_kib"].values()) for t in e1)
+    assert "## Memory: peak RSS per worker process" in (out / "e1" / "report.md").read_text()
     # every throwaway database was dropped (compared with the names present before, so that a
     # benchmark another session runs on the same server at the same time cannot fail this test)
     assert _bench_databases(admin_dsn) <= before

@@ -540,6 +540,7 @@ BENCH_VACUUM_ANALYZE = "VACUUM ANALYZE"
 # Ceiling (a): fill the scratch queue of bench/pgbench/skip_locked_setup.sql.
 BENCH_CEILING_FILL_QUEUE = "INSERT INTO bench_queue (payload) SELECT '{}'::jsonb FROM generate_series(1, %(rows)s)"
 BENCH_CEILING_QUEUE_LEFT = "SELECT count(*) FROM bench_queue WHERE state = 'queued'"
+BENCH_CEILING_QUEUE_DONE = "SELECT count(*) FROM bench_queue WHERE state = 'done'"
 # Ceiling (b)/(c): one registered worker per pgbench client (bench/pgbench/taskforge_setup.sql)
 # and the noop tasks they drain (the payload names g, so tf_submit runs once per row, not once).
 BENCH_CEILING_REGISTER_WORKERS = """
@@ -552,16 +553,6 @@ SELECT count(*) FROM generate_series(1, %(rows)s) AS g
                                         payload => jsonb_build_object('n', g)) AS s
 """
 BENCH_CEILING_TASKFORGE_LEFT = "SELECT count(*) FROM taskforge.tasks WHERE state = 'QUEUED' AND queue = 'bench'"
-# Peer (procrastinate's own tables, in the peer's database).
-BENCH_PEER_WORKERS = "SELECT count(*) FROM procrastinate_workers"
-BENCH_PEER_DONE = """
-SELECT count(*) FROM procrastinate_jobs
- WHERE id = ANY(%(job_ids)s) AND status IN ('succeeded', 'failed', 'cancelled', 'aborted')
-"""
-BENCH_PEER_STATUS = "SELECT status::text, count(*) FROM procrastinate_jobs WHERE id = ANY(%(job_ids)s) GROUP BY 1"
-# Span of the measured jobs from procrastinate's own events: first 'started', last 'succeeded'.
-BENCH_PEER_SPAN = """
-SELECT min(at) FILTER (WHERE type = 'started'), max(at) FILTER (WHERE type = 'succeeded'),
-       count(*) FILTER (WHERE type = 'started'), count(*) FILTER (WHERE type = 'succeeded')
-  FROM procrastinate_events WHERE job_id = ANY(%(job_ids)s)
-"""
+BENCH_CEILING_TASKFORGE_DONE = "SELECT count(*) FROM taskforge.tasks WHERE state = 'SUCCEEDED' AND queue = 'bench'"
+# The peers' statements (their own tables, in their own throwaway databases) live with each peer,
+# in taskforge.benchmarks.peers.

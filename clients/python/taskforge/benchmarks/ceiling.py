@@ -1,15 +1,25 @@
 """The database's ceiling, driven by the ``pgbench`` binary (no Python on the hot path).
 
-Scripts live in ``bench/pgbench/``; every cycle is one claim and one finish, each its own
-autocommit transaction (like a TaskForge worker's claim and finalize):
+Scripts live in ``bench/pgbench/`` (:data:`SCRIPTS`); each statement is its own autocommit
+transaction, like a TaskForge worker's calls:
 
-* ``skip_locked``        (a) a bare ``FOR UPDATE SKIP LOCKED`` claim + ``UPDATE`` finish on a scratch table;
+* ``skip_locked``        (a) a bare ``FOR UPDATE SKIP LOCKED`` claim + ``UPDATE`` finish on a scratch
+  table: two statements, two commits per task;
+* ``skip_locked_one``    (a1) one statement finishes the previous row and claims the next: one round
+  trip and one commit per task, the best a one-round-trip-per-task worker can do;
+* ``skip_locked_batch``  (a2) claim B rows in one statement, finish them in one statement;
 * ``taskforge``          (b) ``tf_claim`` then ``tf_finalize(outcome => 'succeeded')`` on a migrated database;
 * ``finalize_and_claim`` (c) ``tf_finalize_and_claim``: finish the previous task and claim the next in
-  one call (measured only when the migrated database has that function).
+  one call;
+* ``finalize_and_claim_batch`` (c-batch) ``tf_finalize_and_claim`` finalizing the B tasks of the
+  previous cycle and claiming the next B in one call.
 
-Each point gets a freshly filled queue with enough rows for its duration (pgbench's tps is the
-cycles per second; if a queue still runs dry the fill is doubled and the point re-run).
+B (``batch``) is the batched worker's claim size (``Sizes.batch_size``). Each point gets a freshly
+filled queue with enough rows for its duration; if a queue still runs dry the fill is doubled
+and the point re-run. A point's ``tasks_per_second`` counts rows finished, not pgbench
+transactions: rows finished during the run x pgbench's tps / pgbench's transactions (so a
+batched cycle counts B tasks, and the first cycle of a carrying script, which only claims,
+counts none).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -29,18 +40,65 @@ from ..progress import Progress
 from .database import bench_dir
 from .results import CeilingPoint
 
-__all__ = ["SCRIPTS", "available_scripts", "measure_point", "parse_pgbench", "pgbench_binary"]
+__all__ = [
+    "SCRIPTS",
+    "Script",
+    "available_scripts",
+    "measure_point",
+    "parse_pgbench",
+    "pgbench_binary",
+    "tasks_per_second",
+]
 
-#: script name -> (setup file, cycle file) in bench/pgbench/.
-SCRIPTS: dict[str, tuple[str, str]] = {
-    "skip_locked": ("skip_locked_setup.sql", "skip_locked_cycle.sql"),
-    "taskforge": ("taskforge_setup.sql", "taskforge_cycle.sql"),
-    "finalize_and_claim": ("taskforge_setup.sql", "taskforge_finalize_and_claim_cycle.sql"),
+
+@dataclass(frozen=True)
+class Script:
+    """One pgbench workload: ``setup`` and ``cycle`` files in bench/pgbench/; ``bare`` True for
+    the scratch table (a, a1, a2), False for a migrated TaskForge database; ``defines``: pgbench
+    ``-D`` variables (the text ``{batch}`` in them is replaced by B); ``batched``: a cycle handles B tasks;
+    ``rate_guess``: generous tasks per second, to size the fill; ``requires``: a function the
+    migrated database must have (absent: the script is skipped with a note)."""
+
+    label: str
+    setup: str
+    cycle: str
+    bare: bool
+    rate_guess: int
+    defines: tuple[str, ...] = ()
+    batched: bool = False
+    requires: str | None = None
+
+
+#: Every ceiling script, in report order.
+SCRIPTS: dict[str, Script] = {
+    "skip_locked": Script("(a)", "skip_locked_setup.sql", "skip_locked_cycle.sql", True, 20000),
+    "skip_locked_one": Script(
+        "(a1)", "skip_locked_setup.sql", "skip_locked_one_statement_cycle.sql", True, 20000, ("id=0",)
+    ),
+    "skip_locked_batch": Script(
+        "(a2)", "skip_locked_setup.sql", "skip_locked_batch_cycle.sql", True, 80000, ("batch={batch}",), batched=True
+    ),
+    "taskforge": Script("(b)", "taskforge_setup.sql", "taskforge_cycle.sql", False, 5000),
+    "finalize_and_claim": Script(
+        "(c)",
+        "taskforge_setup.sql",
+        "taskforge_finalize_and_claim_cycle.sql",
+        False,
+        8000,
+        ("task_id=0", "attempt_number=0"),
+        requires="taskforge.tf_finalize_and_claim",
+    ),
+    "finalize_and_claim_batch": Script(
+        "(c-batch)",
+        "taskforge_setup.sql",
+        "taskforge_finalize_and_claim_batch_cycle.sql",
+        False,
+        20000,
+        ("task_ids={}", "attempt_numbers={}", "batch={batch}"),
+        batched=True,
+        requires="taskforge.tf_finalize_and_claim",
+    ),
 }
-#: Function a script needs in the migrated database (absent: the script is skipped).
-REQUIRES = {"finalize_and_claim": "taskforge.tf_finalize_and_claim"}
-#: Generous cycles per second per script, used to size the fill (rows = rate x seconds + base).
-RATE_GUESS = {"skip_locked": 20000, "taskforge": 5000, "finalize_and_claim": 8000}
 FILL_BASE_ROWS = 5000
 MAX_TRIES = 3
 
@@ -81,12 +139,21 @@ def _libpq_env(dsn: str) -> dict[str, str]:
     return {names[k]: str(v) for k, v in conninfo_to_dict(dsn).items() if k in names and v is not None}
 
 
+def tasks_per_second(rows_finished: int | None, tps: float | None, transactions: int | None) -> float | None:
+    """Tasks finished per second of a pgbench run: ``rows_finished x tps / transactions`` (tps is
+    transactions per second without connection time, so this is rows over the same seconds).
+    None when a figure is missing or there were no transactions."""
+    if rows_finished is None or tps is None or not transactions:
+        return None
+    return rows_finished * tps / transactions
+
+
 def available_scripts(dsn: str, wanted: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """Which of ``wanted`` can run on the migrated database at ``dsn``; the others with the reason."""
     ok, skipped = [], {}
     with psycopg.connect(dsn, autocommit=True) as conn:
         for name in wanted:
-            needed = REQUIRES.get(name)
+            needed = SCRIPTS[name].requires
             if needed and not sql.one_value(conn, sql.BENCH_FUNCTION_EXISTS, {"name": needed}):
                 skipped[name] = f"{needed} is not in the migrated database"
             else:
@@ -94,34 +161,36 @@ def available_scripts(dsn: str, wanted: Sequence[str]) -> tuple[list[str], dict[
     return ok, skipped
 
 
-def _prepare(conn: psycopg.Connection, script: str, clients: int, rows: int) -> None:
-    setup = (bench_dir() / "pgbench" / SCRIPTS[script][0]).read_text(encoding="utf-8")
-    conn.execute(setup)
-    if script == "skip_locked":
+def _rows_left(conn: psycopg.Connection, script: Script) -> int:
+    """Rows still queued."""
+    return int(sql.one_value(conn, sql.BENCH_CEILING_QUEUE_LEFT if script.bare else sql.BENCH_CEILING_TASKFORGE_LEFT))
+
+
+def _rows_done(conn: psycopg.Connection, script: Script) -> int:
+    """Rows finished so far (the TaskForge scripts share their block's database, so a point
+    counts the difference before and after its run)."""
+    return int(sql.one_value(conn, sql.BENCH_CEILING_QUEUE_DONE if script.bare else sql.BENCH_CEILING_TASKFORGE_DONE))
+
+
+def _prepare(conn: psycopg.Connection, script: Script, clients: int, rows: int) -> None:
+    """Run the script's setup and leave ``rows`` queued rows: a fresh scratch table for the
+    bare scripts; for the TaskForge ones, new workers and as many noop tasks as the queued ones
+    left by the block's earlier points fall short of ``rows`` (tf_submit is slow to fill with)."""
+    conn.execute((bench_dir() / "pgbench" / script.setup).read_text(encoding="utf-8"))
+    if script.bare:
         conn.execute(sql.BENCH_CEILING_FILL_QUEUE, {"rows": rows})
     else:
         conn.execute(sql.BENCH_CEILING_REGISTER_WORKERS, {"clients": clients})
-        conn.execute(sql.BENCH_CEILING_SUBMIT_NOOPS, {"rows": rows})
+        missing = rows - _rows_left(conn, script)
+        if missing > 0:
+            conn.execute(sql.BENCH_CEILING_SUBMIT_NOOPS, {"rows": missing})
     conn.execute(sql.BENCH_VACUUM_ANALYZE)
 
 
-def _rows_left(conn: psycopg.Connection, script: str) -> int:
-    statement = sql.BENCH_CEILING_QUEUE_LEFT if script == "skip_locked" else sql.BENCH_CEILING_TASKFORGE_LEFT
-    return int(sql.one_value(conn, statement))
-
-
-def measure_point(
-    dsn: str, script: str, clients: int, seconds: float, block: int, progress: Progress, pgbench: str | None = None
-) -> CeilingPoint:
-    """Run one pgbench point (``-M prepared -c clients -T seconds``) on a freshly filled queue.
-    The database at ``dsn`` must be migrated for the TaskForge scripts."""
-    binary = pgbench or pgbench_binary()
-    point = CeilingPoint(script=script, clients=clients, seconds=seconds, block=block)
-    if binary is None:
-        point.error = "pgbench not found (install postgresql-client or set $PGBENCH)"
-        return point
-    rows = int(RATE_GUESS[script] * seconds) + FILL_BASE_ROWS
-    threads = max(1, min(clients, os.cpu_count() or 1))
+def pgbench_argv(binary: str, name: str, clients: int, seconds: float, batch: int) -> list[str]:
+    """The pgbench command line of one point: ``-n -M prepared -c clients -j min(clients, cores)
+    -T seconds -f CYCLE`` and the script's ``-D`` variables."""
+    script = SCRIPTS[name]
     argv = [
         binary,
         "-n",
@@ -130,29 +199,60 @@ def measure_point(
         "-c",
         str(clients),
         "-j",
-        str(threads),
+        str(max(1, min(clients, os.cpu_count() or 1))),
         "-T",
         str(max(1, round(seconds))),
         "-f",
-        str(bench_dir() / "pgbench" / SCRIPTS[script][1]),
+        str(bench_dir() / "pgbench" / script.cycle),
     ]
-    if script == "finalize_and_claim":
-        argv += ["-D", "task_id=0", "-D", "attempt_number=0"]
+    for define in script.defines:
+        argv += ["-D", define.replace("{batch}", str(batch))]
+    return argv
+
+
+def measure_point(
+    dsn: str,
+    script: str,
+    clients: int,
+    seconds: float,
+    block: int,
+    progress: Progress,
+    pgbench: str | None = None,
+    batch: int = 64,
+) -> CeilingPoint:
+    """Run one pgbench point (:func:`pgbench_argv`) on a freshly filled queue; ``batch`` is B for
+    the batched scripts. The database at ``dsn`` must be migrated for the TaskForge scripts.
+    Never raises for a failed point: ``error`` says why and ``ok`` is False."""
+    binary = pgbench or pgbench_binary()
+    spec = SCRIPTS[script]
+    point = CeilingPoint(
+        script=script, clients=clients, seconds=seconds, block=block, batch=batch if spec.batched else None
+    )
+    if binary is None:
+        point.error = "pgbench not found (install postgresql-client or set $PGBENCH)"
+        return point
+    rows = int(spec.rate_guess * seconds) + FILL_BASE_ROWS
+    # Fewer rows left than one claim per client: the last cycles found the queue (partly) empty.
+    dry_below = (batch if spec.batched else 1) * clients
+    argv = pgbench_argv(binary, script, clients, seconds, batch)
     env = dict(os.environ, **_libpq_env(dsn))
     progress.start(f"{point.label} (pgbench {seconds:g} s)", 1)
     for _ in range(MAX_TRIES):
         with psycopg.connect(dsn, autocommit=True) as conn:
-            _prepare(conn, script, clients, rows)
+            _prepare(conn, spec, clients, rows)
+            done_before = _rows_done(conn, spec)
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=seconds + 120)
-            point.rows_left = _rows_left(conn, script)
+            point.rows_left = _rows_left(conn, spec)
+            point.rows_finished = _rows_done(conn, spec) - done_before
         output = proc.stdout + proc.stderr
         point.rows_filled = rows
         point.output_tail = "\n".join(output.splitlines()[-25:])
         point.cycles_per_second, point.cycles = parse_pgbench(output)
-        if point.rows_left == 0:
+        point.tasks_per_second = tasks_per_second(point.rows_finished, point.cycles_per_second, point.cycles)
+        if point.rows_left < dry_below:
             rows *= 2  # ran dry: the clients were waiting on an empty queue, not measuring it
             continue
-        if proc.returncode != 0 or point.cycles_per_second is None:
+        if proc.returncode != 0 or point.tasks_per_second is None:
             point.error = (
                 f"pgbench exited {proc.returncode}: {output.strip().splitlines()[-1] if output.strip() else ''}"
             )
@@ -160,5 +260,5 @@ def measure_point(
     else:
         point.error = f"the queue ran dry even with {rows // 2} rows"
     point.ok = point.error is None
-    progress.finish(f"{point.cycles_per_second:,.0f} cycles/s" if point.ok else f"FAILED: {point.error}")
+    progress.finish(f"{point.tasks_per_second:,.0f} tasks/s" if point.ok else f"FAILED: {point.error}")
     return point

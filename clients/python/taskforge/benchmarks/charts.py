@@ -33,25 +33,34 @@ def _worker_axis(ax: Any, rows: list[dict[str, Any]]) -> None:
     ax.legend(fontsize=8)
 
 
+def _peer_lines(summary: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(label, single-slot rows) of every peer that ran."""
+    return [(p["name"], p["single"]) for p in summary.get("peers", []) if p["single"]]
+
+
 def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
-    """E1 (ours, peer, original) and E2 (ours, ideal, original): tasks/s by worker processes."""
+    """E1 (ours, every peer with one slot per process, original) and E2 (ours, ideal, original):
+    tasks/s by worker processes."""
     if not summary["e1"] and not summary["e2"]:
         return None
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, name, extra in ((axes[0], "e1", ("peer", "procrastinate")), (axes[1], "e2", ("ideal", "ideal"))):
+    panels = (
+        (axes[0], "e1", [(label, rows, "s--") for label, rows in _peer_lines(summary)]),
+        (axes[1], "e2", [("ideal", summary["e2"], "s--")]),
+    )
+    for ax, name, extra in panels:
         rows = summary[name]
-        for key, label, style in (
-            ("median", "TaskForge (median)", "o-"),
-            (extra[0], extra[1], "s--"),
-            ("original", "original (published)", "^:"),
-        ):
-            xs, ys = _series(rows, key)
-            if xs:
-                ax.plot(xs, ys, style, label=label)
         if not rows:
             ax.set_visible(False)
             continue
+        lines = [("TaskForge (median)", rows, "median", "o-")]
+        lines += [(label, series, "ideal" if label == "ideal" else "median", style) for label, series, style in extra]
+        lines.append(("original (published)", rows, "original", "^:"))
+        for label, series, key, style in lines:
+            xs, ys = _series(series, key)
+            if xs:
+                ax.plot(xs, ys, style, label=label)
         ax.set_title(f"{name.upper()}: throughput by worker processes")
         ax.set_xlabel("worker processes")
         ax.set_ylabel("tasks/s")
@@ -63,22 +72,43 @@ def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
 
 
 def efficiency_chart(summary: dict[str, Any], path: Path) -> Path | None:
-    """Parallel efficiency (speedup / workers) by worker processes: E1, E2 and the peer."""
+    """Parallel efficiency (speedup / workers) by worker processes: E1, E2 and every peer."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    drawn = False
-    for name, label in (("e1", "E1 TaskForge"), ("e2", "E2 TaskForge"), ("peer", "E1 procrastinate")):
-        xs, ys = _series(summary[name], "efficiency")
+    series = [("E1 TaskForge", summary["e1"]), ("E2 TaskForge", summary["e2"]), *_peer_lines(summary)]
+    drawn = []
+    for label, rows in series:
+        xs, ys = _series(rows, "efficiency")
         if xs:
             ax.plot(xs, ys, "o-", label=label)
-            drawn = True
+            drawn += rows
     if not drawn:
         plt.close(fig)
         return None
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_title("Parallel efficiency (speedup / workers)")
     ax.set_xlabel("worker processes")
-    _worker_axis(ax, summary["e1"] + summary["e2"] + summary["peer"])
+    _worker_axis(ax, drawn)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def batched_chart(summary: dict[str, Any], path: Path) -> Path | None:
+    """One process in each system's batched mode: TaskForge E1 batched and every peer's documented
+    high-throughput setting, tasks/s (median of trials)."""
+    bars = [("TaskForge", summary["e1_batched"][0]["median"])] if summary["e1_batched"] else []
+    bars += [(p["name"], p["batched"]["median"]) for p in summary.get("peers", []) if p["batched"]]
+    bars = [(label, value) for label, value in bars if value is not None]
+    if len(bars) < 2:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.bar([b[0] for b in bars], [b[1] for b in bars], color=["C0"] + ["C7"] * (len(bars) - 1))
+    ax.set_title("One process, batched: TaskForge and each peer's high-throughput setting")
+    ax.set_ylabel("tasks/s")
+    ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -116,6 +146,7 @@ def draw_all(summary: dict[str, Any], charts_dir: Path) -> list[Path]:
     drawn = [
         throughput_chart(summary, charts_dir / "throughput.png"),
         efficiency_chart(summary, charts_dir / "efficiency.png"),
+        batched_chart(summary, charts_dir / "batched.png"),
         recovery_lag_chart(summary, charts_dir / "e6_recovery_lag.png"),
     ]
     return [p for p in drawn if p is not None]

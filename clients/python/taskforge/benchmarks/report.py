@@ -1,11 +1,13 @@
 """The bundle a run leaves in ``--out DIR``:
 
-* ``environment.json``           machine, PostgreSQL version and settings, git commit, packages
+* ``environment.json``           machine, PostgreSQL version and settings, git commit, packages, and
+                                 the peers' exact versions and runtimes (Python, Node.js, npm)
 * ``trials/<label>.json``        one raw record per trial (result, metrics, checks, options, environment)
 * ``ceiling/<label>.json``       one raw record per pgbench point (with pgbench's output tail)
 * ``summary.json``               the report's numbers (see :mod:`.summary`)
-* ``report.md``                  tables beside the original's published figures, ceiling fractions,
-                                 the peer ratio, trust checks, charts
+* ``report.md``                  tables beside the original's published figures, the ceilings and
+                                 their ratios, every peer against TaskForge, memory per process,
+                                 trust checks, the targets, charts
 * ``charts/*.png``               see :mod:`.charts`
 * ``logs/<label>/*.log``         every worker, scheduler and peer process's output
 """
@@ -19,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from .results import CeilingPoint, TrialResult
-from .stats import ratio
+from .sections import (
+    ceiling_section,
+    memory_section,
+    number as _n,
+    peers_section,
+    table as _table,
+    targets_section,
+    times as _x,
+)
 from .summary import ORIGINAL
 
 __all__ = ["Bundle", "render_markdown"]
@@ -34,6 +44,12 @@ class Bundle:
         for sub in ("trials", "ceiling", "logs"):
             (self.out_dir / sub).mkdir(parents=True, exist_ok=True)
         self._write(self.out_dir / "environment.json", environment)
+
+    def add_environment(self, key: str, value: Any) -> None:
+        """Add ``key`` to the environment (what a run learns after it starts, e.g. the peers'
+        versions) and rewrite environment.json; records written afterwards carry it too."""
+        self.environment[key] = value
+        self._write(self.out_dir / "environment.json", self.environment)
 
     @property
     def log_dir(self) -> Path:
@@ -63,18 +79,6 @@ class Bundle:
         return self._write(self.out_dir / "summary.json", summary), report
 
 
-def _n(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def _x(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}×"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
-
-
 def _environment(env: dict[str, Any]) -> list[str]:
     cpu, pg = env["cpu"], env["postgresql"]
     git = env.get("git") or {}
@@ -90,19 +94,17 @@ def _environment(env: dict[str, Any]) -> list[str]:
     ]
 
 
-def _scaling_section(title: str, rows: list[dict[str, Any]], cpus: int, with_peer: bool, with_ideal: bool) -> list[str]:
+def _scaling_section(title: str, rows: list[dict[str, Any]], cpus: int, with_ideal: bool) -> list[str]:
     if not rows:
         return []
     header = ["workers", "median tasks/s", "trials", "speedup vs 1", "efficiency"]
     header += ["% of ideal"] if with_ideal else []
     header += ["original (published)"]
-    header += ["procrastinate jobs/s", "ours / peer"] if with_peer else []
     body = []
     for r in rows:
         line = [str(r["workers"]), _n(r["median"]), str(r["trials"]), _x(r["speedup"]), _n(r["efficiency"], 2)]
         line += [_n(r.get("percent_of_ideal")) + " %"] if with_ideal else []
         line += [_n(r.get("original"))]
-        line += [_n(r.get("peer")), _x(r.get("ours_over_peer"))] if with_peer else []
         body.append(line)
     out = [f"## {title}", "", *_table(header, body), ""]
     above = [r["workers"] for r in rows if r["workers"] > cpus]
@@ -137,15 +139,15 @@ def render_markdown(
         "",
     ]
     out += [f"- {n}" for n in notes] + ([""] if notes else [])
-    out += _scaling_section("E1: no-op tasks", summary["e1"], cpus, with_peer=bool(summary["peer"]), with_ideal=False)
+    out += _scaling_section("E1: no-op tasks", summary["e1"], cpus, with_ideal=False)
     if summary["e1_batched"]:
         r = summary["e1_batched"][0]
         out += [
-            f"E1 batched (1 process, `--concurrency {trials_concurrency(trials, 'e1-batched')}`): "
+            f"E1 batched (1 process, `--concurrency {r['concurrency']}`, {r['tasks']:,} tasks): "
             f"{_n(r['median'])} tasks/s (median of {r['trials']}).",
             "",
         ]
-    out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_peer=False, with_ideal=True)
+    out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_ideal=True)
     e5, e6, pickup = summary["e5"], summary["e6"], summary["pickup"]
     if e5["trials"]:
         out += [
@@ -213,74 +215,15 @@ def render_markdown(
             "holds a REPEATABLE READ snapshot; claim = client round trip of tf_claim. Medians of trials.",
             "",
         ]
-    if summary["ceiling"]:
-        out += [
-            "## Ceiling (pgbench, cycles/s = claim + finish)",
-            "",
-            *_table(
-                [
-                    "clients",
-                    "(a) bare SKIP LOCKED",
-                    "(b) tf_claim + tf_finalize",
-                    "(b)/(a)",
-                    "(c) tf_finalize_and_claim",
-                    "(c)/(a)",
-                    "E1 workers tasks/s",
-                    "E1/(b)",
-                    "E1/(c)",
-                    "E1/(a)",
-                ],
-                [
-                    [
-                        str(r["clients"]),
-                        _n(r["skip_locked"], 0),
-                        _n(r["taskforge"], 0),
-                        _n(r["taskforge_over_skip_locked"], 2),
-                        _n(r["finalize_and_claim"], 0),
-                        _n(r["finalize_and_claim_over_skip_locked"], 2),
-                        _n(r["e1"]),
-                        _n(r["e1_over_taskforge"], 2),
-                        _n(r.get("e1_over_finalize_and_claim"), 2),
-                        _n(r["e1_over_skip_locked"], 2),
-                    ]
-                    for r in summary["ceiling"]
-                ],
-            ),
-            "",
-            "(b)/(a) is what our SQL functions cost against the bare locking pattern; E1/(b) is what the "
-            "Python worker keeps of what the claim + finalize functions allow at the same concurrency, and "
-            "E1/(c) of what its own path (tf_finalize_and_claim, one call per task) allows. Worker counts "
-            "above the machine's cores only show the plateau: processes and their database "
-            "backends then share the same cores.",
-            "",
-        ]
-    if summary["peer"]:
-        ours = {r["workers"]: r["median"] for r in summary["e1"]}
-        out += [
-            "## Peer: procrastinate, the same no-op jobs",
-            "",
-            *_table(
-                ["processes", "procrastinate jobs/s", "trials", "efficiency", "TaskForge E1 tasks/s", "ours / peer"],
-                [
-                    [
-                        str(r["workers"]),
-                        _n(r["median"]),
-                        str(r["trials"]),
-                        _n(r["efficiency"], 2),
-                        _n(ours.get(r["workers"])),
-                        _x(ratio(ours.get(r["workers"]), r["median"])),
-                    ]
-                    for r in summary["peer"]
-                ],
-            ),
-            "",
-            "Peer timing: jobs / (last 'succeeded' − first 'started' event in procrastinate_events).",
-            "",
-        ]
+    batch = summary["e1_batched"][0]["concurrency"] if summary["e1_batched"] else None
+    out += ceiling_section(summary, batch or _batch_of(points))
+    out += peers_section(summary, batch)
+    out += memory_section(summary)
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:
-        out += [f"All {len(trials)} trials passed every trust check; all {len(points)} pgbench points completed.", ""]
+        completed = f"; all {len(points)} pgbench points completed" if points else ""
+        out += [f"All {len(trials)} trials passed every trust check{completed}.", ""]
     for item in failed:
         if isinstance(item, TrialResult):
             problems = [item.error] if item.error else [f"{c.name}: {c.detail}" for c in item.failed_checks()]
@@ -288,11 +231,12 @@ def render_markdown(
             problems = [item.error or "failed"]
         out.append(f"- **{item.label}** FAILED: " + "; ".join(p.splitlines()[0] for p in problems if p))
     out += [""] if failed else []
+    out += targets_section(summary)
     if charts:
         out += ["## Charts", "", *(f"![{p.stem}](charts/{p.name})" for p in charts), ""]
     return "\n".join(out)
 
 
-def trials_concurrency(trials: Sequence[TrialResult], workload: str) -> int | None:
-    """The ``--concurrency`` a workload's trials used (None when it did not run)."""
-    return next((t.concurrency for t in trials if t.workload == workload), None)
+def _batch_of(points: Sequence[CeilingPoint]) -> int | None:
+    """B of the batched ceiling points (None when none ran)."""
+    return next((p.batch for p in points if p.batch), None)

@@ -25,6 +25,9 @@ class TrialResult:
     ``throughput`` is logical tasks per second over ``span_seconds`` (earliest attempt start to
     latest attempt finish of the measured tasks, database clock). ``metrics`` holds what a
     workload adds (recovery lags in ms, kill-to-drain seconds, pickup latencies in ms, ...).
+    ``peak_rss_kib``: every process of the trial by name (``worker-1``, ``peer-2``, ...) -> its
+    peak resident set size in KiB (``VmHWM`` of /proc/<pid>/status read just before SIGTERM;
+    None where it could not be read).
     """
 
     workload: str
@@ -39,6 +42,7 @@ class TrialResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
+    peak_rss_kib: dict[str, int | None] = field(default_factory=dict)
     error: str | None = None
 
     @property
@@ -53,9 +57,10 @@ class TrialResult:
 
 @dataclass
 class CeilingPoint:
-    """One pgbench measurement: ``script`` (``skip_locked``, ``taskforge``, ...) at ``clients``
-    clients for ``seconds`` seconds; ``cycles_per_second`` is pgbench's tps (one claim + one
-    finish per transaction of the script)."""
+    """One pgbench measurement: ``script`` (a key of ``ceiling.SCRIPTS``) at ``clients`` clients
+    for ``seconds`` seconds. ``cycles_per_second`` is pgbench's tps (transactions of the script
+    per second, without connection time); ``tasks_per_second`` counts rows finished over the same
+    seconds (B per cycle for the batched scripts, whose ``batch`` is B; None for the others)."""
 
     script: str
     clients: int
@@ -64,8 +69,11 @@ class CeilingPoint:
     ok: bool = False
     cycles_per_second: float | None = None
     cycles: int | None = None
+    tasks_per_second: float | None = None
+    batch: int | None = None
     rows_filled: int = 0
     rows_left: int | None = None
+    rows_finished: int | None = None
     error: str | None = None
     output_tail: str = ""
 

@@ -4,7 +4,8 @@ A block is one fresh database (created, migrated, dropped afterwards, also on fa
 Ctrl-C). E1 and E2 run every worker count in each block (E1 also its batched variant); E5, E6,
 pickup and each peer trial get a block of their own; the ceiling gets one block per trial with
 every client count in it; the long-transaction workload gets two per trial (one without and one
-with a snapshot held, so neither inherits the other's dead rows).
+with a snapshot held, so neither inherits the other's dead rows). The peers are installed once
+per run, then each block runs every peer at every process count and in its batched mode.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..progress import Progress
-from . import ceiling, charts, environment, longtx, peer, summary, workloads
+from . import ceiling, charts, environment, longtx, peers, summary, workloads
 from .database import fresh_database
 from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
@@ -30,13 +31,19 @@ WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer")
 
 @dataclass(frozen=True)
 class Sizes:
-    """How big each workload is (tasks; seconds for durations; ms for task payloads)."""
+    """How big each workload is (tasks; seconds for durations; ms for task payloads).
+
+    ``batch_size`` is B: E1 batched's ``--concurrency`` (so its claim size), the rows per cycle of
+    the batched ceiling scripts (a2, c-batch), and the batched mode of peers whose docs leave the
+    number to the user. ``batched_tasks``: the tasks of E1 batched and the jobs of every peer's
+    batched mode."""
 
     worker_counts: tuple[int, ...]
     blocks: int
     warmup: int
     e1_tasks: int
-    e1_batched_concurrency: int
+    batch_size: int
+    batched_tasks: int
     e2_tasks: int
     e5_tasks: int
     e5_workers: int
@@ -62,7 +69,8 @@ FULL = Sizes(
     blocks=3,
     warmup=100,
     e1_tasks=5000,
-    e1_batched_concurrency=64,
+    batch_size=64,
+    batched_tasks=20000,
     e2_tasks=1000,
     e5_tasks=3000,
     e5_workers=10,
@@ -82,7 +90,8 @@ QUICK = Sizes(
     blocks=1,
     warmup=20,
     e1_tasks=300,
-    e1_batched_concurrency=64,
+    batch_size=64,
+    batched_tasks=600,
     e2_tasks=60,
     e5_tasks=100,
     e5_workers=3,
@@ -107,7 +116,10 @@ class BenchConfig:
     out_dir: Path
     sizes: Sizes
     quick: bool = False
-    peer_venv: Path | None = None
+    #: Where the peers' environments live (default ``<out>/peers``); reused when present.
+    peer_dir: Path | None = None
+    #: The peers to run (default: all of peers.NAMES).
+    peer_names: tuple[str, ...] = peers.NAMES
 
 
 @dataclass
@@ -117,6 +129,8 @@ class BenchRun:
     trials: list[TrialResult] = field(default_factory=list)
     points: list[CeilingPoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Peers that could not run on this machine, with the reason (not a failure).
+    skipped_peers: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -177,9 +191,7 @@ class _Run:
         def specs(workers: int) -> list[WorkloadSpec]:
             out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
             if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
-                out.append(
-                    self.spec("e1-batched", "noop", self.s.e1_tasks, 1, concurrency=self.s.e1_batched_concurrency)
-                )
+                out.append(self.spec("e1-batched", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size))
             return out
 
         self.scaling("e1", specs)
@@ -266,46 +278,68 @@ class _Run:
             with fresh_database(self.cfg.admin_dsn) as dsn:
                 scripts, skipped = ceiling.available_scripts(dsn, list(ceiling.SCRIPTS))
                 for name, why in skipped.items():
-                    note = f"ceiling script {name} skipped: {why}"
-                    if note not in self.state.notes:
-                        self.state.notes.append(note)
-                        self.progress.note(note)
+                    self.note(f"ceiling script {name} skipped: {why}")
                 for clients in self.s.worker_counts:
                     for script in scripts:
                         point = ceiling.measure_point(
-                            dsn, script, clients, self.s.ceiling_seconds, block, self.progress
+                            dsn, script, clients, self.s.ceiling_seconds, block, self.progress, batch=self.s.batch_size
                         )
                         self.state.points.append(point)
                         self.bundle.ceiling(point)
 
-    def peer(self) -> None:
-        venv = self.cfg.peer_venv or self.cfg.out_dir / "peer-venv"
-        try:
-            version = peer.ensure_venv(venv, self.progress)
-        except (peer.PeerError, OSError) as exc:
-            self.keep(
-                TrialResult(
-                    workload="peer", block=0, workers=0, concurrency=1, tasks=0, error=f"cannot install the peer: {exc}"
-                )
+    def note(self, text: str) -> None:
+        if text not in self.state.notes:
+            self.state.notes.append(text)
+            self.progress.note(text)
+
+    def install_peers(self) -> dict[str, peers.Installed]:
+        """Install (or reuse) every selected peer; a peer that cannot run is skipped with a note.
+        Records what was installed in environment.json under ``peers``."""
+        directory = (self.cfg.peer_dir or self.cfg.out_dir / "peers").resolve()
+        ready: dict[str, peers.Installed] = {}
+        record: dict[str, Any] = {}
+        for name in self.cfg.peer_names:
+            try:
+                ready[name] = peers.PEERS[name].install(directory / name, self.progress)
+            except peers.PeerUnavailable as exc:
+                self.state.skipped_peers[name] = str(exc)
+                self.note(f"peer {name} skipped: {exc}")
+                record[name] = {"skipped": str(exc)}
+                continue
+            record[name] = ready[name].record()
+            self.note(
+                f"peer {name}: "
+                + ", ".join(f"{k} {v}" for k, v in ready[name].versions.items())
+                + " ("
+                + ", ".join(f"{k} {v}" for k, v in ready[name].runtime.items() if k != "executable")
+                + ")"
             )
-            return
-        self.state.notes.append(f"peer: procrastinate {version} (in {venv}), `--concurrency 1` per process")
+        self.bundle.add_environment("peers", record)
+        return ready
+
+    def peer(self) -> None:
+        ready = self.install_peers()
         for block in range(1, self.s.blocks + 1):
-            for workers in self.s.worker_counts:
-                with fresh_database(self.cfg.admin_dsn, migrate=False) as dsn:
-                    self.keep(
-                        peer.run_peer_trial(
-                            venv,
-                            dsn,
-                            workers,
-                            self.s.e1_tasks,
-                            self.s.warmup,
-                            block,
-                            self.bundle.log_dir,
-                            self.progress,
-                            self.s.timeout_seconds,
+            for name, installed in ready.items():
+                peer = peers.PEERS[name]
+                modes = [(peer.single_mode(n), self.s.e1_tasks) for n in self.s.worker_counts]
+                modes.append((peer.batched_mode(self.s.batch_size), self.s.batched_tasks))
+                for mode, jobs in modes:
+                    with fresh_database(self.cfg.admin_dsn, migrate=False) as dsn:
+                        self.keep(
+                            peers.run_peer_trial(
+                                peer,
+                                installed,
+                                dsn,
+                                mode,
+                                jobs,
+                                self.s.warmup,
+                                block,
+                                self.bundle.log_dir,
+                                self.progress,
+                                self.s.timeout_seconds,
+                            )
                         )
-                    )
 
 
 def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = None) -> BenchRun:
@@ -325,7 +359,7 @@ def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = 
                 getattr(runner, name)()
     finally:
         progress.close()
-        numbers = summary.summarize(state.trials, state.points)
+        numbers = summary.summarize(state.trials, state.points, state.skipped_peers)
         drawn = charts.draw_all(numbers, cfg.out_dir / "charts")
         title = f"TaskForge benchmark{' (quick)' if cfg.quick else ''}: {', '.join(selection)}"
         bundle.finish(numbers, render_markdown(numbers, env, state.trials, state.points, drawn, title, state.notes))

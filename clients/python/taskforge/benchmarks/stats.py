@@ -11,7 +11,16 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
-__all__ = ["efficiency", "median", "percentile", "ratio", "span_seconds", "speedup", "throughput"]
+__all__ = [
+    "efficiency",
+    "median",
+    "percentile",
+    "poll_end_bound_seconds",
+    "ratio",
+    "span_seconds",
+    "speedup",
+    "throughput",
+]
 
 
 def median(values: Iterable[float | None]) -> float | None:
@@ -45,6 +54,18 @@ def throughput(tasks: int, first_start: dt.datetime, last_finish: dt.datetime) -
     if seconds <= 0:
         raise ValueError(f"throughput needs a positive span, got {seconds} s")
     return tasks / seconds
+
+
+def poll_end_bound_seconds(start: dt.datetime, last_busy: dt.datetime | None, drained: dt.datetime) -> float:
+    """The error bound of a window whose end is timed by polling (database clock): the end is
+    ``drained``, the first poll that found nothing left, and the true end lies after the later
+    of ``start`` and ``last_busy`` (the last poll that still found work; None when none did), so
+    the measured span is at most this many seconds too long. Raises ValueError when ``drained``
+    precedes ``start``."""
+    if drained < start:
+        raise ValueError(f"the drained poll ({drained}) precedes the window's start ({start})")
+    earliest = start if last_busy is None else max(start, last_busy)
+    return (drained - earliest).total_seconds()
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:

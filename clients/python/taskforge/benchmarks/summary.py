@@ -7,10 +7,12 @@ listed, never averaged in. Units: tasks (or jobs, cycles) per second, millisecon
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import stats
+from . import memory, stats, targets
+from .peers import PEERS
 from .results import CeilingPoint, TrialResult
 
 __all__ = ["ORIGINAL", "summarize"]
@@ -33,11 +35,18 @@ def _by_workers(trials: Iterable[TrialResult], workload: str) -> dict[int, list[
     return dict(sorted(grouped.items()))
 
 
+def _rss(group: Sequence[TrialResult], prefix: str) -> dict[str, float | None]:
+    """Peak RSS per process (MiB) of the processes named ``prefix...``, pooled over ``group``."""
+    values = memory.per_process_mib((t.peak_rss_kib for t in group), prefix)
+    return {"rss_mib": stats.median(values), "rss_mib_max": max(values, default=None)}
+
+
 def _scaling(
     trials: Sequence[TrialResult],
     workload: str,
     ideal_task_seconds: float | None = None,
     original: dict[int, float] | None = None,
+    process_prefix: str = "worker-",
 ) -> list[dict[str, Any]]:
     grouped = _by_workers(trials, workload)
     base = stats.median(t.throughput for t in grouped.get(1, []))
@@ -48,6 +57,8 @@ def _scaling(
         sp = stats.speedup(med, base)
         row = {
             "workers": workers,
+            "concurrency": group[0].concurrency,
+            "tasks": group[0].tasks,
             "trials": len(group),
             "median": med,
             "min": min(measured, default=None),
@@ -55,6 +66,7 @@ def _scaling(
             "speedup": sp,
             "efficiency": stats.efficiency(sp, workers),
             "original": (original or {}).get(workers),
+            **_rss(group, process_prefix),
         }
         if ideal_task_seconds:
             row["ideal"] = ideal = workers / ideal_task_seconds
@@ -67,35 +79,91 @@ def _pooled(trials: Sequence[TrialResult], workload: str, key: str) -> list[floa
     return [v for t in trials if t.workload == workload and t.ok for v in t.metrics.get(key, [])]
 
 
-def _ceiling(points: Sequence[CeilingPoint], e1: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    medians: dict[tuple[str, int], float | None] = {}
+#: Ceiling script key -> its column in the summary rows (the scripts of ceiling.SCRIPTS).
+CEILING_COLUMNS = (
+    "skip_locked",
+    "skip_locked_one",
+    "skip_locked_batch",
+    "taskforge",
+    "finalize_and_claim",
+    "finalize_and_claim_batch",
+)
+#: (numerator, denominator) of every ceiling ratio the report shows, by row key.
+CEILING_RATIOS = {
+    "taskforge_over_skip_locked": ("taskforge", "skip_locked"),
+    "finalize_and_claim_over_skip_locked": ("finalize_and_claim", "skip_locked"),
+    "finalize_and_claim_over_skip_locked_one": ("finalize_and_claim", "skip_locked_one"),
+    "finalize_and_claim_batch_over_skip_locked_batch": ("finalize_and_claim_batch", "skip_locked_batch"),
+    "e1_over_skip_locked": ("e1", "skip_locked"),
+    "e1_over_skip_locked_one": ("e1", "skip_locked_one"),
+    "e1_over_taskforge": ("e1", "taskforge"),
+    "e1_over_finalize_and_claim": ("e1", "finalize_and_claim"),
+    "e1_batched_over_skip_locked_batch": ("e1_batched", "skip_locked_batch"),
+}
+
+
+def _ceiling(
+    points: Sequence[CeilingPoint], e1: list[dict[str, Any]], e1_batched: float | None
+) -> list[dict[str, Any]]:
+    """One row per client count: the median tasks/s of every script (rows finished per second;
+    pgbench's cycles/s for points recorded without it), E1 at the same worker count, E1 batched
+    (at 1 client: one process) and the ratios of :data:`CEILING_RATIOS`."""
     grouped: dict[tuple[str, int], list[float]] = collections.defaultdict(list)
     for p in points:
-        if p.ok and p.cycles_per_second is not None:
-            grouped[(p.script, p.clients)].append(p.cycles_per_second)
-    for key, values in grouped.items():
-        medians[key] = stats.median(values)
+        rate = p.tasks_per_second if p.tasks_per_second is not None else p.cycles_per_second
+        if p.ok and rate is not None:
+            grouped[(p.script, p.clients)].append(rate)
     e1_by_workers = {r["workers"]: r["median"] for r in e1}
     rows = []
     for clients in sorted({c for _, c in grouped}):
-        a = medians.get(("skip_locked", clients))
-        b = medians.get(("taskforge", clients))
-        c = medians.get(("finalize_and_claim", clients))
-        rows.append(
+        row: dict[str, Any] = {"clients": clients}
+        row.update({name: stats.median(grouped.get((name, clients), [])) for name in CEILING_COLUMNS})
+        row["e1"] = e1_by_workers.get(clients)
+        row["e1_batched"] = e1_batched if clients == 1 else None
+        row.update({key: stats.ratio(row[a], row[b]) for key, (a, b) in CEILING_RATIOS.items()})
+        rows.append(row)
+    return rows
+
+
+def _peers(
+    trials: Sequence[TrialResult], e1: list[dict[str, Any]], e1_batched: float | None, skipped: dict[str, str]
+) -> list[dict[str, Any]]:
+    """Per peer that ran: its single-slot rows (by processes) and its batched row, each with
+    TaskForge's figure in the same mode and ours / peer."""
+    ours = {r["workers"]: r["median"] for r in e1}
+    out = []
+    for name, peer in PEERS.items():
+        single = _scaling(trials, f"peer-{name}", process_prefix="peer-")
+        batched = _scaling(trials, f"peer-{name}-batched", process_prefix="peer-")
+        ran = [t for t in trials if t.options.get("peer") == name]
+        if not ran and name not in skipped:
+            continue
+        for row in single:
+            row["ours"] = ours.get(row["workers"])
+            row["ours_over_peer"] = stats.ratio(row["ours"], row["median"])
+        for row in batched:
+            row["ours"] = e1_batched
+            row["ours_over_peer"] = stats.ratio(e1_batched, row["median"])
+        batched_trials = [t for t in ran if t.options.get("mode") == "batched"]
+        bounds = [
+            t.metrics["window_end_bound_seconds"] for t in ran if t.ok and "window_end_bound_seconds" in t.metrics
+        ]
+        out.append(
             {
-                "clients": clients,
-                "skip_locked": a,
-                "taskforge": b,
-                "finalize_and_claim": c,
-                "taskforge_over_skip_locked": stats.ratio(b, a),
-                "finalize_and_claim_over_skip_locked": stats.ratio(c, a),
-                "e1": e1_by_workers.get(clients),
-                "e1_over_taskforge": stats.ratio(e1_by_workers.get(clients), b),
-                "e1_over_finalize_and_claim": stats.ratio(e1_by_workers.get(clients), c),
-                "e1_over_skip_locked": stats.ratio(e1_by_workers.get(clients), a),
+                "name": name,
+                "runtime": peer.runtime,
+                "timing": peer.timing,
+                "skipped": skipped.get(name),
+                "versions": ran[0].options.get("versions") if ran else None,
+                "runtime_versions": ran[0].options.get("runtime") if ran else None,
+                "single": single,
+                "batched": batched[0] if batched else None,
+                "batched_settings": batched_trials[0].options.get("settings") if batched_trials else None,
+                "batched_source": batched_trials[0].options.get("source") if batched_trials else None,
+                "window_end_bound_ms_max": 1000.0 * max(bounds) if bounds else None,
             }
         )
-    return rows
+    return out
 
 
 def _longtx(trials: Sequence[TrialResult], workload: str) -> dict[str, Any]:
@@ -111,21 +179,21 @@ def _longtx(trials: Sequence[TrialResult], workload: str) -> dict[str, Any]:
     }
 
 
-def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> dict[str, Any]:
-    """The report's numbers (JSON-ready)."""
+def summarize(
+    trials: Sequence[TrialResult], points: Sequence[CeilingPoint], skipped_peers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The report's numbers (JSON-ready); ``skipped_peers``: peer -> why it could not run.
+    ``targets`` holds the rows of :func:`.targets.rows`, computed from these numbers alone."""
     e1 = _scaling(trials, "e1", original=ORIGINAL["e1"])
-    peer = _scaling(trials, "peer")
-    peer_by_workers = {r["workers"]: r["median"] for r in peer}
-    for row in e1:
-        row["peer"] = peer_by_workers.get(row["workers"])
-        row["ours_over_peer"] = stats.ratio(row["median"], row["peer"])
+    e1_batched = _scaling(trials, "e1-batched")
+    e1_batched_median = e1_batched[0]["median"] if e1_batched else None
     e6 = [t for t in trials if t.workload == "e6" and t.ok]
     lags = _pooled(trials, "e6", "recovery_lag_ms")
     pickup = _pooled(trials, "pickup", "pickup_ms")
     e5 = [t for t in trials if t.workload == "e5" and t.ok]
-    return {
+    numbers = {
         "e1": e1,
-        "e1_batched": _scaling(trials, "e1-batched"),
+        "e1_batched": e1_batched,
         "e2": _scaling(trials, "e2", ideal_task_seconds=0.05, original=ORIGINAL["e2"]),
         "e5": {
             "trials": len(e5),
@@ -150,9 +218,11 @@ def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> 
             "max_ms": max(pickup) if pickup else None,
         },
         "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
-        "peer": peer,
-        "ceiling": _ceiling(points, e1),
+        "peers": _peers(trials, e1, e1_batched_median, skipped_peers or {}),
+        "ceiling": _ceiling(points, e1, e1_batched_median),
         "failed_trials": [t.label for t in trials if not t.ok],
         "failed_points": [p.label for p in points if not p.ok],
         "original": {k: ({str(w): v for w, v in x.items()} if isinstance(x, dict) else x) for k, x in ORIGINAL.items()},
     }
+    numbers["targets"] = [dataclasses.asdict(row) for row in targets.rows(numbers)]
+    return numbers

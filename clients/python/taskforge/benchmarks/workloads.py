@@ -8,7 +8,8 @@ Trial protocol (:func:`run_trial`), against a migrated database:
 3. submit the measured tasks in one transaction (so they become visible, and the NOTIFY is
    delivered, at commit) and wait until every one is terminal; a timeout fails the trial;
    E6 kills owners of RUNNING tasks with SIGKILL meanwhile;
-4. stop the processes with SIGTERM, read the history and run the trust checks.
+4. read every process's peak RSS (:mod:`.memory`), stop the processes with SIGTERM, read the
+   history and run the trust checks.
 
 Throughput = measured tasks / (latest attempt finish - earliest attempt start) over the measured
 tasks' attempts, database timestamps. :func:`run_pickup` measures the NOTIFY path instead: tasks
@@ -30,7 +31,7 @@ from psycopg.types.json import Jsonb
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
 from ..progress import Progress
-from . import stats, trust
+from . import memory, stats, trust
 from .results import CheckResult, TrialResult
 
 __all__ = [
@@ -274,6 +275,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
+            result.peak_rss_kib = memory.peak_rss_kib(harness)
             result.exit_codes = harness.stop_all(spec.stop_timeout_seconds)
         if killer is not None:
             tasks, attempts = read_history(conn, killer.task_ids)
@@ -336,6 +338,7 @@ def run_pickup(
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
+            result.peak_rss_kib = memory.peak_rss_kib(harness)
             result.exit_codes = harness.stop_all()
         tasks, attempts = read_history(conn, task_ids)
         result.checks = trust.check_history(task_ids, tasks, attempts, "once") + database_checks(conn)

@@ -1,4 +1,4 @@
-"""``taskforge bench``: the reference workloads, the ceiling and the peer (docs/benchmarks.md).
+"""``taskforge bench``: the reference workloads, the ceilings and the peers (docs/benchmarks.md).
 
 Exit codes: 0 every trust check passed; 1 a trust check or a trial failed (the bundle is still
 written and the report names the check); 2 bad options; 4 the server cannot be reached;
@@ -32,13 +32,25 @@ def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None
     return tuple(sorted(set(counts)))
 
 
+def _peer_names(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    from ..benchmarks.peers import NAMES
+
+    names = tuple(dict.fromkeys(v.strip().lower() for v in value.split(",") if v.strip()))
+    unknown = [n for n in names if n not in NAMES]
+    if not names or unknown:
+        raise OptionError("--peers", f"must name peers among {', '.join(NAMES)}, got {value!r}")
+    return names
+
+
 def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - exercised through signals
     raise KeyboardInterrupt
 
 
 @click.command("bench")
 @click.argument("workload", type=click.Choice(WORKLOAD_CHOICES, case_sensitive=False))
-@click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peer only if named.")
+@click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peers only if named.")
 @click.option(
     "--trials",
     type=click.IntRange(1, 100),
@@ -82,13 +94,22 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     "--peer/--no-peer",
     "with_peer",
     default=None,
-    help="Include procrastinate in `all` (default: yes, except with --quick).",
+    help="Include the peers in `all` (default: yes, except with --quick).",
 )
 @click.option(
-    "--peer-venv",
+    "--peers",
+    "peer_names",
+    callback=_peer_names,
+    default=None,
+    metavar="NAME,...",
+    help="Which peers `peer` runs (graphile-worker, pg-boss, pgqueuer, oban, procrastinate). Default: all.",
+)
+@click.option(
+    "--peer-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Virtualenv for the peer. Default: OUT/peer-venv (created and reused).",
+    help="Where each peer's environment lives (DIR/<peer>: a virtualenv or an npm prefix), created "
+    "and reused. Default: OUT/peers.",
 )
 def bench_command(
     workload: str,
@@ -99,10 +120,12 @@ def bench_command(
     worker_counts: tuple[int, ...] | None,
     hold_seconds: float | None,
     with_peer: bool | None,
-    peer_venv: Path | None,
+    peer_names: tuple[str, ...] | None,
+    peer_dir: Path | None,
 ) -> None:
     """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, ceiling, peer or all) and write a bundle:
-    raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
+    raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
+    compared with. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
 
@@ -110,6 +133,8 @@ def bench_command(
     if workload == "all":
         include_peer = (not quick) if with_peer is None else with_peer
         selection = [w for w in runner.WORKLOADS if w != "peer" or include_peer]
+    elif workload == "peer":
+        selection = ["e1", "peer"]  # the peers are divided into E1's figures of the same run
     else:
         selection = [workload]
     dsn = admin_dsn or admin_dsn_default()
@@ -120,7 +145,9 @@ def bench_command(
         fail(f"cannot reach the benchmark server ({dsn}): {str(exc).strip().splitlines()[0]}", EXIT_DATABASE)
     sizes = runner.sizes_with(runner.QUICK if quick else runner.FULL, trials, worker_counts, hold_seconds)
     out = out_dir or runner.default_out_dir()
-    cfg = runner.BenchConfig(admin_dsn=dsn, out_dir=out, sizes=sizes, quick=quick, peer_venv=peer_venv)
+    cfg = runner.BenchConfig(admin_dsn=dsn, out_dir=out, sizes=sizes, quick=quick, peer_dir=peer_dir)
+    if peer_names:
+        cfg.peer_names = peer_names
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         state = runner.run(selection, cfg)

@@ -1,0 +1,224 @@
+"""Sections of ``report.md`` for the ceilings, the peers, memory and the targets, and the
+formatting helpers every section uses. Each function takes the summary (:mod:`.summary`) and
+returns markdown lines; an empty list when the run measured nothing for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["ceiling_section", "memory_section", "number", "peers_section", "table", "targets_section", "times"]
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    """``value`` with thousands separators, or an en dash for no value."""
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def times(value: float | None) -> str:
+    """A ratio as ``1.25×`` (en dash for none)."""
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub-flavoured markdown table."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def ceiling_section(summary: dict[str, Any], batch: int | None) -> list[str]:
+    """Tasks/s of every pgbench script by client count, then their ratios."""
+    rows = summary["ceiling"]
+    if not rows:
+        return []
+    b = f"B = {batch}" if batch else "B"
+    out = [
+        "## Ceiling (pgbench, tasks/s)",
+        "",
+        *table(
+            [
+                "clients",
+                "(a) bare, 2 statements",
+                "(a1) bare, 1 statement",
+                f"(a2) bare batched, {b}",
+                "(b) tf_claim + tf_finalize",
+                "(c) tf_finalize_and_claim",
+                f"(c-batch) {b} a call",
+                "E1 workers",
+            ],
+            [
+                [
+                    str(r["clients"]),
+                    *(
+                        number(r[k], 0)
+                        for k in (
+                            "skip_locked",
+                            "skip_locked_one",
+                            "skip_locked_batch",
+                            "taskforge",
+                            "finalize_and_claim",
+                            "finalize_and_claim_batch",
+                        )
+                    ),
+                    number(r["e1"]),
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+        *table(
+            ["clients", "(b)/(a)", "(c)/(a)", "(c)/(a1)", "(c-batch)/(a2)", "E1/(a)", "E1/(a1)", "E1/(b)", "E1/(c)"],
+            [
+                [
+                    str(r["clients"]),
+                    *(
+                        number(r[k], 2)
+                        for k in (
+                            "taskforge_over_skip_locked",
+                            "finalize_and_claim_over_skip_locked",
+                            "finalize_and_claim_over_skip_locked_one",
+                            "finalize_and_claim_batch_over_skip_locked_batch",
+                            "e1_over_skip_locked",
+                            "e1_over_skip_locked_one",
+                            "e1_over_taskforge",
+                            "e1_over_finalize_and_claim",
+                        )
+                    ),
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+    ]
+    one = next((r for r in rows if r["clients"] == 1), None)
+    if one is not None and one.get("e1_batched_over_skip_locked_batch") is not None:
+        out += [
+            f"E1 batched (one process) ÷ (a2) at 1 client: {number(one['e1_batched'])} / "
+            f"{number(one['skip_locked_batch'], 0)} = {one['e1_batched_over_skip_locked_batch']:.2f}.",
+            "",
+        ]
+    out += [
+        "Tasks/s count rows finished, so a batched cycle counts its B tasks. (a) claims and finishes in two "
+        "statements, (a1) finishes the previous row and claims the next in one (one round trip, one commit "
+        "per task: the best a one-call-per-task worker can do), (a2) claims B rows in one statement and "
+        "finishes them in another. E1/(a1) is what our single-slot worker keeps of that best; (c)/(a1) and "
+        "(c-batch)/(a2) what our SQL keeps of the bare pattern, with no Python. Client counts above the "
+        "machine's cores only show the plateau.",
+        "",
+    ]
+    return out
+
+
+def _rss(row: dict[str, Any]) -> str:
+    return f"{number(row.get('rss_mib'))} ({number(row.get('rss_mib_max'))})"
+
+
+def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -> list[str]:
+    """Every peer against TaskForge in both modes, how each window was timed, skipped peers."""
+    peers = summary["peers"]
+    if not peers:
+        return []
+    single = [
+        [
+            p["name"],
+            str(r["workers"]),
+            number(r["median"]),
+            str(r["trials"]),
+            number(r.get("ours")),
+            times(r.get("ours_over_peer")),
+            _rss(r),
+        ]
+        for p in peers
+        for r in p["single"]
+    ]
+    batched = [
+        [
+            p["name"],
+            ", ".join(f"{k} {json.dumps(v)}" for k, v in sorted((p.get("batched_settings") or {}).items())),
+            str(p["batched"]["tasks"]),
+            number(p["batched"]["median"]),
+            str(p["batched"]["trials"]),
+            number(p["batched"].get("ours")),
+            times(p["batched"].get("ours_over_peer")),
+            _rss(p["batched"]),
+        ]
+        for p in peers
+        if p["batched"]
+    ]
+    out = ["## Peers: the same no-op jobs through other PostgreSQL queues", ""]
+    if single:
+        out += [
+            "One slot per process, at E1's process counts (RSS: peak per process, median (max), MiB):",
+            "",
+            *table(
+                ["peer", "processes", "peer jobs/s", "trials", "TaskForge E1 tasks/s", "ours ÷ peer", "RSS"], single
+            ),
+            "",
+        ]
+    if batched:
+        out += [
+            "Each peer's documented high-throughput setting, one process, against E1 batched "
+            f"(`--concurrency {e1_batched_concurrency or 'B'}`):",
+            "",
+            *table(
+                ["peer", "setting", "jobs", "peer jobs/s", "trials", "TaskForge batched tasks/s", "ours ÷ peer", "RSS"],
+                batched,
+            ),
+            "",
+        ]
+    ran = [p for p in peers if not p["skipped"]]
+    if ran:
+        out += ["How each peer's window is timed (database clock throughout):", ""]
+    for p in ran:
+        versions = ", ".join(f"{k} {v}" for k, v in {**(p["versions"] or {}), **(p["runtime_versions"] or {})}.items())
+        bound = p.get("window_end_bound_ms_max")
+        extra = f"; end known to within {bound:.1f} ms (largest poll gap)" if bound is not None else ""
+        out.append(f"- **{p['name']}** ({versions}): {p['timing']}{extra}")
+    skipped = [p for p in peers if p["skipped"]]
+    if skipped:
+        out += ["", "Skipped on this machine (not a failure):", ""]
+        out += [f"- **{p['name']}**: {p['skipped']}" for p in skipped]
+    out.append("")
+    return out
+
+
+def memory_section(summary: dict[str, Any]) -> list[str]:
+    """Peak RSS per TaskForge worker process: E1 at each worker count and E1 batched."""
+    rows = [
+        [f"E1, {r['workers']} worker(s), one slot", number(r.get("rss_mib")), number(r.get("rss_mib_max"))]
+        for r in summary["e1"]
+    ]
+    rows += [
+        [f"E1 batched, 1 process, {r['concurrency']} slots", number(r.get("rss_mib")), number(r.get("rss_mib_max"))]
+        for r in summary["e1_batched"]
+    ]
+    if not any(r[1] != "–" for r in rows):
+        return []
+    return [
+        "## Memory: peak RSS per worker process",
+        "",
+        *table(["trial", "median (MiB)", "max (MiB)"], rows),
+        "",
+        "VmHWM of /proc/<pid>/status of every worker process, read just before SIGTERM, pooled over trials.",
+        "",
+    ]
+
+
+def targets_section(summary: dict[str, Any]) -> list[str]:
+    """The "Against the targets" table (:mod:`.targets`)."""
+    rows = summary.get("targets") or []
+    if not rows:
+        return []
+    verdict = {True: "met", False: "**not met**", None: "not measured"}
+    return [
+        "## Against the targets",
+        "",
+        *table(
+            ["target", "figure", "ratio", "wanted", ""],
+            [[r["target"], r["figure"], r["shown"], r["wanted"], verdict[r["met"]]] for r in rows],
+        ),
+        "",
+        "Every ratio divides figures of this run only.",
+        "",
+    ]
