@@ -142,7 +142,8 @@ def render_markdown(
         r = summary["e1_batched"][0]
         out += [
             f"E1 batched (1 process, `--concurrency {trials_concurrency(trials, 'e1-batched')}`): "
-            f"{_n(r['median'])} tasks/s (median of {r['trials']}).",
+            f"{_n(r['median'])} tasks/s (median of {r['trials']}); worker peak RSS "
+            f"{_n(r.get('worker_peak_rss_mib'))} MiB.",
             "",
         ]
     out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_peer=False, with_ideal=True)
@@ -211,6 +212,40 @@ def render_markdown(
             f"The worker's loop (tf_submit, tf_claim, tf_finalize, one cycle at a time) for "
             f"{_n(free['seconds'] or held['seconds'], 0)} s on a fresh database, alone and while another session "
             "holds a REPEATABLE READ snapshot; claim = client round trip of tf_claim. Medians of trials.",
+            "",
+        ]
+    if summary.get("async"):
+        out += [
+            "## Async handlers: async_sleep on one process",
+            "",
+            *_table(
+                [
+                    "tasks",
+                    "--concurrency",
+                    "sleep (ms)",
+                    "median tasks/s",
+                    "ideal",
+                    "% of ideal",
+                    "span (s)",
+                    "peak RSS (MiB)",
+                ],
+                [
+                    [
+                        str(r["tasks"]),
+                        str(r["concurrency"]),
+                        str(r["sleep_ms"]),
+                        _n(r["median"]),
+                        _n(r["ideal"], 0),
+                        _n(r["percent_of_ideal"]) + " %",
+                        _n(r["span_seconds"], 2),
+                        _n(r["worker_peak_rss_mib"]),
+                    ]
+                    for r in summary["async"]
+                ],
+            ),
+            "",
+            "One `taskforge worker` process runs every task's `await ctx.async_sleep` on its event loop; "
+            "ideal = concurrency / sleep. Peak RSS: the worker process's VmHWM.",
             "",
         ]
     if summary["ceiling"]:

@@ -55,6 +55,7 @@ def _scaling(
             "speedup": sp,
             "efficiency": stats.efficiency(sp, workers),
             "original": (original or {}).get(workers),
+            "worker_peak_rss_mib": stats.median(peak_rss_mib(t) for t in group),
         }
         if ideal_task_seconds:
             row["ideal"] = ideal = workers / ideal_task_seconds
@@ -111,6 +112,40 @@ def _longtx(trials: Sequence[TrialResult], workload: str) -> dict[str, Any]:
     }
 
 
+def peak_rss_mib(trial: TrialResult) -> float | None:
+    """The largest peak RSS (MiB) among a trial's worker processes (None when not recorded)."""
+    peaks = trial.metrics.get("worker_peak_rss_mib") or {}
+    return max(peaks.values()) if peaks else None
+
+
+def _async(trials: Sequence[TrialResult]) -> list[dict[str, Any]]:
+    """The async workload's rows: throughput against the ideal (concurrency / sleep) and the
+    worker's peak RSS (MiB), medians of trials."""
+    rows = []
+    for workload in ("async", "async-wide"):
+        group = [t for t in trials if t.workload == workload and t.ok]
+        if not group:
+            continue
+        first = group[0]
+        ideal = first.concurrency / (first.options["payload"]["ms"] / 1000.0)
+        med = stats.median(t.throughput for t in group)
+        rows.append(
+            {
+                "workload": workload,
+                "trials": len(group),
+                "tasks": first.tasks,
+                "concurrency": first.concurrency,
+                "sleep_ms": first.options["payload"]["ms"],
+                "median": med,
+                "ideal": ideal,
+                "percent_of_ideal": 100.0 * med / ideal if med else None,
+                "span_seconds": stats.median(t.span_seconds for t in group),
+                "worker_peak_rss_mib": stats.median(peak_rss_mib(t) for t in group),
+            }
+        )
+    return rows
+
+
 def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> dict[str, Any]:
     """The report's numbers (JSON-ready)."""
     e1 = _scaling(trials, "e1", original=ORIGINAL["e1"])
@@ -150,6 +185,7 @@ def summarize(trials: Sequence[TrialResult], points: Sequence[CeilingPoint]) -> 
             "max_ms": max(pickup) if pickup else None,
         },
         "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
+        "async": _async(trials),
         "peer": peer,
         "ceiling": _ceiling(points, e1),
         "failed_trials": [t.label for t in trials if not t.ok],

@@ -11,8 +11,10 @@ Trial protocol (:func:`run_trial`), against a migrated database:
 4. stop the processes with SIGTERM, read the history and run the trust checks.
 
 Throughput = measured tasks / (latest attempt finish - earliest attempt start) over the measured
-tasks' attempts, database timestamps. :func:`run_pickup` measures the NOTIFY path instead: tasks
-submitted one at a time to one idle worker, latency = first attempt start - task creation.
+tasks' attempts, database timestamps. Each trial also records the peak resident memory of every
+worker process (``metrics["worker_peak_rss_mib"]``, Linux ``VmHWM``, read just before the stop).
+:func:`run_pickup` measures the NOTIFY path instead: tasks submitted one at a time to one idle
+worker, latency = first attempt start - task creation.
 """
 
 from __future__ import annotations
@@ -171,6 +173,21 @@ def database_checks(conn: psycopg.Connection) -> list[CheckResult]:
     ]
 
 
+def worker_peak_rss_mib(harness: ProcessHarness) -> dict[str, float]:
+    """Peak resident memory (MiB, ``VmHWM`` of /proc/PID/status) of each live worker process;
+    empty where /proc is not there."""
+    peaks: dict[str, float] = {}
+    for proc in harness.alive("worker"):
+        try:
+            with open(f"/proc/{proc.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        peaks[proc.name] = int(line.split()[1]) / 1024.0
+        except OSError:
+            continue
+    return peaks
+
+
 def _exit_checks(exit_codes: dict[str, int | None], killed: set[str]) -> CheckResult:
     bad = [f"{name} exited {code}" for name, code in exit_codes.items() if name not in killed and code != 0]
     return CheckResult(
@@ -274,6 +291,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
+            result.metrics["worker_peak_rss_mib"] = worker_peak_rss_mib(harness)
             result.exit_codes = harness.stop_all(spec.stop_timeout_seconds)
         if killer is not None:
             tasks, attempts = read_history(conn, killer.task_ids)

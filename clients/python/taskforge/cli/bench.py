@@ -17,7 +17,7 @@ import psycopg
 
 from .common import EXIT_DATABASE, OptionError, Text, fail
 
-WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer", "all")
+WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling", "peer", "all")
 
 
 def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -101,7 +101,7 @@ def bench_command(
     with_peer: bool | None,
     peer_venv: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, ceiling, peer or all) and write a bundle:
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default

@@ -118,8 +118,10 @@ class Dispatcher:
         cfg = self.config
         claim_wanted = True
         next_poll = time.monotonic() + cfg.poll_seconds
+        wake, pending = self.wake, self._pending
         while not self._force.is_set():
-            self.wake.clear()
+            if wake.is_set():  # Event.clear takes its lock even when there is nothing to clear
+                wake.clear()
             self._collect()
             now = time.monotonic()
             stopping = self._stopping.is_set()
@@ -129,14 +131,16 @@ class Dispatcher:
             if now >= next_poll:
                 claim_wanted = True
                 next_poll = now + cfg.poll_seconds
-            ready = [item for item in self._pending.values() if item.send_after <= now][:TURN_BATCH]
+            ready = [item for item in pending.values() if item.send_after <= now]
+            if len(ready) > TURN_BATCH:
+                ready = ready[:TURN_BATCH]
             free = cfg.concurrency - len(self.attempts) + len(ready)
             claim = 0 if stopping or not claim_wanted else max(0, min(free, TURN_BATCH))
             if not ready and not claim:
                 if stopping and len(self.attempts) == 0:
                     return
-                waits = [next_poll - now] + [item.send_after - now for item in self._pending.values()]
-                self.wake.wait(max(min(waits), 0.0))
+                waits = [next_poll - now] + [item.send_after - now for item in pending.values()]
+                wake.wait(max(min(waits), 0.0))
                 continue
             claimed = self._turn(ready, claim)
             if claim and claimed is not None:
@@ -145,6 +149,8 @@ class Dispatcher:
                     next_poll = time.monotonic() + cfg.poll_seconds
 
     def _collect(self) -> None:
+        if not self._done:
+            return
         with self._done_lock:
             items, self._done = self._done, []
         self._take(items)

@@ -80,7 +80,7 @@ def int_array(values: Iterable[int]) -> str:
 def text_array(values: Sequence[str | None]) -> str:
     """A PostgreSQL array literal of texts (None -> NULL): every element double-quoted, with
     ``\\`` and ``"`` escaped, so any text (JSON, a name spelled ``null``) arrives unchanged."""
-    return "{" + ",".join("NULL" if v is None else _quote(v) for v in values) + "}"
+    return "{" + ",".join(["NULL" if v is None else _quote(v) for v in values]) + "}"
 
 
 def _quote(text: str) -> str:
