@@ -18,6 +18,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[2]
 #: Handler module for `--import` (task types registered by the test_task_types fixture).
 TEST_HANDLERS = Path(__file__).resolve().parent / "itest_handlers.py"
+#: The same for the async def handlers of the tests.
+ASYNC_TEST_HANDLERS = Path(__file__).resolve().parent / "itest_async_handlers.py"
 
 #: Generous upper bound for waits (a loaded 2-core machine runs these tests too).
 LONG = 90.0

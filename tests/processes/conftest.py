@@ -82,7 +82,8 @@ def spawn_factory(tmp_path):
         spawner.shutdown()
 
 
-#: Task types of itest_handlers.py and examples/handlers_example.py, with their backoff base (s).
+#: Task types of itest_handlers.py, itest_async_handlers.py and examples/handlers_example.py,
+#: with their backoff base (s).
 TEST_TASK_TYPES = {
     "itest.fail_once": 0.1,
     "itest.nasty_error": 2,
@@ -91,6 +92,8 @@ TEST_TASK_TYPES = {
     "itest.deep_result": 2,
     "itest.sleep_report": 2,
     "itest.stubborn": 2,
+    "itest.async_cancellable": 0.1,
+    "itest.async_blocker": 2,
     "word_count": 1,
 }
 

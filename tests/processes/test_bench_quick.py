@@ -1,9 +1,9 @@
 """`taskforge bench --quick` as a smoke test (the arithmetic and trust checks of the harness are
 unit tests: tests/unit/test_bench_*.py; the peers have their own: test_bench_peers_quick.py).
 
-It runs the quick E1, E2, E5, E6, pickup, long-transaction and ceiling workloads through the CLI against the
-test server and asserts that the trust checks passed, every ceiling script ran and the bundle exists. It
-never asserts a speed: this machine is shared and small.
+It runs the quick E1, E2, E5, E6, pickup, long-transaction, async and ceiling workloads through the CLI
+against the test server and asserts that the trust checks passed, every ceiling script ran and the bundle
+exists. It never asserts a speed: this machine is shared and small.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     out = tmp_path / "bundle"
     failures = []
     before = _bench_databases(admin_dsn)
-    for workload in ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling"):
+    for workload in ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling"):
         proc = subprocess.run(
             [
                 sys.executable,
@@ -76,6 +76,11 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     e1 = [json.loads(p.read_text())["trial"] for p in (out / "e1" / "trials").glob("*.json")]
     assert all(t["peak_rss_kib"] and all(t["peak_rss_kib"].values()) for t in e1)
     assert "## Memory: peak RSS per worker process" in (out / "e1" / "report.md").read_text()
+    # async: both sizes ran on one worker process, with its peak RSS recorded (never a speed).
+    summary = json.loads((out / "async" / "summary.json").read_text())
+    assert [r["workload"] for r in summary["async"]] == ["async", "async-wide"]
+    assert all(r["rss_mib"] > 0 for r in summary["async"])
+    assert "## Async handlers" in (out / "async" / "report.md").read_text()
     # every throwaway database was dropped (compared with the names present before, so that a
     # benchmark another session runs on the same server at the same time cannot fail this test)
     assert _bench_databases(admin_dsn) <= before

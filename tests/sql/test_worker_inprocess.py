@@ -187,3 +187,26 @@ def test_a_worker_whose_row_was_pruned_says_so_when_it_stops(db_dsn, conn, queue
     assert len(lines) == 1, records.lines
     assert f"worker {worker.worker_id} was not deregistered: its row no longer exists" in lines[0], lines
     assert "stale" not in lines[0], lines
+
+
+def test_the_array_literals_the_worker_sends_arrive_unchanged(conn):
+    """taskforge.worker.rows: every array parameter of the worker goes as one literal string."""
+    import json
+
+    from taskforge.worker.rows import int_array, text_array
+
+    texts = [
+        json.dumps({"message": 'quote " backslash \\ brace } comma , NULL null', "nested": ["{", "}"]}),
+        json.dumps("tab\there\nnewline ünïcödé \u2028"),
+        None,
+        "null",
+        "",
+    ]
+    jsons = texts[:2]
+    row = conn.execute(
+        "SELECT %(texts)s::text[], %(jsons)s::text[]::jsonb[], %(ids)s::bigint[]",
+        {"texts": text_array(texts), "jsons": text_array(jsons), "ids": int_array([1, 2**62])},
+    ).fetchone()
+    assert row[0] == texts
+    assert row[1] == [json.loads(t) for t in jsons]
+    assert row[2] == [1, 2**62]

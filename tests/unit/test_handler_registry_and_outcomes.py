@@ -51,7 +51,16 @@ def test_decorator_is_exported_and_registers_in_the_process_registry():
 
 def test_synthetic_types_are_registered_only_by_importing_taskforge_synthetic(tmp_path):
     assert set(synthetic.SYNTHETIC_TASK_TYPES) <= set(handlers.registry.task_types())
-    assert set(synthetic.SYNTHETIC_TASK_TYPES) == {"noop", "sleep", "fail_once", "fail", "retryable_fail", "echo"}
+    assert set(synthetic.SYNTHETIC_TASK_TYPES) == {
+        "noop",
+        "sleep",
+        "fail_once",
+        "fail",
+        "retryable_fail",
+        "echo",
+        "async_noop",
+        "async_sleep",
+    }
     # A fresh interpreter that imports the handler API but not taskforge.synthetic knows none of them.
     probe = "import taskforge, taskforge.worker; print(taskforge.registry.task_types())"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

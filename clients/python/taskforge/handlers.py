@@ -14,11 +14,18 @@ decorator in a module the worker loads with ``taskforge worker --import MODULE``
         ...
         return {"width": 640}                      # JSON-serialisable result (or None)
 
-How a call ends decides the outcome sent to ``tf_finalize``:
+A handler may be an ``async def`` function: the worker then runs it on its event loop
+(docs/worker.md, "Async handlers") and cancels the coroutine on a cancel request or at the
+attempt's deadline.
+
+How a call ends decides the outcome sent to ``tf_finalize`` (the same rules for sync and async
+handlers: :func:`outcome_of_value`, :func:`outcome_of_error`):
 
 * the handler returns a JSON-serialisable value (NaN and Infinity are refused) -> ``succeeded``;
 * it raises :class:`RetryableError` -> ``retryable`` (the database applies backoff and budget);
 * it raises :class:`TaskCancelled` -> ``cancelled``;
+* the worker cancelled its coroutine (``asyncio.CancelledError``): ``cancelled`` after a cancel
+  request, ``retryable`` after the deadline (the database refuses it and records ``timed_out``);
 * it raises anything else, or returns a value that cannot be stored -> ``failed``.
 
 Errors are stored as JSON ``{"type", "message", "traceback"}`` with NUL characters and
@@ -31,16 +38,18 @@ idempotent, or fence them with :attr:`TaskContext.fencing_token`.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import re
 import threading
-import time
 import traceback as _traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from .context import TaskContext
 from .names import TASK_TYPE_PATTERN
 
 __all__ = [
@@ -55,6 +64,9 @@ __all__ = [
     "encode_result",
     "error_json",
     "handler",
+    "is_async_handler",
+    "outcome_of_error",
+    "outcome_of_value",
     "registry",
     "run_handler",
     "sanitize_text",
@@ -69,7 +81,8 @@ TRACEBACK_LINE_MAX_CHARS = 500
 #: Largest result tf_finalize accepts (bytes of JSON text).
 RESULT_MAX_BYTES = 1024 * 1024
 
-Handler = Callable[[dict[str, Any], "TaskContext"], Any]
+#: ``fn(payload, ctx)``: a plain function, or an ``async def`` one (its call returns a coroutine).
+Handler = Callable[[dict[str, Any], TaskContext], Any]
 
 
 class RetryableError(Exception):
@@ -88,117 +101,22 @@ class ResultError(ValueError):
     """A handler's result cannot be stored (not JSON-serialisable, NaN/Infinity, too large, ...)."""
 
 
-@dataclass
-class TaskContext:
-    """What a handler knows about the attempt it runs.
-
-    Attributes: ``task_id`` (int), ``attempt_number`` (int, 1-based), ``task_type``,
-    ``queue``, ``priority`` (int), ``max_attempts`` (int), ``worker_id`` (str uuid),
-    ``timeout_seconds`` (float seconds, or None: the task type's attempt time limit) and
-    ``deadline`` (the same limit on this process's ``time.monotonic()`` clock, taken from just
-    before the claim, so never later than the database's deadline; None without a limit).
-    :attr:`cancel_requested`, :attr:`lease_lost` and :attr:`timed_out` are updated by the
-    worker's renewal loop (at each renewal, every lease/3 seconds) while the handler runs.
-    """
-
-    task_id: int
-    attempt_number: int
-    task_type: str
-    queue: str
-    priority: int = 0
-    max_attempts: int = 1
-    worker_id: str | None = None
-    timeout_seconds: float | None = None
-    deadline: float | None = None
-    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
-    _timed_out: threading.Event = field(default_factory=threading.Event, repr=False)
-    _lease_lost: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    @property
-    def fencing_token(self) -> tuple[int, int]:
-        """``(task_id, attempt_number)``: increases with every new attempt of a task.
-
-        Give it to the destination of an external effect and have the destination refuse a
-        write whose attempt_number is lower than one it has already accepted for that task:
-        a worker that lost its lease then cannot overwrite the work of its replacement.
-        """
-        return (self.task_id, self.attempt_number)
-
-    @property
-    def cancel_requested(self) -> bool:
-        """True once the renewal loop has learned that tf_cancel was called for this task."""
-        return self._cancel.is_set()
-
-    @property
-    def lease_lost(self) -> bool:
-        """True once a renewal came back ``renewed = false``: another attempt may run the task
-        now, and tf_finalize will refuse this attempt's result. Stop as soon as convenient."""
-        return self._lease_lost.is_set()
-
-    @property
-    def timed_out(self) -> bool:
-        """True once the attempt's deadline has passed (by :attr:`deadline` on the monotonic
-        clock, or because a renewal was refused ``timed_out``). The database grants no lease
-        past the deadline: a result offered after it is refused and the attempt is recorded
-        ``timed_out`` (retried within the task's budget). Stop as soon as convenient."""
-        if self._timed_out.is_set():
-            return True
-        return self.deadline is not None and time.monotonic() >= self.deadline
-
-    def seconds_left(self) -> float | None:
-        """Seconds until :attr:`deadline` (monotonic clock; 0.0 once passed), or None without
-        a time limit."""
-        if self.deadline is None:
-            return None
-        return 0.0 if self._timed_out.is_set() else max(0.0, self.deadline - time.monotonic())
-
-    def sleep(self, seconds: float) -> bool:
-        """Wait ``seconds`` (monotonic clock), returning early with True if a cancel is
-        requested or the attempt's deadline passes first.
-
-        Returns False when the full time elapsed.
-        """
-        deadline = time.monotonic() + max(0.0, float(seconds))
-        while True:
-            if self.timed_out:
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            if self.deadline is not None:
-                remaining = min(remaining, max(0.0, self.deadline - time.monotonic()) + 0.001)
-            if self._cancel.wait(min(remaining, 0.5)):
-                return True
-
-    # Called by the worker's lease renewals (taskforge.worker.leases), not by handlers.
-    def mark_cancel_requested(self) -> None:
-        """Record that tf_cancel was called for the task (:attr:`cancel_requested` becomes True)."""
-        self._cancel.set()
-
-    def mark_lease_lost(self) -> None:
-        """Record that the lease is lost (:attr:`lease_lost` becomes True)."""
-        self._lease_lost.set()
-
-    def mark_timed_out(self) -> None:
-        """Record that the database refused a renewal because the deadline passed
-        (:attr:`timed_out` becomes True)."""
-        self._timed_out.set()
-
-
 class HandlerRegistry:
     """Task type -> handler function. Only registered types are claimed by a worker."""
 
     def __init__(self) -> None:
         self._handlers: dict[str, Handler] = {}
+        self._async: set[str] = set()
         self._lock = threading.Lock()
 
     def register(self, task_type: str, fn: Handler, *, replace: bool = False) -> Handler:
         """Register ``fn(payload: dict, ctx: TaskContext)`` for ``task_type``.
 
-        Raises ValueError for a name the database would refuse (``^[a-z][a-z0-9_.-]{0,62}$``),
-        TypeError when fn is not callable, and ValueError when another function is already
-        registered for the type (unless ``replace=True``). Registering the same function twice
-        is harmless. Returns fn.
+        ``fn`` may be a coroutine function (``async def``, see :func:`is_async_handler`): the
+        worker then runs it on its event loop. Raises ValueError for a name the database would
+        refuse (``^[a-z][a-z0-9_.-]{0,62}$``), TypeError when fn is not callable, and ValueError
+        when another function is already registered for the type (unless ``replace=True``).
+        Registering the same function twice is harmless. Returns fn.
         """
         if not isinstance(task_type, str) or not TASK_TYPE_PATTERN.fullmatch(task_type):
             raise ValueError(f"task type {task_type!r} must match {TASK_TYPE_PATTERN.pattern}")
@@ -212,6 +130,10 @@ class HandlerRegistry:
                     f"({_qualname(existing)}); pass replace=True to override it"
                 )
             self._handlers[task_type] = fn
+            if is_async_handler(fn):
+                self._async.add(task_type)
+            else:
+                self._async.discard(task_type)
         return fn
 
     def handler(self, task_type: str, *, replace: bool = False) -> Callable[[Handler], Handler]:
@@ -226,10 +148,15 @@ class HandlerRegistry:
         """Remove a handler (KeyError when none is registered)."""
         with self._lock:
             del self._handlers[task_type]
+            self._async.discard(task_type)
 
     def get(self, task_type: str) -> Handler | None:
         """The handler for task_type, or None (the type is not allowed on this worker)."""
         return self._handlers.get(task_type)
+
+    def is_async(self, task_type: str) -> bool:
+        """True when the handler of ``task_type`` is a coroutine function (runs on the event loop)."""
+        return task_type in self._async
 
     def __contains__(self, task_type: object) -> bool:
         return task_type in self._handlers
@@ -237,6 +164,12 @@ class HandlerRegistry:
     def task_types(self) -> list[str]:
         """Sorted list of registered task types (what the worker may claim)."""
         return sorted(self._handlers)
+
+
+def is_async_handler(fn: Any) -> bool:
+    """True for a coroutine function (``async def``, also behind ``functools.partial``) and for
+    an object whose ``__call__`` is one: the worker awaits what such a handler returns."""
+    return inspect.iscoroutinefunction(fn) or (callable(fn) and inspect.iscoroutinefunction(type(fn).__call__))
 
 
 def _qualname(fn: Any) -> str:
@@ -401,22 +334,65 @@ def encode_result(value: Any) -> str | None:
     return text
 
 
-def run_handler(fn: Handler, payload: dict[str, Any], ctx: TaskContext) -> Outcome:
-    """Call ``fn(payload, ctx)`` and turn what happens into an :class:`Outcome` (never raises
-    for handler errors; KeyboardInterrupt and SystemExit propagate)."""
-    try:
-        value = fn(payload, ctx)
-    except RetryableError as exc:
-        return Outcome("retryable", error=error_json(exc))
-    except TaskCancelled as exc:
-        return Outcome("cancelled", error=error_json(exc))
-    except Exception as exc:  # noqa: BLE001 - any other error is an ordinary failure
-        return Outcome("failed", error=error_json(exc))
+#: The outcome of a handler that returned None (most do): no result to encode.
+_SUCCEEDED_WITHOUT_RESULT = Outcome("succeeded")
+
+
+def outcome_of_value(value: Any) -> Outcome:
+    """The outcome of a handler that returned ``value``: ``succeeded`` with its JSON text, or
+    ``failed`` with a ``taskforge.ResultError`` when the database cannot store it (see
+    :func:`encode_result`), or when a sync handler returned a coroutine (it should have been
+    registered as ``async def``; the coroutine is closed unrun)."""
+    if value is None:
+        return _SUCCEEDED_WITHOUT_RESULT
+    if asyncio.iscoroutine(value):
+        value.close()
+        return Outcome(
+            "failed",
+            error=error_json(
+                type_name="taskforge.ResultError",
+                message="the handler returned a coroutine: make the handler itself `async def` so the "
+                "worker runs it on its event loop",
+            ),
+        )
     try:
         text = encode_result(value)
     except ResultError as exc:
         return Outcome("failed", error=error_json(exc, type_name="taskforge.ResultError", tb=""))
     return Outcome("succeeded", result=text)
+
+
+def outcome_of_error(exc: BaseException, ctx: TaskContext) -> Outcome:
+    """The outcome of a handler that raised ``exc`` (any exception, sync or async handler).
+
+    :class:`RetryableError` -> ``retryable``; :class:`TaskCancelled` -> ``cancelled``;
+    ``asyncio.CancelledError`` -> ``retryable`` when the attempt's deadline has passed (the
+    worker cancelled the coroutine at its deadline; the database refuses a late outcome and
+    records the attempt ``timed_out``), ``cancelled`` after a cancel request, else ``failed``;
+    anything else -> ``failed``. The error is stored as :func:`error_json` describes.
+    """
+    if isinstance(exc, RetryableError):
+        return Outcome("retryable", error=error_json(exc))
+    if isinstance(exc, TaskCancelled):
+        return Outcome("cancelled", error=error_json(exc))
+    if isinstance(exc, asyncio.CancelledError):
+        if ctx.timed_out:
+            why = f"the attempt's deadline (timeout_seconds {ctx.timeout_seconds}) passed"
+            return Outcome("retryable", error=error_json(exc, type_name="taskforge.AttemptTimedOut", message=why))
+        if ctx.cancel_requested:
+            return Outcome("cancelled", error=error_json(exc, message="cancel requested (tf_cancel)"))
+    return Outcome("failed", error=error_json(exc))
+
+
+def run_handler(fn: Handler, payload: dict[str, Any], ctx: TaskContext) -> Outcome:
+    """Call the sync handler ``fn(payload, ctx)`` and turn what happens into an :class:`Outcome`
+    (never raises for handler errors; exceptions that are not ``Exception`` subclasses, such as
+    KeyboardInterrupt and SystemExit, propagate)."""
+    try:
+        value = fn(payload, ctx)
+    except Exception as exc:  # noqa: BLE001 - mapped to an outcome; any other error is an ordinary failure
+        return outcome_of_error(exc, ctx)
+    return outcome_of_value(value)
 
 
 def import_handler_module(spec: str) -> ModuleType:

@@ -15,7 +15,11 @@ Payloads (``ms`` in milliseconds):
 * ``fail_once``       ``{}``           retryable failure on attempt 1, success afterwards;
 * ``fail``            ``{}``           an ordinary (terminal) error;
 * ``retryable_fail``  ``{}``           a retryable error on every attempt (spends the budget);
-* ``echo``            any object       returns its payload as the result.
+* ``echo``            any object       returns its payload as the result;
+* ``async_noop``      ``{}``           ``async def``: does nothing, returns None;
+* ``async_sleep``     ``{"ms": int}``  ``async def``: ``sleep`` on the worker's event loop
+                                       (``await ctx.async_sleep``): the same payload, result and
+                                       early ends on a cancel request or at the deadline.
 """
 
 from __future__ import annotations
@@ -36,18 +40,38 @@ def noop(payload: dict[str, Any], ctx: TaskContext) -> None:
 
 
 def sleep(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
-    ms = payload.get("ms", 0) if isinstance(payload, dict) else None
-    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
-        raise ValueError(f'sleep: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
+    ms = _sleep_ms("sleep", payload)
     # Event.wait, not time.sleep: it sleeps on the monotonic clock and notices a cancel or
     # the attempt's deadline (a cooperative handler gives up with a retryable error).
     if ctx.sleep(ms / 1000.0):
-        if ctx.timed_out:
-            raise RetryableError(
-                f"sleep: the attempt's deadline ({ctx.timeout_seconds} s) passed before {ms} ms elapsed"
-            )
-        raise TaskCancelled(f"sleep: cancel requested before {ms} ms elapsed")
+        _stopped_early("sleep", ms, ctx)
     return {"slept_ms": ms}
+
+
+async def async_noop(payload: dict[str, Any], ctx: TaskContext) -> None:
+    return None
+
+
+async def async_sleep(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+    ms = _sleep_ms("async_sleep", payload)
+    if await ctx.async_sleep(ms / 1000.0):
+        _stopped_early("async_sleep", ms, ctx)
+    return {"slept_ms": ms}
+
+
+def _sleep_ms(name: str, payload: Any) -> float:
+    """The ``ms`` of a sleep payload (0..86,400,000); ValueError for anything else."""
+    ms = payload.get("ms", 0) if isinstance(payload, dict) else None
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms != ms or ms < 0 or ms > 86_400_000:
+        raise ValueError(f'{name}: payload must be {{"ms": milliseconds}} with 0 <= ms <= 86400000, got {payload!r}')
+    return ms
+
+
+def _stopped_early(name: str, ms: float, ctx: TaskContext) -> None:
+    """Raise what a sleep that ended early means: the deadline passed, or a cancel was requested."""
+    if ctx.timed_out:
+        raise RetryableError(f"{name}: the attempt's deadline ({ctx.timeout_seconds} s) passed before {ms} ms elapsed")
+    raise TaskCancelled(f"{name}: cancel requested before {ms} ms elapsed")
 
 
 def fail_once(payload: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
@@ -76,6 +100,8 @@ SYNTHETIC_HANDLERS: dict[str, Handler] = {
     "fail": fail,
     "retryable_fail": retryable_fail,
     "echo": echo,
+    "async_noop": async_noop,
+    "async_sleep": async_sleep,
 }
 SYNTHETIC_TASK_TYPES = tuple(SYNTHETIC_HANDLERS)
 

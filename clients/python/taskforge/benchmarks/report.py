@@ -215,6 +215,40 @@ def render_markdown(
             "holds a REPEATABLE READ snapshot; claim = client round trip of tf_claim. Medians of trials.",
             "",
         ]
+    if summary.get("async"):
+        out += [
+            "## Async handlers: async_sleep on one process",
+            "",
+            *_table(
+                [
+                    "tasks",
+                    "--concurrency",
+                    "sleep (ms)",
+                    "median tasks/s",
+                    "ideal",
+                    "% of ideal",
+                    "span (s)",
+                    "peak RSS (MiB)",
+                ],
+                [
+                    [
+                        str(r["tasks"]),
+                        str(r["concurrency"]),
+                        str(r["sleep_ms"]),
+                        _n(r["median"]),
+                        _n(r["ideal"], 0),
+                        _n(r["percent_of_ideal"]) + " %",
+                        _n(r["span_seconds"], 2),
+                        _n(r["rss_mib"]),
+                    ]
+                    for r in summary["async"]
+                ],
+            ),
+            "",
+            "One `taskforge worker` process runs every task's `await ctx.async_sleep` on its event loop; "
+            "ideal = concurrency / sleep. Peak RSS: the worker process's VmHWM.",
+            "",
+        ]
     batch = summary["e1_batched"][0]["concurrency"] if summary["e1_batched"] else None
     out += ceiling_section(summary, batch or _batch_of(points))
     out += peers_section(summary, batch)

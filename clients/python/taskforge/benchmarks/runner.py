@@ -26,7 +26,7 @@ from .workloads import WorkloadSpec
 
 __all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
-WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer")
+WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling", "peer")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,12 @@ class Sizes:
     e5_retry_delay_seconds: float = 0.1
     pickup_interval_seconds: float = 0.05
     longtx_seconds: float = 100.0
+    # async: async_sleep tasks on one worker process (ideal: concurrency / sleep per second).
+    async_tasks: int = 5000
+    async_concurrency: int = 1000
+    async_wide_tasks: int = 10000
+    async_wide_concurrency: int = 5000
+    async_sleep_ms: int = 1000
 
 
 #: The full sizes of the reference workloads (docs/design.md §9).
@@ -105,6 +111,11 @@ QUICK = Sizes(
     ceiling_seconds=3.0,
     timeout_seconds=180.0,
     longtx_seconds=3.0,
+    async_tasks=300,
+    async_concurrency=100,
+    async_wide_tasks=600,
+    async_wide_concurrency=300,
+    async_sleep_ms=200,
 )
 
 
@@ -273,6 +284,25 @@ class _Run:
                         )
                     )
 
+    def async_workload(self) -> None:
+        """``async``: async_sleep tasks on one process at high concurrency (docs/benchmarks.md)."""
+        for block in range(1, self.s.blocks + 1):
+            with fresh_database(self.cfg.admin_dsn) as dsn:
+                for workload, tasks, concurrency in (
+                    ("async", self.s.async_tasks, self.s.async_concurrency),
+                    ("async-wide", self.s.async_wide_tasks, self.s.async_wide_concurrency),
+                ):
+                    spec = self.spec(
+                        workload,
+                        "async_sleep",
+                        tasks,
+                        1,
+                        payload={"ms": self.s.async_sleep_ms},
+                        concurrency=concurrency,
+                    )
+                    if not self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress)):
+                        break
+
     def ceiling(self) -> None:
         for block in range(1, self.s.blocks + 1):
             with fresh_database(self.cfg.admin_dsn) as dsn:
@@ -356,7 +386,7 @@ def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = 
     try:
         for name in WORKLOADS:
             if name in selection:
-                getattr(runner, name)()
+                getattr(runner, "async_workload" if name == "async" else name)()
     finally:
         progress.close()
         numbers = summary.summarize(state.trials, state.points, state.skipped_peers)

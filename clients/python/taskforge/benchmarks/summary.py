@@ -179,6 +179,34 @@ def _longtx(trials: Sequence[TrialResult], workload: str) -> dict[str, Any]:
     }
 
 
+def _async(trials: Sequence[TrialResult]) -> list[dict[str, Any]]:
+    """The async workload's rows: throughput against the ideal (concurrency / sleep) and the
+    worker's peak RSS (MiB), medians of trials."""
+    rows = []
+    for workload in ("async", "async-wide"):
+        group = [t for t in trials if t.workload == workload and t.ok]
+        if not group:
+            continue
+        first = group[0]
+        ideal = first.concurrency / (first.options["payload"]["ms"] / 1000.0)
+        med = stats.median(t.throughput for t in group)
+        rows.append(
+            {
+                "workload": workload,
+                "trials": len(group),
+                "tasks": first.tasks,
+                "concurrency": first.concurrency,
+                "sleep_ms": first.options["payload"]["ms"],
+                "median": med,
+                "ideal": ideal,
+                "percent_of_ideal": 100.0 * med / ideal if med else None,
+                "span_seconds": stats.median(t.span_seconds for t in group),
+                **_rss(group, "worker-"),
+            }
+        )
+    return rows
+
+
 def summarize(
     trials: Sequence[TrialResult], points: Sequence[CeilingPoint], skipped_peers: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -218,6 +246,7 @@ def summarize(
             "max_ms": max(pickup) if pickup else None,
         },
         "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
+        "async": _async(trials),
         "peers": _peers(trials, e1, e1_batched_median, skipped_peers or {}),
         "ceiling": _ceiling(points, e1, e1_batched_median),
         "failed_trials": [t.label for t in trials if not t.ok],

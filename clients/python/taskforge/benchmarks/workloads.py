@@ -12,8 +12,10 @@ Trial protocol (:func:`run_trial`), against a migrated database:
    history and run the trust checks.
 
 Throughput = measured tasks / (latest attempt finish - earliest attempt start) over the measured
-tasks' attempts, database timestamps. :func:`run_pickup` measures the NOTIFY path instead: tasks
-submitted one at a time to one idle worker, latency = first attempt start - task creation.
+tasks' attempts, database timestamps. Each trial also records the peak resident memory of every
+process (``peak_rss_kib``, Linux ``VmHWM``, read just before the stop; :mod:`.memory`).
+:func:`run_pickup` measures the NOTIFY path instead: tasks submitted one at a time to one idle
+worker, latency = first attempt start - task creation.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import psycopg
 
 from .common import EXIT_DATABASE, OptionError, Text, fail
 
-WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "ceiling", "peer", "all")
+WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling", "peer", "all")
 
 
 def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -123,7 +123,7 @@ def bench_command(
     peer_names: tuple[str, ...] | None,
     peer_dir: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, ceiling, peer or all) and write a bundle:
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, ceiling, peer or all) and write a bundle:
     raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
     compared with. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner

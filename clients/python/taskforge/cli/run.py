@@ -38,10 +38,11 @@ log_level_option = click.option(
 @click.option(
     "--concurrency",
     "-c",
-    type=click.IntRange(1, 1000),
+    type=click.IntRange(1, 10000),
     default=1,
     show_default=True,
-    help="Handler slots in this process; it claims only for free slots.",
+    help="Attempts this process holds at once (handler slots); it claims only for free slots. "
+    "Thousands suit async def handlers.",
 )
 @click.option(
     "--lease-seconds",
@@ -66,7 +67,7 @@ log_level_option = click.option(
     metavar="TYPE",
     help="Claim only this task type (repeatable; must have a handler). Default: every "
     "type with a handler (those of the --import modules; the synthetic demo types noop, sleep, "
-    "fail_once, fail, retryable_fail and echo with --import taskforge.synthetic).",
+    "fail_once, fail, retryable_fail, echo, async_noop and async_sleep with --import taskforge.synthetic).",
 )
 @click.option(
     "--name", type=Text(), default=None, help="Worker name shown in `taskforge workers`. Default: HOSTNAME-PID."

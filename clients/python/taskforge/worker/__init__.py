@@ -6,9 +6,11 @@ Modules, one job each:
 * :mod:`.startup`     startup errors, the schema-version check, logging setup;
 * :mod:`.connection`  one reconnecting connection, error classification, backoff;
 * :mod:`.attempts`    the attempts the worker holds (shared by the threads below);
+* :mod:`.rows`        typed result rows and array-literal parameters of the worker's statements;
 * :mod:`.dispatch`    the dispatcher: one ``tf_finalize_and_claim`` per turn, batched;
 * :mod:`.finalize`    what is sent for finished attempts and what each answer means;
-* :mod:`.execute`     handler slots;
+* :mod:`.execute`     running an attempt's handler; the lazily started threads of sync handlers;
+* :mod:`.aio`         the event loop of ``async def`` handlers, and its stall watchdog;
 * :mod:`.leases`      lease renewals, one ``tf_renew_many`` per renewal round;
 * :mod:`.heartbeat`   the heartbeat (with housekeeping) and the LISTEN thread;
 * :mod:`.lifecycle`   :class:`Worker`: start, threads, signals, clean and forced exits.

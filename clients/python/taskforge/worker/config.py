@@ -14,9 +14,11 @@ __all__ = [
     "BUSY_RETRY_SECONDS",
     "DEREGISTER_SECONDS",
     "HOUSEKEEPING_SECONDS",
-    "MAX_CLAIM",
+    "MAX_BATCH",
+    "MAX_CONCURRENCY",
     "STATEMENT_TIMEOUT_CAP_SECONDS",
     "STOP_JOIN_SECONDS",
+    "TURN_BATCH",
     "WorkerConfig",
 ]
 
@@ -32,8 +34,16 @@ DEREGISTER_SECONDS = 10.0
 #: was locked by another transaction: nothing happened, nothing waited) is sent again; it
 #: doubles per busy answer in a row, capped at a tenth of the lease.
 BUSY_RETRY_SECONDS = 0.05
-#: Most tasks one tf_finalize_and_claim call asks for (the SQL API's limit).
-MAX_CLAIM = 1000
+#: Most elements one call carries: tasks claimed and attempts finalized per
+#: tf_finalize_and_claim, leases per tf_renew_many (the SQL API's limit). More go in more calls.
+MAX_BATCH = 1000
+#: Most attempts one turn of the dispatcher finalizes, and most tasks it claims: a smaller share
+#: of MAX_BATCH, since a call's cost per element grows with its size (on the reference machine a
+#: turn of 1000 cost about 3 times more per task than turns of 100: docs/benchmarks.md, "The
+#: worker's Python cost"); more go in the next turn, at once.
+TURN_BATCH = 100
+#: Most attempts one worker process holds at once (``--concurrency``).
+MAX_CONCURRENCY = 10_000
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class WorkerConfig:
 
     queues:            queue names to claim from; None = every queue.
     task_types:        subset of the registered handlers to claim; None = all registered.
-    concurrency:       handler slots in this process (1..1000).
+    concurrency:       attempts this process holds at once, its handler slots (1..10000).
     lease_seconds:     lease granted by each claim and renewal (0 < s <= 86400); renewals are
                        sent every lease_seconds / 3.
     heartbeat_seconds: tf_heartbeat interval (0 < s <= 3600).
@@ -77,8 +87,8 @@ class WorkerConfig:
                     raise ValueError(f"queue: {q!r} must match {QUEUE_PATTERN.pattern}")
         if self.task_types is not None:
             object.__setattr__(self, "task_types", tuple(dict.fromkeys(self.task_types)) or None)
-        if not 1 <= self.concurrency <= 1000:
-            raise ValueError(f"concurrency: must be between 1 and 1000, got {self.concurrency}")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency: must be between 1 and {MAX_CONCURRENCY}, got {self.concurrency}")
         if not 0 < self.lease_seconds <= 86400:
             raise ValueError(f"lease_seconds: must be > 0 and <= 86400, got {self.lease_seconds}")
         if not 0 < self.heartbeat_seconds <= 3600:

@@ -20,6 +20,8 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import ExecStatus
+from psycopg.rows import RowFactory
 
 __all__ = [
     "CONNECTION_GONE",
@@ -235,8 +237,10 @@ class DbConnection:
         *,
         retry: Callable[[BaseException], bool] | None = None,
         what: str = "statement",
-    ) -> list[tuple[Any, ...]]:
-        """Run one statement and return its rows (see the class docstring for retries).
+        row_factory: RowFactory[Any] | None = None,
+    ) -> list[Any]:
+        """Run one statement and return its rows: tuples, or what ``row_factory`` makes of them
+        (a psycopg row factory); see the class docstring for retries.
 
         ``retry(exc)`` is asked, with the transient error, whether to send the statement again."""
         while True:
@@ -245,7 +249,12 @@ class DbConnection:
                     conn = self.connection()
                     self._busy_since = time.monotonic()
                     cur = conn.execute(query, params)
-                    return cur.fetchall() if cur.description else []
+                    result = cur.pgresult
+                    if result is None or result.status != ExecStatus.TUPLES_OK:
+                        return []
+                    if row_factory is not None:
+                        cur.row_factory = row_factory
+                    return cur.fetchall()
                 except Exception as exc:
                     if is_lock_timeout(exc) or not is_transient_error(exc):
                         raise

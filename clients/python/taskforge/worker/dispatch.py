@@ -2,9 +2,18 @@
 
 Each turn is one ``tf_finalize_and_claim`` call, one round trip and one commit: it finalizes
 every attempt whose handler ended since the last turn and claims for every slot that is (or is
-about to be) free. It claims only when a claim may find work: after a NOTIFY for one of its
+about to be) free, at most :data:`~.config.TURN_BATCH` of each per call (more go in the next
+turn, at once). It claims only when a claim may find work: after a NOTIFY for one of its
 queues, when the last claim filled every slot it asked for, or every ``poll_seconds``. A
 finished attempt is finalized at once (with a claim in the same call when one is wanted).
+
+Hand-offs are per turn, not per task: a turn's claims go to ``start_attempts`` in one call
+(the worker hands them to the sync slots or the event loop, or runs a sync handler inline with
+``concurrency`` 1), and finished attempts come back through :meth:`Dispatcher.finished` /
+:meth:`Dispatcher.finished_many` into one list the next turn takes whole. An attempt that ends
+after its deadline is sent no earlier than the database's deadline has surely passed
+(``claimed_at + timeout_seconds``), so the database refuses it ``timed_out`` and recovery
+records the attempt ``timed_out``, whichever thread ran it.
 
 Errors: a transient one (lost connection, failover, statement timeout) is retried on a new
 connection with capped backoff, sending the same elements again (the guard makes a repeat
@@ -17,10 +26,9 @@ deregistered) stops the worker. Times are monotonic seconds.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -28,9 +36,14 @@ import psycopg
 from .. import sql
 from ..handlers import Outcome, TaskContext, error_json
 from .attempts import AttemptTable, RunningAttempt
-from .config import MAX_CLAIM, WorkerConfig
+from .config import TURN_BATCH, WorkerConfig
 from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
 from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay, finalize_params, refusal_outcome, report_refused
+from .rows import TURN_ROWS, TurnRow, text_array
+
+#: Margin (seconds) added to ``claimed_at + timeout_seconds`` before a timed-out attempt's
+#: finalize is sent: covers the two clocks' drift over one attempt.
+DEADLINE_MARGIN_SECONDS = 0.01
 
 __all__ = ["Dispatcher"]
 
@@ -38,7 +51,9 @@ __all__ = ["Dispatcher"]
 class Dispatcher:
     """Claims for free slots and finalizes finished attempts (see the module docstring).
 
-    ``start_attempt(item)`` hands a claimed attempt to a slot; ``on_fatal(message)`` is called
+    ``start_attempts(items)`` starts a turn's claimed attempts and returns those it already ran
+    (inline); the others come back through :meth:`finished` / :meth:`finished_many`.
+    ``async_types``: task types whose handler is ``async def``. ``on_fatal(message)`` is called
     when the worker must stop because the database refuses its claims. ``stopping``: claim
     nothing new, finalize what is left, then return. ``force``: return at once.
     """
@@ -49,7 +64,7 @@ class Dispatcher:
         config: WorkerConfig,
         db: DbConnection,
         attempts: AttemptTable,
-        start_attempt: Callable[[RunningAttempt], None],
+        start_attempts: Callable[[list[RunningAttempt]], Sequence[RunningAttempt]],
         on_fatal: Callable[[str], None],
         stopping: threading.Event,
         force: threading.Event,
@@ -60,24 +75,36 @@ class Dispatcher:
         self.attempts = attempts
         self.worker_id: str | None = None
         self.task_types: list[str] | None = None
+        self.async_types: frozenset[str] = frozenset()
         self.wake = threading.Event()  # something to do: an attempt finished, a NOTIFY, a stop
         self.notified = threading.Event()  # a claim may find work now (NOTIFY, reconnect, stop of a wait)
-        self._start_attempt = start_attempt
+        self._start_attempts = start_attempts
         self._on_fatal = on_fatal
         self._stopping = stopping
         self._force = force
         self._log = logger
-        self._done: queue.SimpleQueue[RunningAttempt] = queue.SimpleQueue()
-        self._pending: list[RunningAttempt] = []
+        self._done: list[RunningAttempt] = []  # ended since the last turn (any thread appends)
+        self._done_lock = threading.Lock()
+        self._pending: dict[tuple[int, int], RunningAttempt] = {}  # ended, not yet finalized
         self._backoff = Backoff(cap=config.reconnect_max_seconds)
         self._lock_waits = 0  # lock timeouts in a row (see _failed)
+        self._array_cache: dict[tuple[str, ...], str] = {}
 
     # --- called from other threads ---------------------------------------------------------------
 
     def finished(self, item: RunningAttempt) -> None:
         """A slot's handler ended (``item.outcome`` is set): finalize it on the next turn."""
-        self._done.put(item)
-        self.wake.set()
+        with self._done_lock:
+            self._done.append(item)
+        if not self.wake.is_set():
+            self.wake.set()
+
+    def finished_many(self, items: Iterable[RunningAttempt]) -> None:
+        """Handlers ended (each ``outcome`` is set): finalize them on the next turn (one wake-up)."""
+        with self._done_lock:
+            self._done.extend(items)
+        if not self.wake.is_set():
+            self.wake.set()
 
     def claim_soon(self) -> None:
         """Work may be waiting (a NOTIFY for one of our queues, a listener that re-subscribed)."""
@@ -91,8 +118,10 @@ class Dispatcher:
         cfg = self.config
         claim_wanted = True
         next_poll = time.monotonic() + cfg.poll_seconds
+        wake, pending = self.wake, self._pending
         while not self._force.is_set():
-            self.wake.clear()
+            if wake.is_set():  # Event.clear takes its lock even when there is nothing to clear
+                wake.clear()
             self._collect()
             now = time.monotonic()
             stopping = self._stopping.is_set()
@@ -102,14 +131,16 @@ class Dispatcher:
             if now >= next_poll:
                 claim_wanted = True
                 next_poll = now + cfg.poll_seconds
-            ready = [item for item in self._pending if item.send_after <= now]
+            ready = [item for item in pending.values() if item.send_after <= now]
+            if len(ready) > TURN_BATCH:
+                ready = ready[:TURN_BATCH]
             free = cfg.concurrency - len(self.attempts) + len(ready)
-            claim = 0 if stopping or not claim_wanted else max(0, min(free, MAX_CLAIM))
+            claim = 0 if stopping or not claim_wanted else max(0, min(free, TURN_BATCH))
             if not ready and not claim:
                 if stopping and len(self.attempts) == 0:
                     return
-                waits = [next_poll - now] + [item.send_after - now for item in self._pending]
-                self.wake.wait(max(min(waits), 0.0))
+                waits = [next_poll - now] + [item.send_after - now for item in pending.values()]
+                wake.wait(max(min(waits), 0.0))
                 continue
             claimed = self._turn(ready, claim)
             if claim and claimed is not None:
@@ -118,22 +149,42 @@ class Dispatcher:
                     next_poll = time.monotonic() + cfg.poll_seconds
 
     def _collect(self) -> None:
-        while True:
-            try:
-                self._pending.append(self._done.get_nowait())
-            except queue.Empty:
-                return
+        if not self._done:
+            return
+        with self._done_lock:
+            items, self._done = self._done, []
+        self._take(items)
+
+    def _take(self, items: Iterable[RunningAttempt]) -> None:
+        """Attempts whose handlers ended join the next finalize (a timed-out one once the
+        database's deadline has surely passed, see the module docstring)."""
+        pending = self._pending
+        for item in items:
+            timeout = item.ctx.timeout_seconds
+            if timeout is not None and item.ctx.timed_out:
+                item.send_after = max(item.send_after, item.claimed_at + timeout + DEADLINE_MARGIN_SECONDS)
+            pending[(item.ctx.task_id, item.ctx.attempt_number)] = item
 
     def _params(self, items: list[RunningAttempt], claim: int) -> dict[str, Any]:
         cfg = self.config
         return {
             "worker_id": self.worker_id,
             **finalize_params(items),
-            "queues": list(cfg.queues) if cfg.queues else None,
+            "queues": self._names(cfg.queues),
             "lease_seconds": cfg.lease_seconds,
             "max_tasks": claim,
-            "task_types": self.task_types,
+            "task_types": self._names(self.task_types),
         }
+
+    def _names(self, names: Sequence[str] | None) -> str | None:
+        """The queues or task types as one array literal (the same every turn: built once)."""
+        if not names:
+            return None
+        key = tuple(names)
+        literal = self._array_cache.get(key)
+        if literal is None:
+            literal = self._array_cache[key] = text_array(key)
+        return literal
 
     def _turn(self, items: list[RunningAttempt], claim: int) -> int | None:
         """One call: finalize ``items``, claim up to ``claim``. Returns how many were claimed
@@ -150,52 +201,58 @@ class Dispatcher:
             return not self._force.is_set() and (bool(items) or not self._stopping.is_set())
 
         try:
-            rows = self.db.execute(
+            rows: list[TurnRow] = self.db.execute(
                 sql.FINALIZE_AND_CLAIM,
                 self._params(items, claim),
                 retry=retry,
                 what="finalize and claim" if items else "claim",
+                row_factory=TURN_ROWS,
             )
         except psycopg.Error as exc:
             self._failed(items, claim, exc)
             return None
         self._backoff.reset()
         self._lock_waits = 0
-        self._answer(items, rows)
-        return self._started([row for row in rows if row[0] == "claimed"], sent_at)
+        if items:
+            self._answer(items, rows)
+        return self._started([row for row in rows if row.kind == "claimed"], sent_at)
 
-    def _answer(self, items: list[RunningAttempt], rows: list[tuple[Any, ...]]) -> None:
-        by_key = {item.key: item for item in items}
+    def _answer(self, items: list[RunningAttempt], rows: list[TurnRow]) -> None:
+        by_key = {(item.ctx.task_id, item.ctx.attempt_number): item for item in items}
         now = time.monotonic()
-        for kind, task_id, attempt_number, accepted, task_state, reason, *_ in rows:
-            if kind != "finalized":
+        info = self._log.isEnabledFor(logging.INFO)
+        gone: list[RunningAttempt] = []
+        for row in rows:
+            if row.kind != "finalized":
                 continue
-            item = by_key[(task_id, attempt_number)]
-            if reason == BUSY:
+            key = (row.task_id, row.attempt_number)
+            item = by_key[key]
+            if row.reason == BUSY:
                 self._busy(item, now)
                 continue
-            self._pending.remove(item)
-            self.attempts.remove(item)
-            if accepted:
+            del self._pending[key]
+            gone.append(item)
+            if row.accepted:
                 if item.finalize_tries:
                     self._log.info(
                         "finalized task %s attempt %s after %d busy or failed send(s): %s -> task %s",
-                        task_id,
-                        attempt_number,
+                        row.task_id,
+                        row.attempt_number,
                         item.finalize_tries,
                         _outcome_name(item),
-                        task_state,
+                        row.task_state,
                     )
-                elif self._log.isEnabledFor(logging.INFO):
+                elif info:
                     self._log.info(
                         "finalized task %s attempt %s: %s -> task %s",
-                        task_id,
-                        attempt_number,
+                        row.task_id,
+                        row.attempt_number,
                         _outcome_name(item),
-                        task_state,
+                        row.task_state,
                     )
             else:
-                report_refused(self._log, item, reason, task_state)
+                report_refused(self._log, item, row.reason or "", row.task_state)
+        self.attempts.remove_many(gone)
 
     def _busy(self, item: RunningAttempt, now: float) -> None:
         item.finalize_tries += 1
@@ -213,39 +270,46 @@ class Dispatcher:
                 delay,
             )
 
-    def _started(self, rows: list[tuple[Any, ...]], sent_at: float) -> int:
+    def _started(self, rows: list[TurnRow], sent_at: float) -> int:
+        if not rows:
+            return 0
         renew_at = sent_at + self.config.renew_seconds
-        info = self._log.isEnabledFor(logging.INFO)  # one line per task start and end at INFO
+        claimed_at = time.monotonic()
+        worker_id, async_types = self.worker_id, self.async_types
+        items = []
         for row in rows:
-            _kind, task_id, attempt_number, _a, _s, _r, task_type, payload, queue_name, priority, max_attempts = row[
-                :11
-            ]
-            timeout_seconds = row[11]
+            timeout = row.timeout_seconds
             ctx = TaskContext(
-                task_id=task_id,
-                attempt_number=attempt_number,
-                task_type=task_type,
-                queue=queue_name,
-                priority=priority,
-                max_attempts=max_attempts,
-                worker_id=self.worker_id,
-                timeout_seconds=timeout_seconds,
+                row.task_id,
+                row.attempt_number,
+                row.task_type,
+                row.queue,
+                row.priority,
+                row.max_attempts,
+                worker_id,
+                timeout,
                 # From before the claim was sent: never later than the database's deadline.
-                deadline=None if timeout_seconds is None else sent_at + timeout_seconds,
+                None if timeout is None else sent_at + timeout,
             )
-            item = RunningAttempt(ctx=ctx, payload=payload, next_renew=renew_at)
-            self.attempts.add(item)
-            if info:
+            items.append(RunningAttempt(ctx, row.payload, renew_at, row.task_type in async_types, claimed_at))
+        self.attempts.add_many(items)
+        if self._log.isEnabledFor(logging.INFO):  # one line per task start and end at INFO
+            for row in rows:
                 self._log.info(
-                    "claimed task %s attempt %s (%s, queue %s)", task_id, attempt_number, task_type, queue_name
+                    "claimed task %s attempt %s (%s, queue %s)",
+                    row.task_id,
+                    row.attempt_number,
+                    row.task_type,
+                    row.queue,
                 )
-            try:
-                self._start_attempt(item)
-            except Exception as exc:  # noqa: BLE001 - one task's failure costs its attempt, not the dispatcher
-                self._log.exception("could not start task %s attempt %s", task_id, attempt_number)
-                if item.outcome is None:
-                    item.outcome = Outcome("failed", error=error_json(exc))
-                    self.finished(item)
+        try:
+            self._take(self._start_attempts(items))
+        except Exception as exc:  # noqa: BLE001 - a failure to start costs these attempts, not the dispatcher
+            self._log.exception("could not start %d claimed attempt(s)", len(items))
+            failed = [item for item in items if item.outcome is None]
+            for item in failed:
+                item.outcome = Outcome("failed", error=error_json(exc))
+            self._take(failed)
         return len(rows)
 
     # --- errors ----------------------------------------------------------------------------------
@@ -289,11 +353,12 @@ class Dispatcher:
     def _alone(self, item: RunningAttempt) -> None:
         for replaced in (False, True):
             try:
-                rows = self.db.execute(
+                rows: list[TurnRow] = self.db.execute(
                     sql.FINALIZE_AND_CLAIM,
                     self._params([item], 0),
                     retry=lambda _exc: not self._force.is_set(),
                     what="finalize",
+                    row_factory=TURN_ROWS,
                 )
             except psycopg.Error as exc:
                 if is_lock_timeout(exc) or is_transient_error(exc):
@@ -317,7 +382,7 @@ class Dispatcher:
                     item.ctx.attempt_number,
                     one_line(exc),
                 )
-                self._pending.remove(item)
+                self._pending.pop(item.key, None)
                 self.attempts.remove(item)
                 return
             self._answer([item], rows)

@@ -26,6 +26,7 @@ from ..handlers import Outcome, error_json
 from .attempts import RunningAttempt
 from .config import BUSY_RETRY_SECONDS
 from .connection import one_line
+from .rows import int_array, text_array
 
 __all__ = ["BUSY", "REFUSAL_MEANING", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
 
@@ -36,15 +37,22 @@ TIMED_OUT = "timed_out"
 LOG_EVERY_SECONDS = 10.0
 
 
+#: The arrays of a turn that finalizes nothing (a claim alone).
+_NO_ELEMENTS: dict[str, Any] = {"task_ids": [], "attempt_numbers": [], "outcomes": [], "results": [], "errors": []}
+
+
 def finalize_params(items: list[RunningAttempt]) -> dict[str, Any]:
-    """The element-aligned arrays of tf_finalize_and_claim for these finished attempts."""
+    """The element-aligned arrays of tf_finalize_and_claim for these finished attempts, each as
+    one array literal (see :mod:`.rows`); empty lists when there are none."""
+    if not items:
+        return dict(_NO_ELEMENTS)
     outcomes = [_outcome(item) for item in items]
     return {
-        "task_ids": [item.ctx.task_id for item in items],
-        "attempt_numbers": [item.ctx.attempt_number for item in items],
-        "outcomes": [o.outcome for o in outcomes],
-        "results": [o.result for o in outcomes],
-        "errors": [None if o.error is None else json.dumps(o.error, ensure_ascii=False) for o in outcomes],
+        "task_ids": int_array([item.ctx.task_id for item in items]),
+        "attempt_numbers": int_array([item.ctx.attempt_number for item in items]),
+        "outcomes": text_array([o.outcome for o in outcomes]),
+        "results": text_array([o.result for o in outcomes]),
+        "errors": text_array([None if o.error is None else json.dumps(o.error, ensure_ascii=False) for o in outcomes]),
     }
 
 

@@ -13,7 +13,9 @@ statements. Answers per attempt:
   result is still offered to tf_finalize, which decides. (For an attempt already finished and
   being finalized this is expected and not reported.)
 
-``cancel_requested`` is copied into ``ctx.cancel_requested``. An error says nothing about the
+``cancel_requested`` is copied into ``ctx.cancel_requested``; the round's newly cancelled
+attempts of async handlers are then handed, in one call, to ``on_interrupt``, which cancels
+their coroutines (:mod:`.aio`). An error says nothing about the
 leases: a transient one (lost connection, a read-only window during a failover, a statement
 timeout) is sent again soon on a new connection, a permanent one (a refusal, which would be a
 bug) is logged as an error and retried with the same capped backoff, since only the database's
@@ -27,14 +29,16 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 
 import psycopg
 
 from .. import sql
 from .attempts import AttemptTable, RunningAttempt
-from .config import WorkerConfig
+from .config import MAX_BATCH, WorkerConfig
 from .connection import DbConnection, is_transient_error, one_line
 from .finalize import BUSY, LOG_EVERY_SECONDS, TIMED_OUT, busy_delay
+from .rows import RENEW_ROWS, RenewRow, int_array
 
 __all__ = ["Renewer"]
 
@@ -43,7 +47,10 @@ IDLE_LOOK_SECONDS = 0.25
 
 
 class Renewer:
-    """Renews the leases of the attempts in ``attempts`` until ``halt`` is set."""
+    """Renews the leases of the attempts in ``attempts`` until ``halt`` is set.
+
+    ``on_interrupt(items)``: attempts of async handlers whose cancel was just requested.
+    """
 
     def __init__(
         self,
@@ -53,11 +60,13 @@ class Renewer:
         attempts: AttemptTable,
         halt: threading.Event,
         logger: logging.Logger,
+        on_interrupt: Callable[[list[RunningAttempt]], None] | None = None,
     ) -> None:
         self.config = config
         self.db = db
         self.attempts = attempts
         self.worker_id: str | None = None
+        self.on_interrupt = on_interrupt
         self._halt = halt
         self._log = logger
         self._failures = 0
@@ -77,21 +86,22 @@ class Renewer:
                 continue
             window = now + self.config.renew_seconds / 2
             batch = sorted((item for item in live if item.next_renew <= window), key=lambda i: i.next_renew)
-            self._renew(batch[:1000])  # the most urgent first when more than one call's worth is due
+            self._renew(batch[:MAX_BATCH])  # the most urgent first when more than one call's worth is due
 
     def _renew(self, batch: list[RunningAttempt]) -> None:
         cfg = self.config
         sent_at = time.monotonic()
         try:
-            rows = self.db.execute(
+            rows: list[RenewRow] = self.db.execute(
                 sql.RENEW_MANY,
                 {
                     "worker_id": self.worker_id,
-                    "task_ids": [item.ctx.task_id for item in batch],
-                    "attempt_numbers": [item.ctx.attempt_number for item in batch],
+                    "task_ids": int_array([item.ctx.task_id for item in batch]),
+                    "attempt_numbers": int_array([item.ctx.attempt_number for item in batch]),
                     "lease_seconds": cfg.lease_seconds,
                 },
                 what="renew",
+                row_factory=RENEW_ROWS,
             )
         except psycopg.Error as exc:
             if self._halt.is_set():
@@ -116,14 +126,20 @@ class Renewer:
         self._failures = 0
         by_key = {item.key: item for item in batch}
         now = time.monotonic()
+        interrupt: list[RunningAttempt] = []
         for task_id, attempt_number, renewed, cancel_requested, reason in rows:
             item = by_key[(task_id, attempt_number)]
             ctx = item.ctx
             if cancel_requested and not ctx.cancel_requested:
                 self._log.info(
-                    "task %s attempt %s: cancel requested (ctx.cancel_requested is now True)", task_id, attempt_number
+                    "task %s attempt %s: cancel requested (ctx.cancel_requested is now True%s)",
+                    task_id,
+                    attempt_number,
+                    "; cancelling its coroutine" if item.is_async and item.outcome is None else "",
                 )
                 ctx.mark_cancel_requested()
+                if item.is_async:
+                    interrupt.append(item)
             if renewed:
                 if item.busy_renewals:
                     self._log.info(
@@ -176,3 +192,5 @@ class Renewer:
                     attempt_number,
                     reason,
                 )
+        if interrupt and self.on_interrupt is not None:
+            self.on_interrupt(interrupt)

@@ -1,10 +1,12 @@
 """The worker process as a whole: start, run its threads, stop on signals, exit.
 
-Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), ``concurrency`` handler slots
-(:mod:`.execute`; with ``concurrency`` 1 the dispatcher runs the handler itself), the renewer
-(:mod:`.leases`), the heartbeat and the listener (:mod:`.heartbeat`). Each database-facing thread
-has its own connection, so a slow handler, busy slots or a reconnect elsewhere never delay a lease
-renewal or a heartbeat.
+Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), the renewer (:mod:`.leases`),
+the heartbeat and the listener (:mod:`.heartbeat`); sync handler slots, started as sync
+attempts arrive, never more than those held at once (:mod:`.execute`; with ``concurrency`` 1
+the dispatcher runs a sync handler itself); and, only when the worker claims task types with
+``async def`` handlers, the event loop that runs them and its watchdog (:mod:`.aio`). Each
+database-facing thread has its own connection, so a slow handler, busy slots, a stalled event
+loop or a reconnect elsewhere never delay a lease renewal or a heartbeat.
 
 Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_seconds`` to
 finish while renewals continue; their attempts are finalized; the worker deregisters and exits
@@ -27,7 +29,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -35,6 +37,7 @@ import psycopg
 from .. import handlers as _handlers, sql
 from ..database import resolve_dsn
 from ..handlers import HandlerRegistry
+from .aio import AsyncRunner
 from .attempts import AttemptTable, RunningAttempt
 from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
 from .connection import DbConnection, is_lock_timeout, lock_timeout_option, milliseconds, one_line
@@ -108,21 +111,31 @@ class Worker:
             lock_timeout=cfg.heartbeat_lock_timeout_seconds,
             statement_timeout=cfg.heartbeat_statement_timeout_seconds,
         )
-        # With one slot the dispatcher runs the handler itself: it would only wait for that slot
-        # anyway, and this saves two thread hand-offs per task.
+        # With one slot the dispatcher runs a sync handler itself: it would only wait for that
+        # slot anyway, and this saves two thread hand-offs per task.
         self.inline = cfg.concurrency == 1
         self.dispatcher = Dispatcher(
             config=cfg,
             db=self.work_db,
             attempts=self.attempts,
-            start_attempt=self._run_inline if self.inline else self._submit,
+            start_attempts=self._start_attempts,
             on_fatal=self._fatal,
             stopping=self._stopping,
             force=self._force,
             logger=self.log,
         )
         self.slots = Slots(0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
-        self.renewer = Renewer(config=cfg, db=self.renew_db, attempts=self.attempts, halt=self._halt, logger=self.log)
+        #: Task types claimed whose handler is ``async def`` (known after :meth:`start`).
+        self.async_types: frozenset[str] = frozenset()
+        self.aio = AsyncRunner(self.registry, self.attempts, self.dispatcher.finished_many, self._halt, self.log)
+        self.renewer = Renewer(
+            config=cfg,
+            db=self.renew_db,
+            attempts=self.attempts,
+            halt=self._halt,
+            logger=self.log,
+            on_interrupt=self.aio.interrupt,
+        )
         self.heartbeat = Heartbeat(
             config=cfg,
             db=self.heartbeat_db,
@@ -145,8 +158,9 @@ class Worker:
 
     @property
     def threads(self) -> list[threading.Thread]:
-        """The threads this worker started (slots, renewer, heartbeat, listener, dispatcher)."""
-        return list(self._threads)
+        """The threads this worker started (renewer, heartbeat, listener, dispatcher, the event
+        loop and its watchdog, and the sync slots started so far)."""
+        return [*self._threads, *self.slots.threads]
 
     @property
     def busy(self) -> int:
@@ -204,14 +218,18 @@ class Worker:
         for part in (self.dispatcher, self.renewer, self.heartbeat):
             part.worker_id = self.worker_id
         self.dispatcher.task_types = self.task_types
+        self.async_types = self.dispatcher.async_types = frozenset(
+            t for t in self.task_types if self.registry.is_async(t)
+        )
         cfg = self.config
         self.log.info(
-            "worker %s started: name=%s queues=%s task_types=%s concurrency=%d lease=%gs "
+            "worker %s started: name=%s queues=%s task_types=%s%s concurrency=%d lease=%gs "
             "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
             self.worker_id,
             self.name,
             ",".join(queues) if queues else "(all)",
             ",".join(self.task_types),
+            f" (async: {','.join(sorted(self.async_types))})" if self.async_types else "",
             cfg.concurrency,
             cfg.lease_seconds,
             cfg.renew_seconds,
@@ -240,12 +258,23 @@ class Worker:
 
         return run
 
-    def _submit(self, item: RunningAttempt) -> None:
-        self.slots.submit(item)
-
-    def _run_inline(self, item: RunningAttempt) -> None:
-        item.outcome = self.slots.run(item)
-        self.dispatcher.finished(item)
+    def _start_attempts(self, items: list[RunningAttempt]) -> Sequence[RunningAttempt]:
+        """The dispatcher's hand-off of a turn's claims: async ones to the event loop, sync ones
+        to the slots, in one call each, or, with ``concurrency`` 1, run here (returned, ended)."""
+        if self.async_types:
+            sync = [item for item in items if not item.is_async]
+            if len(sync) < len(items):
+                self.aio.submit_many([item for item in items if item.is_async])
+        else:
+            sync = items
+        if not sync:
+            return ()
+        if self.inline:
+            for item in sync:
+                item.outcome = self.slots.run(item)
+            return sync
+        self.slots.submit_many(sync)
+        return ()
 
     def _fatal(self, reason: str) -> None:
         self._exit_code = EXIT_ERROR
@@ -271,8 +300,10 @@ class Worker:
             except BaseException:
                 self.work_db.close()
                 raise
-            self.slots.start()
-            self._threads.extend(self.slots.threads)
+            if self.async_types:
+                self.aio.open()
+                self._spawn(self.aio.run, "event-loop")
+                self._spawn(self.aio.watch, "event-loop-watchdog")
             self._spawn(self.renewer.run, "renewer")
             self._spawn(self.heartbeat.run, "heartbeat")
             self._spawn(self.listener.run, "listener")
@@ -322,6 +353,8 @@ class Worker:
         self._halt.set()
         self.dispatcher.wake.set()
         self.slots.stop()
+        if self.async_types:
+            self.aio.stop()
 
     def _clean_exit(self) -> int:
         """Main thread, nothing running: stop the threads, deregister, close. Every wait has a
@@ -331,12 +364,12 @@ class Worker:
         self.renew_db.close(final=True)
         self.heartbeat_db.close(final=True)
         deadline = time.monotonic() + STOP_JOIN_SECONDS
-        for thread in self._threads:
+        for thread in self.threads:
             while thread.is_alive() and not self._force.is_set() and time.monotonic() < deadline:
                 thread.join(timeout=0.1)
         if self._force.is_set():
             return self._forced_exit(False)
-        alive = [t.name for t in self._threads if t.is_alive()]
+        alive = [t.name for t in self.threads if t.is_alive()]
         if alive:
             self.log.warning("thread(s) %s did not stop within %gs; going on", ", ".join(alive), STOP_JOIN_SECONDS)
         until = time.monotonic() + DEREGISTER_SECONDS
