@@ -328,3 +328,109 @@ def test_claim_plan_with_a_delayed_backlog(fresh_database):
                         f"{[(n['Node Type'], n.get('Index Name')) for n in nodes]}"
                     )
     assert problems == [], "\n".join(problems)
+
+
+# The write path of a worker turn (taskforge._tf_turn) and of renewals (_tf_renew_attempts) keeps
+# the generic plans its session cached while the tables were empty: they must still reach every
+# row through an index condition once the tables are large, never walk a table.
+TURN_TASKS = 200_000
+# Finished tasks with one attempt each (ids after the ones the worker's own tasks took).
+HISTORY_TASKS = """
+INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, attempt_count, scheduled_at,
+                             created_at, updated_at, finished_at)
+SELECT 'noop', '{}', 't', 0, 3, 'SUCCEEDED', 1, now() - interval '1 day', now() - interval '1 day', now(), now()
+  FROM generate_series(1, %(n)s)
+"""
+HISTORY_ATTEMPTS = """
+INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at, lease_expires_at,
+                                finished_at)
+SELECT t.task_id, 1, %(worker)s::uuid, 'SUCCEEDED', 'succeeded', t.created_at, t.created_at + interval '30 seconds',
+       t.finished_at
+  FROM taskforge.tasks t
+ WHERE t.state = 'SUCCEEDED' AND NOT EXISTS (SELECT 1 FROM taskforge.attempts a WHERE a.task_id = t.task_id)
+"""
+
+
+def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
+    dsn = fresh_database("taskforge_plans_turn")
+    tfdb.migrate(dsn)
+    with psycopg.connect(dsn, autocommit=True) as admin, psycopg.connect(dsn, autocommit=True) as w:
+        admin.execute("VACUUM ANALYZE taskforge.tasks, taskforge.attempts")  # empty, and known to be
+        worker = w.execute("SELECT taskforge.tf_register_worker(name => 'plan-turn', queues => ARRAY['t'])").fetchone()[
+            0
+        ]
+        submit = (
+            "SELECT count(*) FROM generate_series(1, %(n)s) g"
+            " CROSS JOIN LATERAL taskforge.tf_submit('noop', jsonb_build_object('n', g), 't')"
+        )
+        turn = """SELECT kind, task_id, attempt_number FROM taskforge.tf_finalize_and_claim(
+                      worker_id => %(w)s, task_ids => %(ids)s::bigint[], attempt_numbers => %(atts)s::int[],
+                      outcomes => %(outs)s::text[], queues => ARRAY['t'], max_tasks => %(n)s)"""
+
+        def run_turn(held: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+            rows = w.execute(
+                turn,
+                {
+                    "w": worker,
+                    "ids": [t for t, _ in held],
+                    "atts": [a for _, a in held],
+                    "outs": ["succeeded"] * len(held),
+                    "n": n,
+                },
+            ).fetchall()
+            return [(task_id, attempt) for kind, task_id, attempt in rows if kind == "claimed"]
+
+        # Plans cached now, on (nearly) empty tables: a few turns, a renewal, a batch finalize.
+        w.execute(submit, {"n": 12})
+        held = run_turn([], 2)
+        for _ in range(CALLS):
+            held = run_turn(held, 1)
+        w.execute(
+            "SELECT * FROM taskforge.tf_renew_many(%s, %s::bigint[], %s::int[])",
+            (worker, [t for t, _ in held], [a for _, a in held]),
+        )
+
+        # The history grows to a real size behind the worker's back.
+        admin.execute("SET synchronous_commit = off")
+        admin.execute(HISTORY_TASKS, {"n": TURN_TASKS})
+        admin.execute(HISTORY_ATTEMPTS, {"worker": worker})
+        admin.execute("ANALYZE taskforge.tasks, taskforge.attempts")
+        w.execute(submit, {"n": 40})
+
+        collector = PlanCollector()
+        w.add_notice_handler(collector)
+        for statement in AUTO_EXPLAIN:
+            w.execute(statement)
+        held = run_turn(held, 8)
+        for _ in range(CALLS):
+            held = run_turn(held, 2)
+        w.execute(
+            "SELECT * FROM taskforge.tf_renew_many(%s, %s::bigint[], %s::int[])",
+            (worker, [t for t, _ in held], [a for _, a in held]),
+        )
+        w.execute(
+            "SELECT * FROM taskforge.tf_finalize_many(%s, %s::bigint[], %s::int[], %s::text[])",
+            (worker, [t for t, _ in held], [a for _, a in held], ["succeeded"] * len(held)),
+        )
+
+    problems = []
+    scans = 0
+    for plan in collector.plans:
+        for node in plan_nodes(plan["Plan"]):
+            if node.get("Relation Name") not in ("tasks", "attempts"):
+                continue
+            scans += 1
+            if node["Node Type"] == "Seq Scan":
+                problems.append(f"Seq Scan on {node['Relation Name']}: {normalise(plan['Query Text'])[:120]}")
+            if (
+                node["Node Type"] in ("Index Scan", "Index Only Scan")
+                and "Index Cond" not in node
+                and (
+                    node.get("Index Name") in ("tasks_pkey", "attempts_pkey", "attempts_worker_idx", "tasks_owner_idx")
+                )
+            ):
+                problems.append(
+                    f"{node['Index Name']} walked without a condition: {normalise(plan['Query Text'])[:120]}"
+                )
+    assert scans > 0, "no plan read tasks or attempts (auto_explain sent nothing?)"
+    assert problems == [], "\n".join(problems)
