@@ -12,7 +12,7 @@
 #         task for batch): the count for 20 + TURNS turns minus the count for 20, divided by TURNS.
 #
 # How: a private PostgreSQL cluster (initdb into $TF_CG_DIR, default /tmp/taskforge-callgrind,
-# port $TF_CG_PORT, default 5441) is migrated with this checkout's schema
+# port $TF_CG_PORT, default 5449) is migrated with this checkout's schema
 # (`python -m taskforge.cli db migrate`), filled with 3,000 (single) or 40,000 (batch) noop
 # tasks, vacuumed, then restarted under `valgrind --tool=callgrind --trace-children=yes`; one
 # psql session runs the turns through a small plpgsql driver (cg_turn, created here), and the
@@ -27,7 +27,7 @@ case $MODE in single) TURNS=${2:-300}; FILL=3000; N=1 ;; batch) TURNS=${2:-100};
     *) echo "usage: $0 [single|batch] [TURNS]" >&2; exit 2 ;; esac
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 DIR=${TF_CG_DIR:-/tmp/taskforge-callgrind}
-PORT=${TF_CG_PORT:-5441}
+PORT=${TF_CG_PORT:-5449}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 OWNER=$(id -un); [[ $(id -u) -eq 0 ]] && OWNER=postgres

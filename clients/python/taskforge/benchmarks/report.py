@@ -29,6 +29,7 @@ from .sections import (
     table as _table,
     targets_section,
     times as _x,
+    writes_section,
 )
 from .summary import ORIGINAL
 
@@ -253,6 +254,7 @@ def render_markdown(
     out += ceiling_section(summary, batch or _batch_of(points))
     out += peers_section(summary, batch)
     out += memory_section(summary)
+    out += writes_section(summary)
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:

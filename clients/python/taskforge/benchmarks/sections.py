@@ -9,7 +9,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ceiling_section", "memory_section", "number", "peers_section", "table", "targets_section", "times"]
+__all__ = [
+    "ceiling_section",
+    "memory_section",
+    "number",
+    "peers_section",
+    "table",
+    "targets_section",
+    "times",
+    "writes_section",
+]
 
 
 def number(value: float | None, digits: int = 1) -> str:
@@ -201,6 +210,45 @@ def memory_section(summary: dict[str, Any]) -> list[str]:
         *table(["trial", "median (MiB)", "max (MiB)"], rows),
         "",
         "VmHWM of /proc/<pid>/status of every worker process, read just before SIGTERM, pooled over trials.",
+        "",
+    ]
+
+
+def writes_section(summary: dict[str, Any]) -> list[str]:
+    """What each system wrote per task (:mod:`.writes`): TaskForge's E1 at one worker and batched,
+    each peer at one process and batched."""
+    rows: list[list[str]] = []
+
+    def add(name: str, row: dict[str, Any] | None) -> None:
+        if row and row.get("writes_wal_bytes") is not None:
+            rows.append(
+                [
+                    name,
+                    number(row["writes_wal_bytes"], 0),
+                    number(row.get("writes_rows_inserted"), 2),
+                    number(row.get("writes_rows_updated"), 2),
+                    number(row.get("writes_rows_hot_updated"), 2),
+                    number(row.get("writes_rows_deleted"), 2),
+                ]
+            )
+
+    add("TaskForge E1, 1 worker", next((r for r in summary["e1"] if r["workers"] == 1), None))
+    add("TaskForge E1 batched", summary["e1_batched"][0] if summary["e1_batched"] else None)
+    for peer in summary.get("peers") or []:
+        add(f"{peer['name']}, 1 process", next((r for r in peer["single"] if r["workers"] == 1), None))
+        add(f"{peer['name']} batched", peer.get("batched"))
+    if not rows:
+        return []
+    return [
+        "## Writes per task",
+        "",
+        *table(["system", "WAL bytes", "rows inserted", "rows updated", "of which HOT", "rows deleted"], rows),
+        "",
+        "Per measured task, medians of trials: the trial database's WAL position and its "
+        "pg_stat_user_tables row counters, read after the warm-up and after the processes stopped "
+        "(WAL is the whole cluster's: the machine ran nothing else). TaskForge keeps every attempt: "
+        "a task row updated at the claim and at the finish, an attempt row inserted and updated; "
+        "a peer that deletes its finished jobs keeps none.",
         "",
     ]
 

@@ -41,6 +41,15 @@ def _rss(group: Sequence[TrialResult], prefix: str) -> dict[str, float | None]:
     return {"rss_mib": stats.median(values), "rss_mib_max": max(values, default=None)}
 
 
+def _writes(group: Sequence[TrialResult]) -> dict[str, float | None]:
+    """Median writes per measured task over ``group`` (:mod:`.writes`): WAL bytes, rows inserted,
+    updated (of which HOT) and deleted."""
+    keys = ("wal_bytes", "rows_inserted", "rows_updated", "rows_hot_updated", "rows_deleted")
+    return {
+        f"writes_{k}": stats.median(t.metrics.get("writes_per_task", {}).get(k) for t in group if t.ok) for k in keys
+    }
+
+
 def _scaling(
     trials: Sequence[TrialResult],
     workload: str,
@@ -67,6 +76,7 @@ def _scaling(
             "efficiency": stats.efficiency(sp, workers),
             "original": (original or {}).get(workers),
             **_rss(group, process_prefix),
+            **_writes(group),
         }
         if ideal_task_seconds:
             row["ideal"] = ideal = workers / ideal_task_seconds

@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
 from ..progress import Progress
-from . import memory, stats, trust
+from . import memory, stats, trust, writes
 from .results import CheckResult, TrialResult
 
 __all__ = [
@@ -252,6 +252,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
     )
     harness = ProcessHarness(dsn, log_dir / result.label)
     killer: _Killer | None = None
+    before: writes.WriteSnapshot | None = None
     progress.start(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
@@ -271,6 +272,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
             if spec.warmup:
                 warm = submit_batch(dsn, "noop", {}, spec.warmup)
                 _wait_terminal(conn, harness, warm, spec.timeout_seconds)
+            before = writes.snapshot(conn)
             task_ids = submit_batch(dsn, spec.task_type, spec.payload, spec.tasks)
             killer = _Killer(spec, conn, harness, task_ids)
             _wait_terminal(conn, harness, task_ids, spec.timeout_seconds, progress, killer)
@@ -280,6 +282,8 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
             result.peak_rss_kib = memory.peak_rss_kib(harness)
             result.exit_codes = harness.stop_all(spec.stop_timeout_seconds)
         if killer is not None:
+            if before is not None:
+                result.metrics["writes_per_task"] = writes.per_task(conn, before, writes.snapshot(conn), spec.tasks)
             tasks, attempts = read_history(conn, killer.task_ids)
             result.checks = trust.check_history(killer.task_ids, tasks, attempts, spec.expectation)
             _span_metrics(result, attempts)

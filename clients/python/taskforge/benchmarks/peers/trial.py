@@ -25,7 +25,7 @@ import psycopg
 
 from ...processes import ProcessHarness
 from ...progress import Progress
-from .. import memory, stats
+from .. import memory, stats, writes
 from ..results import CheckResult, TrialResult
 from .base import Batch, Drain, Installed, Mode, Peer, PeerError
 
@@ -128,12 +128,14 @@ def run_peer_trial(
                 _wait_ready(peer, conn, harness, mode.processes)
                 if warmup:
                     wait_drained(peer, conn, harness, peer.enqueue(installed, dsn, warmup), timeout_seconds)
+                before = writes.snapshot(conn)
                 batch = peer.enqueue(installed, dsn, jobs)
                 drain = wait_drained(peer, conn, harness, batch, timeout_seconds, progress)
             finally:
                 result.peak_rss_kib = memory.peak_rss_kib(harness)
                 result.exit_codes = harness.stop_all()
             outcome = peer.outcome(conn, batch, drain)
+            result.metrics["writes_per_task"] = writes.per_task(conn, before, writes.snapshot(conn), jobs)
     except (PeerError, psycopg.Error) as exc:
         result.error = str(exc)
         progress.finish(f"FAILED: {result.error.splitlines()[0]}")
