@@ -37,6 +37,7 @@
 CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

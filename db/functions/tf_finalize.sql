@@ -54,6 +54,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     error_text text DEFAULT NULL)
 RETURNS TABLE(accepted boolean, task_state text, reason text)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -14,6 +14,7 @@
 CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -40,6 +40,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_prune_workers(
     older_than_seconds double precision, max_rows numeric DEFAULT 10000)
 RETURNS TABLE(workers int, schedulers int)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

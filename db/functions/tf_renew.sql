@@ -34,6 +34,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -20,6 +20,7 @@
 CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

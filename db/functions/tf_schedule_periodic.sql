@@ -41,6 +41,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_schedule_periodic(
     timezone text DEFAULT 'UTC')
 RETURNS TABLE(next_fire_at timestamptz, created boolean)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

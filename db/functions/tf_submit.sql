@@ -56,6 +56,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     timeout_seconds double precision DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

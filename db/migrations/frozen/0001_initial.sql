@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 f4a90c8bfa4a290d). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 d8a845c11ca6232d). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2703,6 +2703,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double
 CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
 RETURNS TABLE(task_state text, cancel_requested boolean)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -2896,6 +2897,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3028,6 +3030,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize(
     error_text text DEFAULT NULL)
 RETURNS TABLE(accepted boolean, task_state text, reason text)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3378,6 +3381,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3524,6 +3528,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_prune_workers(
     older_than_seconds double precision, max_rows numeric DEFAULT 10000)
 RETURNS TABLE(workers int, schedulers int)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3617,6 +3622,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune_workers(double precision, numeric) 
 CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -3878,6 +3884,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_renew(
     lease_seconds double precision DEFAULT 30)
 RETURNS TABLE(renewed boolean, lease_expires_at timestamptz, cancel_requested boolean, reason text)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -4035,6 +4042,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 CREATE OR REPLACE FUNCTION taskforge.tf_retry(task_id numeric, extra_attempts numeric DEFAULT 1)
 RETURNS TABLE(task_state text, max_attempts int)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -4120,6 +4128,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_schedule_periodic(
     timezone text DEFAULT 'UTC')
 RETURNS TABLE(next_fire_at timestamptz, created boolean)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -4395,6 +4404,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     timeout_seconds double precision DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
+ROWS 1
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
