@@ -144,3 +144,42 @@ def test_summary_ceiling_ratios_use_tasks_per_second():
     assert one["e1_batched_over_skip_locked_batch"] == pytest.approx(0.75)
     assert four["finalize_and_claim_over_skip_locked_one"] == pytest.approx(0.9)
     assert four["e1_batched"] is None and four["skip_locked_batch"] is None
+
+
+def test_summary_and_report_give_the_ladder_from_the_bare_pattern_to_ours():
+    from taskforge.benchmarks.sections import ceiling_section
+
+    def point(script: str, tasks: float) -> CeilingPoint:
+        return CeilingPoint(
+            script=script, clients=1, seconds=3, block=1, ok=True, cycles_per_second=1.0, tasks_per_second=tasks
+        )
+
+    points = [
+        point("skip_locked_one", 3000),
+        point("skip_locked_history_one", 2400),
+        point("taskforge_tables_one", 1500),
+        point("finalize_and_claim", 900),
+        point("skip_locked_batch", 40000),
+        point("skip_locked_history_batch", 30000),
+        point("taskforge_tables_batch", 16000),
+        point("finalize_and_claim_batch", 12000),
+    ]
+    summary = summarize([trial("e1", 1, 700)], points)
+    (one,) = summary["ceiling"]
+    assert one["skip_locked_history_one_over_skip_locked_one"] == pytest.approx(0.8)
+    assert one["taskforge_tables_one_over_skip_locked_one"] == pytest.approx(0.5)
+    assert one["finalize_and_claim_over_taskforge_tables_one"] == pytest.approx(0.6)
+    assert one["taskforge_tables_batch_over_skip_locked_batch"] == pytest.approx(0.4)
+    assert one["finalize_and_claim_batch_over_taskforge_tables_batch"] == pytest.approx(0.75)
+    text = "\n".join(ceiling_section(summary, 64))
+    assert "What each guarantee costs" in text
+    assert "| 1 | one task a statement | 3,000 | 2,400 | 1,500 | 900 | 0.80 | 0.50 | 0.30 |" in text
+    assert "| 1 | batched, B = 64 | 40,000 | 30,000 | 16,000 | 12,000 | 0.75 | 0.40 | 0.30 |" in text
+
+
+def test_every_ceiling_script_and_setup_file_exists():
+    from taskforge.benchmarks.database import bench_dir
+
+    for name, script in ceiling.SCRIPTS.items():
+        for file in (script.setup, script.cycle, script.also):
+            assert file is None or (bench_dir() / "pgbench" / file).is_file(), (name, file)

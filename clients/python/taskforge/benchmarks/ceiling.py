@@ -8,11 +8,17 @@ transaction, like a TaskForge worker's calls:
 * ``skip_locked_one``    (a1) one statement finishes the previous row and claims the next: one round
   trip and one commit per task, the best a one-round-trip-per-task worker can do;
 * ``skip_locked_batch``  (a2) claim B rows in one statement, finish them in one statement;
+* ``skip_locked_history_one``, ``skip_locked_history_batch`` (h1), (h2): (a1) and (a2) that also
+  keep every attempt, one row per claim in a second bare table (opened at the claim, closed at the
+  finish): the floor of a durable attempt history;
 * ``taskforge``          (b) ``tf_claim`` then ``tf_finalize(outcome => 'succeeded')`` on a migrated database;
 * ``finalize_and_claim`` (c) ``tf_finalize_and_claim``: finish the previous task and claim the next in
   one call;
 * ``finalize_and_claim_batch`` (c-batch) ``tf_finalize_and_claim`` finalizing the B tasks of the
-  previous cycle and claiming the next B in one call.
+  previous cycle and claiming the next B in one call;
+* ``taskforge_tables_one``, ``taskforge_tables_batch`` (d), (d-batch): the rows (c) and (c-batch)
+  write, on TaskForge's tables with every index and constraint, by one plain statement instead of
+  the function (no validation, no guard): what the tables cost, apart from the function.
 
 B (``batch``) is the batched worker's claim size (``Sizes.batch_size``). Each point gets a freshly
 filled queue with enough rows for its duration; if a queue still runs dry the fill is doubled
@@ -54,7 +60,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Script:
     """One pgbench workload: ``setup`` and ``cycle`` files in bench/pgbench/; ``bare`` True for
-    the scratch table (a, a1, a2), False for a migrated TaskForge database; ``defines``: pgbench
+    the scratch table (a, a1, a2, h1, h2), False for a migrated TaskForge database; ``also``: a
+    second setup file run after ``setup``; ``defines``: pgbench
     ``-D`` variables (the text ``{batch}`` in them is replaced by B); ``batched``: a cycle handles B tasks;
     ``rate_guess``: generous tasks per second, to size the fill; ``requires``: a function the
     migrated database must have (absent: the script is skipped with a note)."""
@@ -67,6 +74,7 @@ class Script:
     defines: tuple[str, ...] = ()
     batched: bool = False
     requires: str | None = None
+    also: str | None = None
 
 
 #: Every ceiling script, in report order.
@@ -77,6 +85,25 @@ SCRIPTS: dict[str, Script] = {
     ),
     "skip_locked_batch": Script(
         "(a2)", "skip_locked_setup.sql", "skip_locked_batch_cycle.sql", True, 80000, ("batch={batch}",), batched=True
+    ),
+    "skip_locked_history_one": Script(
+        "(h1)",
+        "skip_locked_setup.sql",
+        "skip_locked_history_one_statement_cycle.sql",
+        True,
+        20000,
+        ("id=0",),
+        also="skip_locked_history_setup.sql",
+    ),
+    "skip_locked_history_batch": Script(
+        "(h2)",
+        "skip_locked_setup.sql",
+        "skip_locked_history_batch_cycle.sql",
+        True,
+        60000,
+        ("batch={batch}",),
+        batched=True,
+        also="skip_locked_history_setup.sql",
     ),
     "taskforge": Script("(b)", "taskforge_setup.sql", "taskforge_cycle.sql", False, 5000),
     "finalize_and_claim": Script(
@@ -97,6 +124,18 @@ SCRIPTS: dict[str, Script] = {
         ("task_ids={}", "attempt_numbers={}", "batch={batch}"),
         batched=True,
         requires="taskforge.tf_finalize_and_claim",
+    ),
+    "taskforge_tables_one": Script(
+        "(d)", "taskforge_setup.sql", "taskforge_tables_cycle.sql", False, 8000, ("task_ids={}", "batch=1")
+    ),
+    "taskforge_tables_batch": Script(
+        "(d-batch)",
+        "taskforge_setup.sql",
+        "taskforge_tables_cycle.sql",
+        False,
+        20000,
+        ("task_ids={}", "batch={batch}"),
+        batched=True,
     ),
 }
 FILL_BASE_ROWS = 5000
@@ -176,7 +215,9 @@ def _prepare(conn: psycopg.Connection, script: Script, clients: int, rows: int) 
     """Run the script's setup and leave ``rows`` queued rows: a fresh scratch table for the
     bare scripts; for the TaskForge ones, new workers and as many noop tasks as the queued ones
     left by the block's earlier points fall short of ``rows`` (tf_submit is slow to fill with)."""
-    conn.execute((bench_dir() / "pgbench" / script.setup).read_text(encoding="utf-8"))
+    for setup in (script.setup, script.also):
+        if setup:
+            conn.execute((bench_dir() / "pgbench" / setup).read_text(encoding="utf-8"))
     if script.bare:
         conn.execute(sql.BENCH_CEILING_FILL_QUEUE, {"rows": rows})
     else:

@@ -94,9 +94,13 @@ CEILING_COLUMNS = (
     "skip_locked",
     "skip_locked_one",
     "skip_locked_batch",
+    "skip_locked_history_one",
+    "skip_locked_history_batch",
     "taskforge",
     "finalize_and_claim",
     "finalize_and_claim_batch",
+    "taskforge_tables_one",
+    "taskforge_tables_batch",
 )
 #: (numerator, denominator) of every ceiling ratio the report shows, by row key.
 CEILING_RATIOS = {
@@ -109,6 +113,13 @@ CEILING_RATIOS = {
     "e1_over_taskforge": ("e1", "taskforge"),
     "e1_over_finalize_and_claim": ("e1", "finalize_and_claim"),
     "e1_batched_over_skip_locked_batch": ("e1_batched", "skip_locked_batch"),
+    # The ladder from the bare pattern to ours: + an attempt history, + TaskForge's tables, + the function.
+    "skip_locked_history_one_over_skip_locked_one": ("skip_locked_history_one", "skip_locked_one"),
+    "taskforge_tables_one_over_skip_locked_one": ("taskforge_tables_one", "skip_locked_one"),
+    "finalize_and_claim_over_taskforge_tables_one": ("finalize_and_claim", "taskforge_tables_one"),
+    "skip_locked_history_batch_over_skip_locked_batch": ("skip_locked_history_batch", "skip_locked_batch"),
+    "taskforge_tables_batch_over_skip_locked_batch": ("taskforge_tables_batch", "skip_locked_batch"),
+    "finalize_and_claim_batch_over_taskforge_tables_batch": ("finalize_and_claim_batch", "taskforge_tables_batch"),
 }
 
 
