@@ -183,3 +183,15 @@ def test_every_ceiling_script_and_setup_file_exists():
     for name, script in ceiling.SCRIPTS.items():
         for file in (script.setup, script.cycle, script.also):
             assert file is None or (bench_dir() / "pgbench" / file).is_file(), (name, file)
+
+
+def test_bench_takes_several_workloads_joined_by_commas():
+    import click
+
+    from taskforge.cli.bench import _workloads
+
+    assert _workloads(None, None, "e1") == ("e1",)
+    assert _workloads(None, None, "Ceiling, peer,ceiling") == ("ceiling", "peer")
+    for bad in ("e9", "all,e1", " , "):
+        with pytest.raises(click.BadParameter):
+            _workloads(None, None, bad)

@@ -44,12 +44,24 @@ def _peer_names(ctx: click.Context, param: click.Parameter, value: str | None) -
     return names
 
 
+def _workloads(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    """WORKLOAD: one of WORKLOAD_CHOICES, or several joined by commas (``e1,ceiling,peer``)."""
+    names = tuple(dict.fromkeys(v.strip().lower() for v in value.split(",") if v.strip()))
+    unknown = [n for n in names if n not in WORKLOAD_CHOICES]
+    if not names or unknown or ("all" in names and len(names) > 1):
+        raise click.BadParameter(
+            f"must be one of {', '.join(WORKLOAD_CHOICES)}, or several of them (not all) joined by commas;"
+            f" got {value!r}"
+        )
+    return names
+
+
 def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - exercised through signals
     raise KeyboardInterrupt
 
 
 @click.command("bench")
-@click.argument("workload", type=click.Choice(WORKLOAD_CHOICES, case_sensitive=False))
+@click.argument("workload", metavar="WORKLOAD[,WORKLOAD...]", callback=_workloads)
 @click.option("--quick", is_flag=True, help="Tiny sizes (a smoke test of a minute or two); the peers only if named.")
 @click.option(
     "--trials",
@@ -112,7 +124,7 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     "and reused. Default: OUT/peers.",
 )
 def bench_command(
-    workload: str,
+    workload: tuple[str, ...],
     quick: bool,
     trials: int | None,
     out_dir: Path | None,
@@ -123,20 +135,19 @@ def bench_command(
     peer_names: tuple[str, ...] | None,
     peer_dir: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, ceiling, peer or all) and write a bundle:
-    raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
-    compared with. Trust checks fail the run (exit code 1)."""
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, ceiling, peer or all; several joined by
+    commas, e.g. e1,ceiling,peer, run in that order into one bundle) and write a bundle: raw JSON
+    per trial, report.md and charts. `peer` runs E1 too, the figures every peer is compared with.
+    Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
 
-    workload = workload.lower()
-    if workload == "all":
+    if workload == ("all",):
         include_peer = (not quick) if with_peer is None else with_peer
         selection = [w for w in runner.WORKLOADS if w != "peer" or include_peer]
-    elif workload == "peer":
-        selection = ["e1", "peer"]  # the peers are divided into E1's figures of the same run
     else:
-        selection = [workload]
+        # The peers are divided into E1's figures of the same run; the runner keeps WORKLOADS order.
+        selection = list(dict.fromkeys(("e1", *workload) if "peer" in workload else workload))
     dsn = admin_dsn or admin_dsn_default()
     try:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5):
