@@ -46,7 +46,6 @@ VOLATILE  -- it raises (see _tf_invalid)
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    c_max_result_bytes constant int := 1048576;
     v_n int := cardinality(task_ids);
     v_bad_token bigint;
     v_bad_finalize bigint;
@@ -129,18 +128,8 @@ BEGIN
         SELECT r.outcome, r.result INTO v_bad_outcome, v_bad_result
           FROM unnest(outcomes, results) WITH ORDINALITY AS r(outcome, result, ord)
          WHERE r.ord = v_bad_ord;
-        IF v_bad_outcome IS NULL OR v_bad_outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
-            PERFORM taskforge._tf_invalid(format('outcomes[%s]', v_bad_ord),
-                format('must be one of succeeded, failed, retryable, cancelled; got %s',
-                       coalesce(quote_literal(left(v_bad_outcome, 100)), 'NULL')));
-        ELSIF octet_length(v_bad_result::text) > c_max_result_bytes THEN
-            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
-                format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
-                       octet_length(v_bad_result::text)));
-        ELSE
-            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
-                'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
-        END IF;
+        PERFORM taskforge._tf_check_outcome(format('outcomes[%s]', v_bad_ord), format('results[%s]', v_bad_ord),
+                                            v_bad_outcome, v_bad_result);
     END IF;
 END;
 $fn$;

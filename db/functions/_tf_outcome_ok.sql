@@ -4,8 +4,8 @@
 --             batch functions: the outcome is succeeded | failed | retryable | cancelled, and the
 --             result is NULL or at most 1 MiB as JSON text and nested at most 100 levels deep
 --             (taskforge._tf_json_too_deep). A plain SQL expression, inlined by the planner into
---             its callers (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one). tf_finalize
---             checks its single outcome and result with its own messages.
+--             its callers (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one). The
+--             precise error for a value it refuses, also tf_finalize's: taskforge._tf_check_outcome.
 -- Parameters: outcome, result   one element of outcomes[] and results[].
 -- Returns:    true when both are acceptable; false or NULL (a NULL outcome) otherwise.
 -- Errors:     none (the checkers raise; this only tests).

@@ -63,23 +63,12 @@ AS $fn$
 DECLARE
     v_task_id bigint;
     v_attempt_number int;
-    c_max_result_bytes constant int := 1048576;
     v_error jsonb;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
     v_attempt_number := tf_finalize.attempt_number;  -- checked: 1 .. 2147483647
-    IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
-        PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
-            coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
-    END IF;
-    IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
-        PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
-            c_max_result_bytes, octet_length(tf_finalize.result::text)));
-    END IF;
-    IF taskforge._tf_json_too_deep(tf_finalize.result) THEN
-        PERFORM taskforge._tf_invalid('result', 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
-    END IF;
+    PERFORM taskforge._tf_check_outcome('outcome', 'result', tf_finalize.outcome, tf_finalize.result);
     IF tf_finalize.error IS NOT NULL THEN
         IF tf_finalize.error_text IS NOT NULL THEN
             PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');

@@ -80,6 +80,7 @@ CALLS = {
     "_tf_task_state": "SELECT taskforge._tf_task_state(-1)",
     "_tf_retry_delay": "SELECT taskforge._tf_retry_delay('noop', 1)",
     "_tf_outcome_ok": "SELECT taskforge._tf_outcome_ok('succeeded', NULL)",
+    "_tf_check_outcome": "SELECT taskforge._tf_check_outcome('o', 'r', 'succeeded', NULL)",
     "_tf_valid_batch_of_one": "SELECT taskforge._tf_valid_batch_of_one(NULL, '{1}', '{1}', NULL, NULL, NULL, false)",
     "_tf_check_int": "SELECT taskforge._tf_check_int('x', 1, 0, 2)",
     "_tf_check_task_id": "SELECT taskforge._tf_check_task_id('x', 1)",

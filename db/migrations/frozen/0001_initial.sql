@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 d8a845c11ca6232d). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 52d39401bbc9a2ec). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -574,7 +574,6 @@ VOLATILE  -- it raises (see _tf_invalid)
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    c_max_result_bytes constant int := 1048576;
     v_n int := cardinality(task_ids);
     v_bad_token bigint;
     v_bad_finalize bigint;
@@ -657,18 +656,8 @@ BEGIN
         SELECT r.outcome, r.result INTO v_bad_outcome, v_bad_result
           FROM unnest(outcomes, results) WITH ORDINALITY AS r(outcome, result, ord)
          WHERE r.ord = v_bad_ord;
-        IF v_bad_outcome IS NULL OR v_bad_outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
-            PERFORM taskforge._tf_invalid(format('outcomes[%s]', v_bad_ord),
-                format('must be one of succeeded, failed, retryable, cancelled; got %s',
-                       coalesce(quote_literal(left(v_bad_outcome, 100)), 'NULL')));
-        ELSIF octet_length(v_bad_result::text) > c_max_result_bytes THEN
-            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
-                format('must be at most %s bytes as JSON text, got %s', c_max_result_bytes,
-                       octet_length(v_bad_result::text)));
-        ELSE
-            PERFORM taskforge._tf_invalid(format('results[%s]', v_bad_ord),
-                'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
-        END IF;
+        PERFORM taskforge._tf_check_outcome(format('outcomes[%s]', v_bad_ord), format('results[%s]', v_bad_ord),
+                                            v_bad_outcome, v_bad_result);
     END IF;
 END;
 $fn$;
@@ -827,6 +816,52 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_check_names(text, text[], text) IS
     'Private: validates an array of queue or task type names (NULL = any) or raises TF400 naming the argument.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_names(text, text[], text) FROM PUBLIC;
+
+-- >>> db/functions/_tf_check_outcome.sql
+-- taskforge._tf_check_outcome(outcome_argument text, result_argument text, outcome text,
+--     result jsonb) -> void                                               (private helper)
+--
+-- Purpose:    validate one finalize outcome and its result, with the message naming the
+--             argument: tf_finalize's outcome and result, or element i of a batch's outcomes
+--             and results (taskforge._tf_check_batch). The rule itself, as a test that raises
+--             nothing, is taskforge._tf_outcome_ok; this raises its precise error.
+-- Parameters: outcome_argument, result_argument  names for the messages ('outcome',
+--             'outcomes[3]', ...); outcome  succeeded | failed | retryable | cancelled;
+--             result  NULL, or JSON of at most 1 MiB as text nested at most 100 levels
+--             (taskforge._tf_json_too_deep).
+-- Returns:    nothing.
+-- Errors:     TF400 '<outcome_argument>: must be one of succeeded, failed, retryable, cancelled;
+--             got <value|NULL>', '<result_argument>: must be at most 1048576 bytes as JSON text,
+--             got <n>', '<result_argument>: must be nested at most 100 levels deep ...'.
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_outcome(outcome_argument text, result_argument text, outcome text,
+                                                       result jsonb)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c_max_result_bytes constant int := 1048576;  -- as in taskforge._tf_outcome_ok
+BEGIN
+    IF outcome IS NULL OR outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
+        PERFORM taskforge._tf_invalid(outcome_argument, format('must be one of succeeded, failed, retryable, cancelled; got %s',
+            coalesce(quote_literal(left(outcome, 100)), 'NULL')));
+    END IF;
+    IF octet_length(result::text) > c_max_result_bytes THEN
+        PERFORM taskforge._tf_invalid(result_argument, format('must be at most %s bytes as JSON text, got %s',
+            c_max_result_bytes, octet_length(result::text)));
+    END IF;
+    IF taskforge._tf_json_too_deep(result) THEN
+        PERFORM taskforge._tf_invalid(result_argument,
+            'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_outcome(text, text, text, jsonb) IS
+    'Private: validates a finalize outcome and its result, or raises TF400 naming the given argument (tf_finalize; an element of a batch finalize).';
+REVOKE ALL ON FUNCTION taskforge._tf_check_outcome(text, text, text, jsonb) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_seconds.sql
 -- taskforge._tf_check_seconds(argument text, value double precision, min_seconds double precision,
@@ -1887,8 +1922,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_notify_queues(text[]) FROM PUBLIC;
 --             batch functions: the outcome is succeeded | failed | retryable | cancelled, and the
 --             result is NULL or at most 1 MiB as JSON text and nested at most 100 levels deep
 --             (taskforge._tf_json_too_deep). A plain SQL expression, inlined by the planner into
---             its callers (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one). tf_finalize
---             checks its single outcome and result with its own messages.
+--             its callers (taskforge._tf_check_batch, taskforge._tf_valid_batch_of_one). The
+--             precise error for a value it refuses, also tf_finalize's: taskforge._tf_check_outcome.
 -- Parameters: outcome, result   one element of outcomes[] and results[].
 -- Returns:    true when both are acceptable; false or NULL (a NULL outcome) otherwise.
 -- Errors:     none (the checkers raise; this only tests).
@@ -3039,23 +3074,12 @@ AS $fn$
 DECLARE
     v_task_id bigint;
     v_attempt_number int;
-    c_max_result_bytes constant int := 1048576;
     v_error jsonb;
 BEGIN
     PERFORM taskforge._tf_check_fencing(tf_finalize.task_id, tf_finalize.worker_id, tf_finalize.attempt_number);
     v_task_id := tf_finalize.task_id;                -- checked: a whole number within bigint
     v_attempt_number := tf_finalize.attempt_number;  -- checked: 1 .. 2147483647
-    IF tf_finalize.outcome IS NULL OR tf_finalize.outcome NOT IN ('succeeded', 'failed', 'retryable', 'cancelled') THEN
-        PERFORM taskforge._tf_invalid('outcome', format('must be one of succeeded, failed, retryable, cancelled; got %s',
-            coalesce(quote_literal(left(tf_finalize.outcome, 100)), 'NULL')));
-    END IF;
-    IF octet_length(tf_finalize.result::text) > c_max_result_bytes THEN
-        PERFORM taskforge._tf_invalid('result', format('must be at most %s bytes as JSON text, got %s',
-            c_max_result_bytes, octet_length(tf_finalize.result::text)));
-    END IF;
-    IF taskforge._tf_json_too_deep(tf_finalize.result) THEN
-        PERFORM taskforge._tf_invalid('result', 'must be nested at most 100 levels deep (objects and arrays, the result itself counting as 1), got more');
-    END IF;
+    PERFORM taskforge._tf_check_outcome('outcome', 'result', tf_finalize.outcome, tf_finalize.result);
     IF tf_finalize.error IS NOT NULL THEN
         IF tf_finalize.error_text IS NOT NULL THEN
             PERFORM taskforge._tf_invalid('error_text', 'give error or error_text, not both');
