@@ -1,18 +1,21 @@
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false,
---     timeout_seconds double precision DEFAULT NULL)
---   -> (task_id bigint, state text, created boolean)                 (private helper)
+--     timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
+--     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL)
+--   -> (task_id bigint, state text, created boolean, due_now boolean)   (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
 --             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes timeout_seconds when given, else its type's timeout_seconds
---             (the attempt deadline) as it is now.
+--             (the attempt deadline) as it is now; its scheduled_at is scheduled_at, else
+--             now + delay_seconds, else now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
---                              schedule when scheduled_at is NULL.
+--                              schedule when scheduled_at is NULL (now + delay_seconds with a
+--                              delay).
 --             argument_prefix  put before every argument name in TF400/TF409 messages and
 --                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
 --             validate_only    true: stop after the validation and return NULLs (created =
@@ -20,8 +23,13 @@
 --                              submit with exactly these rules.
 --             timeout_seconds  this task's attempt timeout, 0 < s <= 604800, or NULL for its
 --                              type's (part of the fingerprint when given).
--- Returns:    the task id, its current state, and whether this call created it. Sends no
---             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
+--             delay_seconds, notify_finished, traceparent
+--                              as tf_submit's (its header has the rules: at most one of
+--                              scheduled_at and delay_seconds, the delay as given in the
+--                              fingerprint, the other two outside it).
+-- Returns:    the task id, its current state, whether this call created it, and due_now:
+--             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
+--             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
 -- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
 -- Clock:      none of its own (uses now).
@@ -38,9 +46,13 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     argument_prefix text,
     validate_only boolean DEFAULT false,
     timeout_seconds double precision DEFAULT NULL,
+    delay_seconds double precision DEFAULT NULL,
+    notify_finished boolean DEFAULT false,
+    traceparent text DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
-    OUT created boolean)
+    OUT created boolean,
+    OUT due_now boolean)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -53,6 +65,7 @@ DECLARE
     v_stored bytea;
     v_type_found boolean;
     v_timeout double precision;
+    v_scheduled_at timestamptz;
     v_payload_bytes int;
 BEGIN
     -- Validation: every argument, before anything is written.
@@ -111,30 +124,52 @@ BEGIN
         PERFORM taskforge._tf_check_seconds(p || 'timeout_seconds', _tf_submit_one.timeout_seconds, 0, 604800, true);
         v_timeout := _tf_submit_one.timeout_seconds;
     END IF;
+    v_scheduled_at := coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now);
+    IF _tf_submit_one.delay_seconds IS NOT NULL THEN
+        IF _tf_submit_one.scheduled_at IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(p || 'delay_seconds', 'give at most one of scheduled_at and delay_seconds');
+        END IF;
+        -- At most 100 years of 365.25 days.
+        PERFORM taskforge._tf_check_seconds(p || 'delay_seconds', _tf_submit_one.delay_seconds, 0, 3155760000);
+        v_scheduled_at := _tf_submit_one.now + make_interval(secs => _tf_submit_one.delay_seconds);
+    END IF;
+    IF _tf_submit_one.notify_finished IS NULL THEN
+        PERFORM taskforge._tf_invalid(p || 'notify_finished', 'must be true or false, got NULL');
+    END IF;
+    IF NOT taskforge._tf_traceparent_ok(_tf_submit_one.traceparent) THEN
+        PERFORM taskforge._tf_invalid(p || 'traceparent', format('must be a W3C trace context traceparent: '
+            || 'version-trace_id-parent_id-flags as 2, 32, 16 and 2 lower-case hex digits, the version not ff, '
+            || 'neither id all zeros (e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), got %s',
+            quote_literal(left(_tf_submit_one.traceparent, 100))));
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
+        _tf_submit_one.due_now := false;
         RETURN;
     END IF;
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
             _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
-            _tf_submit_one.timeout_seconds);
+            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds);
     END IF;
 
     LOOP
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, timeout_seconds, created_at, updated_at)
+                idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
+                created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
-                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.max_attempts, 'QUEUED', v_scheduled_at,
+                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
+                _tf_submit_one.traceparent, _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
         IF _tf_submit_one.task_id IS NOT NULL THEN
             _tf_submit_one.state := 'QUEUED';
             _tf_submit_one.created := true;
+            _tf_submit_one.due_now := v_scheduled_at <= _tf_submit_one.now;
             RETURN;
         END IF;
 
@@ -149,9 +184,11 @@ BEGIN
                     MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
                         p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
                     COLUMN = p || 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
+                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
+                        || 'scheduled_at or delay_seconds, and timeout_seconds.';
             END IF;
             _tf_submit_one.created := false;
+            _tf_submit_one.due_now := false;
             RETURN;
         END IF;
         -- The holder was deleted (tf_prune) between our insert and our read: try again.
@@ -159,8 +196,9 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision,
+    double precision, boolean, text
 ) FROM PUBLIC;

@@ -3,8 +3,8 @@
 --     now timestamptz)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
---                                                                        (private helper)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+--            traceparent text)                                          (private helper)
 --
 -- Purpose:    the one write path of the hot transitions: end the attempts a worker finished
 --             (RUNNING -> SUCCEEDED | FAILED | RETRYING | CANCELLED) and start attempts of tasks
@@ -32,7 +32,7 @@
 -- Returns:    one 'finalized' row per finalize element in input order (accepted, the task
 --             state after the call, or as last committed when refused, and the reason, NULL when
 --             accepted), then one 'claimed' row per claimed task in claim order (the claim
---             columns of tf_claim). The kind column says which.
+--             columns of tf_claim, traceparent last). The kind column says which.
 -- Errors:     XX000 (taskforge._tf_broken_invariant) when a task passed the guard but its
 --             attempt row was not RUNNING (see tf_invariant_violations); the statement, like any
 --             error, writes nothing.
@@ -48,6 +48,9 @@
 --             session cached while the tables were small. Both pinned with SET
 --             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
 --             costs past jit_above_cost).
+-- Notify:     none of its own; the row trigger tasks_notify_finished sends taskforge_finished for
+--             a task submitted with notify_finished that this statement ends
+--             (taskforge._tf_notify_finished).
 -- Clock:      now, read by the caller once nothing more can be waited for (after tf_finalize's
 --             row lock; at the start of a call that only skips locked rows), and shared with
 --             its pick (taskforge._tf_claim_pick) so that both judge a lease alike: guard,
@@ -65,7 +68,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_turn(
     now timestamptz)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+              traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -153,7 +157,7 @@ BEGIN
                updated_at = v_now
          WHERE t.task_id = ANY (v_touched)
         RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
-                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
+                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds, t.traceparent
     ), ended AS (
         -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
@@ -173,7 +177,7 @@ BEGIN
          WHERE m.state = 'RUNNING'
     )
     SELECT o.kind, o.task_id, o.attempt_number, o.accepted, o.task_state, o.reason, o.task_type, o.payload,
-           o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds
+           o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds, o.traceparent
       FROM (
         -- The finalize elements in input order.
         SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
@@ -189,14 +193,14 @@ BEGIN
                END AS reason,
                NULL::text AS task_type, NULL::jsonb AS payload, NULL::text AS queue, NULL::int AS priority,
                NULL::int AS max_attempts, NULL::timestamptz AS lease_expires_at,
-               NULL::double precision AS timeout_seconds
+               NULL::double precision AS timeout_seconds, NULL::text AS traceparent
           FROM unnest(v_all) WITH ORDINALITY AS f(task_id, attempt_number, reason, old_state, new_state, outcome,
                                                    result, error, ord)
         UNION ALL
         -- The claimed tasks, in claim order.
         SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
                m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
-               m.timeout_seconds
+               m.timeout_seconds, m.traceparent::text
           FROM moved m
          WHERE m.state = 'RUNNING'
       ) AS o

@@ -16,6 +16,10 @@
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
 -- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
+-- Notify:     when it ends a QUEUED or RETRYING task submitted with notify_finished:
+--             pg_notify('taskforge_finished', task_id), on commit (the row trigger of
+--             taskforge._tf_notify_finished). A cancel request on a RUNNING task notifies
+--             nothing until the task ends.
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes.
 CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
@@ -57,6 +61,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
-    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
+    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;

@@ -2,7 +2,7 @@
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
 --            priority int, max_attempts int, lease_expires_at timestamptz,
---            timeout_seconds double precision)
+--            timeout_seconds double precision, traceparent text)
 --
 -- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
 --             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
@@ -21,6 +21,8 @@
 --             and finalize (together they are the fencing token). timeout_seconds (appended
 --             to the first version) is the attempt's time limit from now, NULL for none: no
 --             lease is granted past it, and recovery then records the attempt timed_out.
+--             traceparent (appended last) is the W3C trace context given to tf_submit, or NULL:
+--             the parent of the span a worker runs the attempt in.
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
@@ -39,7 +41,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
               priority int, max_attempts int, lease_expires_at timestamptz,
-              timeout_seconds double precision)
+              timeout_seconds double precision, traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -55,7 +57,7 @@ BEGIN
     v_now := clock_timestamp();
     RETURN QUERY
     SELECT c.task_id, c.attempt_number, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
-           c.lease_expires_at, c.timeout_seconds
+           c.lease_expires_at, c.timeout_seconds, c.traceparent
       FROM taskforge._tf_turn(tf_claim.worker_id, '{}', '{}', '{}', NULL, NULL,
                               taskforge._tf_claim_pick(tf_claim.worker_id, tf_claim.queues, tf_claim.lease_seconds,
                                                        tf_claim.max_tasks::int, tf_claim.task_types, v_now),
@@ -64,6 +66,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) IS
-    'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
+    'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Rows end with timeout_seconds and traceparent (the submitter''s trace context). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) TO taskforge_worker;

@@ -41,6 +41,9 @@
 --             same task), then its attempts row.
 -- Writes:     through taskforge._tf_turn, as a batch of one: the same statement as
 --             tf_finalize_many and tf_finalize_and_claim.
+-- Notify:     only for a task submitted with notify_finished that this call ends (SUCCEEDED,
+--             FAILED, CANCELLED): pg_notify('taskforge_finished', task_id), on commit (the row
+--             trigger of taskforge._tf_notify_finished); no other NOTIFY.
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
@@ -90,6 +93,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) IS
-    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
+    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) TO taskforge_worker;

@@ -4,7 +4,8 @@
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+--            traceparent text)
 --
 -- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
 --             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
@@ -19,7 +20,7 @@
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
 --             task_type, payload, queue, priority, max_attempts, lease_expires_at,
---             timeout_seconds as tf_claim;
+--             timeout_seconds, traceparent as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
 -- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
@@ -32,6 +33,9 @@
 --             ones. A limited queue counts the attempts this call ends as ended (the pick judges
 --             them with the same guard and clock as the write), so a slot freed by this call
 --             can be claimed by it.
+-- Notify:     only for the tasks submitted with notify_finished that this call ends:
+--             pg_notify('taskforge_finished', task_id) each, on commit (the row trigger of
+--             taskforge._tf_notify_finished); claims never notify.
 -- Clock:      clock_timestamp() once, after validation: guard, due test, finish time, backoff
 --             start, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
@@ -48,7 +52,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+              traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -118,7 +123,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
-    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
+    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order), traceparent last. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
     uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;

@@ -30,6 +30,9 @@
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
 -- Writes:     taskforge._tf_turn's one statement (tf_finalize and tf_finalize_and_claim write
 --             through it too); the arguments are checked first by taskforge._tf_check_batch.
+-- Notify:     only for the tasks submitted with notify_finished that this call ends:
+--             pg_notify('taskforge_finished', task_id) each, on commit (the row trigger of
+--             taskforge._tf_notify_finished); no other NOTIFY.
 -- Clock:      clock_timestamp() once (nothing is waited for): guard, finish time, backoff start.
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
@@ -64,7 +67,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
-    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
+    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
     uuid, numeric[], numeric[], text[], jsonb[], jsonb[]

@@ -19,7 +19,10 @@
 -- Errors:     TF400 naming the argument.
 -- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
 --             right now is skipped (its owner is alive) and looked at on the next call.
--- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit);
+--             pg_notify('taskforge_finished', task_id) for each task submitted with
+--             notify_finished that it ends FAILED or CANCELLED (the row trigger of
+--             taskforge._tf_notify_finished).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
 -- By hand:    yes; it only acts on leases that have already expired.
@@ -108,6 +111,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;

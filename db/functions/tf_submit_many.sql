@@ -22,8 +22,16 @@
 --               idempotency_key  string or null.
 --               timeout_seconds  a JSON number (seconds, 0 < s <= 604800) or null for the task
 --                                type's timeout.
+--               delay_seconds    a JSON number (seconds, 0 <= s <= 3155760000) or null for
+--                                none: scheduled at the call's clock_timestamp() + delay. An
+--                                element giving both a scheduled_at string and a delay is TF400
+--                                'requests[i].delay_seconds'. In the fingerprint as given.
+--               notify_finished  a JSON boolean; default false (null is TF400, as NULL in
+--                                tf_submit). Not in the fingerprint.
+--               traceparent      a W3C traceparent string (tf_submit's rule) or null. Not in
+--                                the fingerprint.
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
---             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
+--             (no eleven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
 --             and every client language can build it.
 -- Returns:    one row per element, in input order: the task id, its current state, and
@@ -31,17 +39,20 @@
 --             idempotency key (same request) resolves to that same task with created = false.
 -- Errors:     TF400 naming the element (0-based, as in the JSON array) and argument, e.g.
 --             'requests[3].priority: must be between -32768 and 32767, got 40000', or
---             'requests: ...' for the array itself; TF409 'requests[3].idempotency_key: ...'
---             for a key reused with a different request (also by an earlier element of the
---             same call). Nothing is written when an error is raised. Under REPEATABLE READ or
+--             'requests[3]: ...' for the element's shape, 'requests: ...' for the array itself;
+--             TF409 'requests[3].idempotency_key: ...' for a key reused with a different request
+--             (also by an earlier element of the same call). The COLUMN field of each error is
+--             the text before the colon ('requests[3].priority'), so a client reads the element
+--             and key from the error's fields, not its message. Nothing is written when an error is raised. Under REPEATABLE READ or
 --             SERIALIZABLE a concurrent submit with the same key can raise 40001: retry.
 -- Locks:      inserts one tasks row per created element; on a key conflict waits for the
 --             competing inserter. Two batches sharing keys in opposite orders can deadlock
 --             (40P01, one is rolled back): retry, or sort keyed requests by key.
 -- Notify:     pg_notify('taskforge', queue) once per distinct queue that received a task due
---             now (delivered on commit).
--- Clock:      clock_timestamp() once per call: created_at and the default schedule of every
---             element.
+--             now (delivered on commit); later, as tf_submit, taskforge_finished for the tasks
+--             of elements with notify_finished.
+-- Clock:      clock_timestamp() once per call: created_at, the default schedule and the base of
+--             delay_seconds of every element.
 -- By hand:    yes; the public way to create much work at once.
 CREATE OR REPLACE FUNCTION taskforge.tf_submit_many(requests jsonb)
 RETURNS TABLE(task_id bigint, state text, created boolean)
@@ -54,7 +65,8 @@ AS $fn$
 DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
-                                    'idempotency_key', 'timeout_seconds'];
+                                    'idempotency_key', 'timeout_seconds', 'delay_seconds', 'notify_finished',
+                                    'traceparent'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -64,6 +76,9 @@ DECLARE
     v_value jsonb;
     v_nums numeric[];
     v_timeout double precision;
+    v_delay double precision;
+    v_timeout_or_delay double precision;
+    v_notify boolean;
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
@@ -93,8 +108,9 @@ BEGIN
         END IF;
         IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
            OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
-           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string' THEN
-            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at'] LOOP
+           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string'
+           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent'] LOOP
                 IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
                         jsonb_typeof(v_request -> v_key)));
@@ -103,23 +119,30 @@ BEGIN
         END IF;
         v_nums := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
         v_timeout := NULL;      -- and for timeout_seconds (the task type's)
-        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds' THEN
-            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds'] LOOP
+        v_delay := NULL;        -- and for delay_seconds (none)
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds'
+           OR v_request ? 'delay_seconds' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds', 'delay_seconds'] LOOP
                 v_value := v_request -> v_key;
                 IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
                     -- omitted: the default; JSON null: SQL NULL (tf_submit refuses it for the
-                    -- whole numbers; for timeout_seconds it means the type's)
-                    IF v_value IS NOT NULL AND v_key <> 'timeout_seconds' THEN
+                    -- whole numbers; for timeout_seconds it means the type's, for delay_seconds none)
+                    IF v_value IS NOT NULL AND v_key IN ('priority', 'max_attempts') THEN
                         v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
                     END IF;
                 ELSIF jsonb_typeof(v_value) <> 'number' THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON number, got %s',
                         left(v_value::text, 100)));
-                ELSIF v_key = 'timeout_seconds' THEN
+                ELSIF v_key IN ('timeout_seconds', 'delay_seconds') THEN
                     -- A JSON number beyond double precision becomes +/-Infinity: out of range below.
-                    v_timeout := CASE WHEN abs(v_value::numeric) > 1e300
-                                      THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
-                                      ELSE v_value::numeric::float8 END;
+                    v_timeout_or_delay := CASE WHEN abs(v_value::numeric) > 1e300
+                                               THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
+                                               ELSE v_value::numeric::float8 END;
+                    IF v_key = 'timeout_seconds' THEN
+                        v_timeout := v_timeout_or_delay;
+                    ELSE
+                        v_delay := v_timeout_or_delay;
+                    END IF;
                 ELSE
                     -- The range and whole-number checks are tf_submit's (taskforge._tf_submit_one).
                     v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::numeric;
@@ -142,11 +165,23 @@ BEGIN
             END;
         END IF;
 
+        v_notify := false;  -- tf_submit's default
+        IF v_request ? 'notify_finished' THEN
+            v_value := v_request -> 'notify_finished';
+            IF jsonb_typeof(v_value) NOT IN ('boolean', 'null') THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'notify_finished', format('must be a JSON boolean, got %s',
+                    left(v_value::text, 100)));
+            END IF;
+            -- JSON null: SQL NULL, refused by the shared core as tf_submit refuses NULL.
+            v_notify := CASE WHEN jsonb_typeof(v_value) = 'boolean' THEN v_value::boolean END;
+        END IF;
+
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
                                       v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
-                                      v_now, v_prefix, timeout_seconds => v_timeout);
-        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now AND v_queue <> ALL (v_due_queues) THEN
+                                      v_now, v_prefix, timeout_seconds => v_timeout, delay_seconds => v_delay,
+                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent');
+        IF r.due_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;
         tf_submit_many.task_id := r.task_id;
@@ -160,6 +195,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
-    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument, TF409.';
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished and traceparent included), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;

@@ -53,6 +53,10 @@ COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 chara
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
+-- The format is added in 50_name_rules.sql, from its one home (taskforge._tf_traceparent_ok).
+CREATE DOMAIN taskforge.traceparent AS text;
+COMMENT ON DOMAIN taskforge.traceparent IS
+    'A W3C trace context traceparent header value (format: taskforge._tf_traceparent_ok).';
 
 -- Private: the verdict on one finalize element of a batch (taskforge._tf_turn): the element, why
 -- it is refused (NULL: accepted), the task state before and after, and what the attempt row

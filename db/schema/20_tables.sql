@@ -106,6 +106,12 @@ CREATE TABLE taskforge.tasks (
     -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
     timeout_seconds    double precision,
     deadline_at        timestamptz,
+    -- tf_submit's notify_finished: the terminal transition sends
+    -- pg_notify('taskforge_finished', task_id) (the trigger tasks_notify_finished, 55_triggers.sql).
+    notify_finished    boolean NOT NULL DEFAULT false,
+    -- tf_submit's traceparent: the W3C trace context of the submitter (NULL = none), returned
+    -- with every claim of the task. Format: the domain (15_domains.sql, 50_name_rules.sql).
+    traceparent        taskforge.traceparent,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,

@@ -18,3 +18,8 @@ BEGIN
                    taskforge._tf_name_pattern('schedule'));
 END
 $names$;
+
+-- The trace context format (tasks.traceparent). A domain's constraint is prepared once per session
+-- (type cache), so it may call its home, taskforge._tf_traceparent_ok, an inlined SQL expression;
+-- it is checked only where a statement writes the column (tf_submit's INSERT).
+ALTER DOMAIN taskforge.traceparent ADD CONSTRAINT traceparent_format CHECK (taskforge._tf_traceparent_ok(VALUE));

@@ -15,7 +15,7 @@ SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priori
        t.payload::jsonb AS payload, t.result, t.last_error,
        a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
-       t.timeout_seconds, t.deadline_at
+       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';

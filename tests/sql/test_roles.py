@@ -109,6 +109,13 @@ CALLS = {
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL, '{}', 30, now())",
     "_tf_renew_attempts": "SELECT * FROM taskforge._tf_renew_attempts("
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', 30)",
+    "_tf_traceparent_ok": "SELECT taskforge._tf_traceparent_ok("
+    "'00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')",
+    # A trigger function cannot be called; attaching it to a table of one's own needs EXECUTE on it.
+    "_tf_notify_finished": "DO $$BEGIN"
+    " CREATE TEMP TABLE perm_check_t (task_id bigint, state text, notify_finished boolean);"
+    " CREATE TRIGGER perm_check AFTER UPDATE ON perm_check_t FOR EACH ROW"
+    " EXECUTE FUNCTION taskforge._tf_notify_finished(); END$$",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 52d39401bbc9a2ec). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 39f80ea76462a101). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -131,6 +131,10 @@ COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 chara
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
+-- The format is added in 50_name_rules.sql, from its one home (taskforge._tf_traceparent_ok).
+CREATE DOMAIN taskforge.traceparent AS text;
+COMMENT ON DOMAIN taskforge.traceparent IS
+    'A W3C trace context traceparent header value (format: taskforge._tf_traceparent_ok).';
 
 -- Private: the verdict on one finalize element of a batch (taskforge._tf_turn): the element, why
 -- it is refused (NULL: accepted), the task state before and after, and what the attempt row
@@ -257,6 +261,12 @@ CREATE TABLE taskforge.tasks (
     -- No lease is granted past deadline_at, so an attempt cannot hold the task longer.
     timeout_seconds    double precision,
     deadline_at        timestamptz,
+    -- tf_submit's notify_finished: the terminal transition sends
+    -- pg_notify('taskforge_finished', task_id) (the trigger tasks_notify_finished, 55_triggers.sql).
+    notify_finished    boolean NOT NULL DEFAULT false,
+    -- tf_submit's traceparent: the W3C trace context of the submitter (NULL = none), returned
+    -- with every claim of the task. Format: the domain (15_domains.sql, 50_name_rules.sql).
+    traceparent        taskforge.traceparent,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -1597,7 +1607,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz,
---                           timeout_seconds double precision DEFAULT NULL) -> bytea
+--                           timeout_seconds double precision DEFAULT NULL,
+--                           delay_seconds double precision DEFAULT NULL) -> bytea
 --                                                                        (private helper)
 --
 -- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
@@ -1610,14 +1621,18 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 --             changes the fingerprint and years before 1 AD stay distinct; a NULL schedule stays
 --             JSON null (it does not become "now"). A per-task timeout_seconds, when given, is
 --             appended as an eighth element (a JSON number); without one the array, and so every
---             fingerprint computed before that parameter existed, is unchanged.
+--             fingerprint computed before that parameter existed, is unchanged. A delay_seconds,
+--             when given, is appended as a ninth element (the eighth is then the timeout or JSON
+--             null): the delay as the caller gave it, not the instant it yields, so a replay of
+--             a delayed submit later has the same fingerprint. A request with a delay has a NULL
+--             scheduled_at (tf_submit refuses both), and 9 elements never equal 7 or 8.
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
     task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz,
-    timeout_seconds double precision DEFAULT NULL)
+    timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL)
 RETURNS bytea
 LANGUAGE plpgsql
 IMMUTABLE
@@ -1628,15 +1643,17 @@ BEGIN
         (jsonb_build_array(
             'tf1', task_type, payload, queue, priority, max_attempts,
             to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
-        ) || CASE WHEN timeout_seconds IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(timeout_seconds) END)::text,
+        ) || CASE WHEN delay_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds, delay_seconds)
+                  WHEN timeout_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds)
+                  ELSE '[]'::jsonb END)::text,
         'UTF8'));
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision) IS
-    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL).';
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision, double precision) IS
+    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL, a delay as given).';
 REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
-    text, jsonb, text, int, int, timestamptz, double precision
+    text, jsonb, text, int, int, timestamptz, double precision, double precision
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
@@ -1885,6 +1902,50 @@ COMMENT ON FUNCTION taskforge._tf_name_pattern(text) IS
     'Private: the regular expression a queue (kind ''queue''), task type (kind ''task_type'') or periodic schedule (kind ''schedule'') name must match.';
 REVOKE ALL ON FUNCTION taskforge._tf_name_pattern(text) FROM PUBLIC;
 
+-- >>> db/functions/_tf_notify_finished.sql
+-- taskforge._tf_notify_finished() -> trigger                            (private helper)
+--
+-- Purpose:    the one home of the finished notification (tf_submit's notify_finished): when a
+--             task submitted with notify_finished = true reaches a terminal state (SUCCEEDED,
+--             FAILED or CANCELLED), whatever wrote it (tf_finalize, tf_finalize_many,
+--             tf_finalize_and_claim: taskforge._tf_turn; tf_recover, an expired lease or a
+--             passed deadline; tf_cancel of a QUEUED or RETRYING task; a cancel honoured at
+--             finalize or recovery), the same transaction sends
+--               pg_notify('taskforge_finished', task_id::text)
+--             delivered when it commits, dropped when it rolls back. The channel and payload
+--             are part of the API: a waiter LISTENs taskforge_finished first, then reads the task
+--             (docs/sql-api.md#waiting-for-a-result).
+-- Fires:      as the row trigger tasks_notify_finished (db/schema/55_triggers.sql): AFTER UPDATE
+--             OF state ON taskforge.tasks FOR EACH ROW WHEN (NEW.notify_finished). Why a trigger:
+--             three functions write terminal states (taskforge._tf_turn, tf_recover and
+--             tf_cancel); no function is on every such path, the table is. Tasks without the flag
+--             cost the WHEN test of one boolean column per updated row and never call this
+--             function. Only a change into a terminal state notifies (a flagged task's claim or
+--             retry does not; a task redriven by tf_retry notifies again when it ends again).
+-- Returns:    NULL (an AFTER trigger's result is ignored).
+-- Errors:     none.
+-- Locks:      none of its own; a NOTIFY serialises commits across the cluster (at commit), the
+--             price of the flag, paid by the transactions that end a flagged task only.
+-- Clock:      none.
+-- By hand:    not callable (a trigger function).
+CREATE OR REPLACE FUNCTION taskforge._tf_notify_finished()
+RETURNS trigger
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NEW.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND OLD.state IS DISTINCT FROM NEW.state THEN
+        PERFORM pg_notify('taskforge_finished', NEW.task_id::text);
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_notify_finished() IS
+    'Private trigger function: NOTIFY taskforge_finished(task_id) when a task submitted with notify_finished reaches SUCCEEDED, FAILED or CANCELLED (delivered on commit).';
+REVOKE ALL ON FUNCTION taskforge._tf_notify_finished() FROM PUBLIC;
+
 -- >>> db/functions/_tf_notify_queues.sql
 -- taskforge._tf_notify_queues(queues text[]) -> void                  (private helper)
 --
@@ -2105,18 +2166,21 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 -- taskforge._tf_submit_one(task_type text, payload jsonb, queue text, priority numeric,
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false,
---     timeout_seconds double precision DEFAULT NULL)
---   -> (task_id bigint, state text, created boolean)                 (private helper)
+--     timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
+--     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL)
+--   -> (task_id bigint, state text, created boolean, due_now boolean)   (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
 --             (and the validation of tf_schedule_periodic): validate one request,
 --             then insert it or resolve its idempotency key. The rules (validation, key
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes timeout_seconds when given, else its type's timeout_seconds
---             (the attempt deadline) as it is now.
+--             (the attempt deadline) as it is now; its scheduled_at is scheduled_at, else
+--             now + delay_seconds, else now.
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
---                              schedule when scheduled_at is NULL.
+--                              schedule when scheduled_at is NULL (now + delay_seconds with a
+--                              delay).
 --             argument_prefix  put before every argument name in TF400/TF409 messages and
 --                              COLUMN: '' for tf_submit, 'requests[3].' for tf_submit_many.
 --             validate_only    true: stop after the validation and return NULLs (created =
@@ -2124,8 +2188,13 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --                              submit with exactly these rules.
 --             timeout_seconds  this task's attempt timeout, 0 < s <= 604800, or NULL for its
 --                              type's (part of the fingerprint when given).
--- Returns:    the task id, its current state, and whether this call created it. Sends no
---             NOTIFY: the caller does (due now = created and coalesce(scheduled_at, now) <= now).
+--             delay_seconds, notify_finished, traceparent
+--                              as tf_submit's (its header has the rules: at most one of
+--                              scheduled_at and delay_seconds, the delay as given in the
+--                              fingerprint, the other two outside it).
+-- Returns:    the task id, its current state, whether this call created it, and due_now:
+--             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
+--             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
 -- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
 -- Clock:      none of its own (uses now).
@@ -2142,9 +2211,13 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     argument_prefix text,
     validate_only boolean DEFAULT false,
     timeout_seconds double precision DEFAULT NULL,
+    delay_seconds double precision DEFAULT NULL,
+    notify_finished boolean DEFAULT false,
+    traceparent text DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
-    OUT created boolean)
+    OUT created boolean,
+    OUT due_now boolean)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -2157,6 +2230,7 @@ DECLARE
     v_stored bytea;
     v_type_found boolean;
     v_timeout double precision;
+    v_scheduled_at timestamptz;
     v_payload_bytes int;
 BEGIN
     -- Validation: every argument, before anything is written.
@@ -2215,30 +2289,52 @@ BEGIN
         PERFORM taskforge._tf_check_seconds(p || 'timeout_seconds', _tf_submit_one.timeout_seconds, 0, 604800, true);
         v_timeout := _tf_submit_one.timeout_seconds;
     END IF;
+    v_scheduled_at := coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now);
+    IF _tf_submit_one.delay_seconds IS NOT NULL THEN
+        IF _tf_submit_one.scheduled_at IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(p || 'delay_seconds', 'give at most one of scheduled_at and delay_seconds');
+        END IF;
+        -- At most 100 years of 365.25 days.
+        PERFORM taskforge._tf_check_seconds(p || 'delay_seconds', _tf_submit_one.delay_seconds, 0, 3155760000);
+        v_scheduled_at := _tf_submit_one.now + make_interval(secs => _tf_submit_one.delay_seconds);
+    END IF;
+    IF _tf_submit_one.notify_finished IS NULL THEN
+        PERFORM taskforge._tf_invalid(p || 'notify_finished', 'must be true or false, got NULL');
+    END IF;
+    IF NOT taskforge._tf_traceparent_ok(_tf_submit_one.traceparent) THEN
+        PERFORM taskforge._tf_invalid(p || 'traceparent', format('must be a W3C trace context traceparent: '
+            || 'version-trace_id-parent_id-flags as 2, 32, 16 and 2 lower-case hex digits, the version not ff, '
+            || 'neither id all zeros (e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), got %s',
+            quote_literal(left(_tf_submit_one.traceparent, 100))));
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
+        _tf_submit_one.due_now := false;
         RETURN;
     END IF;
 
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
             _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
-            _tf_submit_one.timeout_seconds);
+            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds);
     END IF;
 
     LOOP
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
-                idempotency_key, fingerprint, timeout_seconds, created_at, updated_at)
+                idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
+                created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, 'QUEUED', coalesce(_tf_submit_one.scheduled_at, _tf_submit_one.now),
-                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.max_attempts, 'QUEUED', v_scheduled_at,
+                _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
+                _tf_submit_one.traceparent, _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
         IF _tf_submit_one.task_id IS NOT NULL THEN
             _tf_submit_one.state := 'QUEUED';
             _tf_submit_one.created := true;
+            _tf_submit_one.due_now := v_scheduled_at <= _tf_submit_one.now;
             RETURN;
         END IF;
 
@@ -2253,9 +2349,11 @@ BEGIN
                     MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
                         p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
                     COLUMN = p || 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts and scheduled_at.';
+                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
+                        || 'scheduled_at or delay_seconds, and timeout_seconds.';
             END IF;
             _tf_submit_one.created := false;
+            _tf_submit_one.due_now := false;
             RETURN;
         END IF;
         -- The holder was deleted (tf_prune) between our insert and our read: try again.
@@ -2263,10 +2361,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
-    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision
+    text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision,
+    double precision, boolean, text
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state.sql
@@ -2367,14 +2466,47 @@ COMMENT ON FUNCTION taskforge._tf_token_ok(numeric, numeric) IS
     'Private: true when a (task_id, attempt_number) element is a valid fencing token (whole numbers within bigint and 1..2147483647).';
 REVOKE ALL ON FUNCTION taskforge._tf_token_ok(numeric, numeric) FROM PUBLIC;
 
+-- >>> db/functions/_tf_traceparent_ok.sql
+-- taskforge._tf_traceparent_ok(value text) -> boolean                  (private helper)
+--
+-- Purpose:    the one home of the trace context rule: a W3C Trace Context `traceparent` header
+--             value (https://www.w3.org/TR/trace-context/#traceparent-header) as tf_submit
+--             stores it, version-trace_id-parent_id-flags in lower-case hex,
+--               ^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$
+--             e.g. '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', where the
+--             version is not 'ff' and neither the trace id nor the parent (span) id is all
+--             zeros (the invalid values of the specification). Used by the validation of
+--             tf_submit and tf_submit_many (taskforge._tf_submit_one) and by the domain
+--             taskforge.traceparent of tasks.traceparent (db/schema/50_name_rules.sql).
+--             A plain SQL expression, inlined by the planner into its callers.
+-- Parameters: value  the header value, or NULL.
+-- Returns:    true when valid, false when not, NULL for NULL.
+-- Errors:     none (the validator raises; this only tests).
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_traceparent_ok(value text)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+-- No SET clause: inlined into the validator and the domain constraint.
+AS $fn$
+    SELECT value ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+       AND left(value, 2) <> 'ff'
+       AND substr(value, 4, 32) <> '00000000000000000000000000000000'
+       AND substr(value, 37, 16) <> '0000000000000000'
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_traceparent_ok(text) IS
+    'Private: true when a text is a valid W3C traceparent (lower-case hex vv-trace_id-parent_id-flags, version not ff, ids not all zeros).';
+REVOKE ALL ON FUNCTION taskforge._tf_traceparent_ok(text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_turn.sql
 -- taskforge._tf_turn(worker_id uuid, task_ids bigint[], attempt_numbers int[], outcomes text[],
 --     results jsonb[], errors jsonb[], claim_ids bigint[], lease_seconds double precision,
 --     now timestamptz)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
---                                                                        (private helper)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+--            traceparent text)                                          (private helper)
 --
 -- Purpose:    the one write path of the hot transitions: end the attempts a worker finished
 --             (RUNNING -> SUCCEEDED | FAILED | RETRYING | CANCELLED) and start attempts of tasks
@@ -2402,7 +2534,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_token_ok(numeric, numeric) FROM PUBLIC;
 -- Returns:    one 'finalized' row per finalize element in input order (accepted, the task
 --             state after the call, or as last committed when refused, and the reason, NULL when
 --             accepted), then one 'claimed' row per claimed task in claim order (the claim
---             columns of tf_claim). The kind column says which.
+--             columns of tf_claim, traceparent last). The kind column says which.
 -- Errors:     XX000 (taskforge._tf_broken_invariant) when a task passed the guard but its
 --             attempt row was not RUNNING (see tf_invariant_violations); the statement, like any
 --             error, writes nothing.
@@ -2418,6 +2550,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_token_ok(numeric, numeric) FROM PUBLIC;
 --             session cached while the tables were small. Both pinned with SET
 --             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
 --             costs past jit_above_cost).
+-- Notify:     none of its own; the row trigger tasks_notify_finished sends taskforge_finished for
+--             a task submitted with notify_finished that this statement ends
+--             (taskforge._tf_notify_finished).
 -- Clock:      now, read by the caller once nothing more can be waited for (after tf_finalize's
 --             row lock; at the start of a call that only skips locked rows), and shared with
 --             its pick (taskforge._tf_claim_pick) so that both judge a lease alike: guard,
@@ -2435,7 +2570,8 @@ CREATE OR REPLACE FUNCTION taskforge._tf_turn(
     now timestamptz)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+              traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -2523,7 +2659,7 @@ BEGIN
                updated_at = v_now
          WHERE t.task_id = ANY (v_touched)
         RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
-                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds
+                  t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds, t.traceparent
     ), ended AS (
         -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
@@ -2543,7 +2679,7 @@ BEGIN
          WHERE m.state = 'RUNNING'
     )
     SELECT o.kind, o.task_id, o.attempt_number, o.accepted, o.task_state, o.reason, o.task_type, o.payload,
-           o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds
+           o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds, o.traceparent
       FROM (
         -- The finalize elements in input order.
         SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
@@ -2559,14 +2695,14 @@ BEGIN
                END AS reason,
                NULL::text AS task_type, NULL::jsonb AS payload, NULL::text AS queue, NULL::int AS priority,
                NULL::int AS max_attempts, NULL::timestamptz AS lease_expires_at,
-               NULL::double precision AS timeout_seconds
+               NULL::double precision AS timeout_seconds, NULL::text AS traceparent
           FROM unnest(v_all) WITH ORDINALITY AS f(task_id, attempt_number, reason, old_state, new_state, outcome,
                                                    result, error, ord)
         UNION ALL
         -- The claimed tasks, in claim order.
         SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
                m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
-               m.timeout_seconds
+               m.timeout_seconds, m.traceparent::text
           FROM moved m
          WHERE m.state = 'RUNNING'
       ) AS o
@@ -2733,6 +2869,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
 -- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
+-- Notify:     when it ends a QUEUED or RETRYING task submitted with notify_finished:
+--             pg_notify('taskforge_finished', task_id), on commit (the row trigger of
+--             taskforge._tf_notify_finished). A cancel request on a RUNNING task notifies
+--             nothing until the task ends.
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes.
 CREATE OR REPLACE FUNCTION taskforge.tf_cancel(task_id numeric, reason text DEFAULT NULL)
@@ -2774,7 +2914,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
-    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Errors: TF400, TF404.';
+    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;
 
@@ -2783,7 +2923,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
 --            priority int, max_attempts int, lease_expires_at timestamptz,
---            timeout_seconds double precision)
+--            timeout_seconds double precision, traceparent text)
 --
 -- Purpose:    take up to max_tasks due QUEUED tasks for one worker. For each claimed task, in one
 --             short transaction: state RUNNING, owner, lease, attempt number + 1 and the RUNNING
@@ -2802,6 +2942,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client
 --             and finalize (together they are the fencing token). timeout_seconds (appended
 --             to the first version) is the attempt's time limit from now, NULL for none: no
 --             lease is granted past it, and recovery then records the attempt timed_out.
+--             traceparent (appended last) is the W3C trace context given to tf_submit, or NULL:
+--             the parent of the span a worker runs the attempt in.
 -- Errors:     TF400 naming the argument (nothing claimed); TF404 unknown or deregistered worker.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows (rows locked by other claimers
 --             or by a finalize are skipped, never waited for); inserts attempt rows.
@@ -2820,7 +2962,7 @@ CREATE OR REPLACE FUNCTION taskforge.tf_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(task_id bigint, attempt_number int, task_type text, payload jsonb, queue text,
               priority int, max_attempts int, lease_expires_at timestamptz,
-              timeout_seconds double precision)
+              timeout_seconds double precision, traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -2836,7 +2978,7 @@ BEGIN
     v_now := clock_timestamp();
     RETURN QUERY
     SELECT c.task_id, c.attempt_number, c.task_type, c.payload, c.queue, c.priority, c.max_attempts,
-           c.lease_expires_at, c.timeout_seconds
+           c.lease_expires_at, c.timeout_seconds, c.traceparent
       FROM taskforge._tf_turn(tf_claim.worker_id, '{}', '{}', '{}', NULL, NULL,
                               taskforge._tf_claim_pick(tf_claim.worker_id, tf_claim.queues, tf_claim.lease_seconds,
                                                        tf_claim.max_tasks::int, tf_claim.task_types, v_now),
@@ -2845,7 +2987,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) IS
-    'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Errors: TF400, TF404.';
+    'Claim up to max_tasks due QUEUED tasks (priority DESC, created_at, task_id; FOR UPDATE SKIP LOCKED): RUNNING + lease + new RUNNING attempt, atomically. Zero rows when nothing is eligible. Rows end with timeout_seconds and traceparent (the submitter''s trace context). Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_claim(uuid, text[], double precision, numeric, text[]) TO taskforge_worker;
 
@@ -3052,6 +3194,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_sc
 --             same task), then its attempts row.
 -- Writes:     through taskforge._tf_turn, as a batch of one: the same statement as
 --             tf_finalize_many and tf_finalize_and_claim.
+-- Notify:     only for a task submitted with notify_finished that this call ends (SUCCEEDED,
+--             FAILED, CANCELLED): pg_notify('taskforge_finished', task_id), on commit (the row
+--             trigger of taskforge._tf_notify_finished); no other NOTIFY.
 -- Clock:      clock_timestamp() read after the row lock is held (a wait for the lock may
 --             outlive the lease): guard, finish time and backoff start.
 -- By hand:    only for a task you own (the guard makes a stale call harmless).
@@ -3101,7 +3246,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) IS
-    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Errors: TF400, TF404.';
+    'Record an attempt outcome (succeeded|failed|retryable|cancelled) under the ownership guard; task and attempt change together. Stale calls return accepted=false with a reason. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, jsonb, jsonb, text) TO taskforge_worker;
 
@@ -3112,7 +3257,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, js
 --     max_tasks numeric DEFAULT 1, task_types text[] DEFAULT NULL)
 --   -> TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
 --            reason text, task_type text, payload jsonb, queue text, priority int,
---            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+--            max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+--            traceparent text)
 --
 -- Purpose:    a worker's whole turn in one round trip and one commit: finalize the attempts it
 --             just finished (exactly tf_finalize_many) and claim up to max_tasks new ones
@@ -3127,7 +3273,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, js
 --             accepted, task_state, reason as tf_finalize_many; the claim columns NULL), then
 --             one 'claimed' row per claimed task in claim order (task_id, attempt_number,
 --             task_type, payload, queue, priority, max_attempts, lease_expires_at,
---             timeout_seconds as tf_claim;
+--             timeout_seconds, traceparent as tf_claim;
 --             accepted, task_state, reason NULL). The kind column says which.
 -- Errors:     TF400 naming the argument (and element); queues, task_types and lease_seconds
 --             are validated even when max_tasks = 0. TF404 unknown or deregistered worker when
@@ -3140,6 +3286,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize(numeric, uuid, numeric, text, js
 --             ones. A limited queue counts the attempts this call ends as ended (the pick judges
 --             them with the same guard and clock as the write), so a slot freed by this call
 --             can be claimed by it.
+-- Notify:     only for the tasks submitted with notify_finished that this call ends:
+--             pg_notify('taskforge_finished', task_id) each, on commit (the row trigger of
+--             taskforge._tf_notify_finished); claims never notify.
 -- Clock:      clock_timestamp() once, after validation: guard, due test, finish time, backoff
 --             start, lease start and attempt start.
 -- By hand:    only as a registered worker that will renew or finalize what it takes.
@@ -3156,7 +3305,8 @@ CREATE OR REPLACE FUNCTION taskforge.tf_finalize_and_claim(
     task_types text[] DEFAULT NULL)
 RETURNS TABLE(kind text, task_id bigint, attempt_number int, accepted boolean, task_state text,
               reason text, task_type text, payload jsonb, queue text, priority int,
-              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision)
+              max_attempts int, lease_expires_at timestamptz, timeout_seconds double precision,
+              traceparent text)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
@@ -3226,7 +3376,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_and_claim(uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]) IS
-    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order). Errors: TF400, TF404.';
+    'A worker turn in one commit: tf_finalize_many of the given attempts, then tf_claim of up to max_tasks (0..1000). Rows: kind finalized (input order) then kind claimed (claim order), traceparent last. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_and_claim(
     uuid, numeric[], numeric[], text[], jsonb[], jsonb[], text[], double precision, numeric, text[]
 ) FROM PUBLIC;
@@ -3267,6 +3417,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_and_claim(
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks rows (never waits), then their attempt rows.
 -- Writes:     taskforge._tf_turn's one statement (tf_finalize and tf_finalize_and_claim write
 --             through it too); the arguments are checked first by taskforge._tf_check_batch.
+-- Notify:     only for the tasks submitted with notify_finished that this call ends:
+--             pg_notify('taskforge_finished', task_id) each, on commit (the row trigger of
+--             taskforge._tf_notify_finished); no other NOTIFY.
 -- Clock:      clock_timestamp() once (nothing is waited for): guard, finish time, backoff start.
 -- By hand:    only for attempts you own (the guard makes a stale element harmless).
 CREATE OR REPLACE FUNCTION taskforge.tf_finalize_many(
@@ -3301,7 +3454,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) IS
-    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. Errors: TF400.';
+    'Batch tf_finalize: one row per element in input order, same guard and outcome rules; rows locked elsewhere are skipped (SKIP LOCKED) and reported busy. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_finalize_many(uuid, numeric[], numeric[], text[], jsonb[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_finalize_many(
     uuid, numeric[], numeric[], text[], jsonb[], jsonb[]
@@ -3639,7 +3792,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune_workers(double precision, numeric) 
 -- Errors:     TF400 naming the argument.
 -- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
 --             right now is skipped (its owner is alive) and looked at on the next call.
--- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
+-- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit);
+--             pg_notify('taskforge_finished', task_id) for each task submitted with
+--             notify_finished that it ends FAILED or CANCELLED (the row trigger of
+--             taskforge._tf_notify_finished).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
 -- By hand:    yes; it only acts on leases that have already expired.
@@ -3728,7 +3884,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;
 
@@ -4372,11 +4528,13 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
 --     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
---     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL)
+--     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL,
+--     delay_seconds double precision DEFAULT NULL, notify_finished boolean DEFAULT false,
+--     traceparent text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
---             eligible once scheduled_at (NULL = now) has passed.
+--             eligible once scheduled_at (NULL = now, or now + delay_seconds) has passed.
 -- Parameters: task_type        a registered type (tf_register_task_type).
 --             payload          a JSON object, at most 1 MiB as JSON text and nested at most
 --                              100 levels deep (objects and arrays; the payload object is level
@@ -4393,28 +4551,58 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 --                              replacements). Both are numeric, not int, so that any number
 --                              reaches the check (3000000000 is TF400, not 42883 "function does
 --                              not exist"); every call shape of the int version still resolves.
---             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now.
+--             scheduled_at     earliest eligibility, finite timestamptz, or NULL for now (or
+--                              for now + delay_seconds).
 --             idempotency_key  1..200 characters, or NULL.
 --             timeout_seconds  (appended later) this task's attempt timeout, 0 < s <= 604800
 --                              (7 days), overriding its type's (tf_register_task_type); NULL:
 --                              the type's, as it is at submit. Each attempt's deadline is its
 --                              claim time + this (see tf_claim, tf_renew).
+--             The last three were appended together (every earlier call shape, positional or
+--             named, still resolves):
+--             delay_seconds    earliest eligibility as a delay from now: finite, 0 <= s <=
+--                              3155760000 (100 years of 365.25 days), or NULL for none.
+--                              scheduled_at becomes clock_timestamp() + delay at entry (the
+--                              database's clock, never the caller's). Give at most one of
+--                              scheduled_at and delay_seconds: both is TF400 delay_seconds.
+--             notify_finished  true: when the task reaches SUCCEEDED, FAILED or CANCELLED, by
+--                              any path (finalize, recovery of an expired lease or a passed
+--                              deadline, cancel), that transaction sends
+--                              pg_notify('taskforge_finished', task_id::text), delivered on
+--                              commit (the trigger function taskforge._tf_notify_finished).
+--                              false (the default): nothing is sent. NULL is TF400. Such a
+--                              notification serialises the committing transaction with other
+--                              NOTIFYing commits, so only tasks someone waits for should ask.
+--             traceparent      the W3C trace context of the submitter, NULL or
+--                              ^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$ with the version
+--                              not 'ff' and neither id all zeros (taskforge._tf_traceparent_ok);
+--                              stored and returned as the last column of every claim of the
+--                              task (tf_claim, tf_finalize_and_claim), so a worker can link its
+--                              attempt's span to it.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
 --             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
 --             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL),
---             and timeout_seconds when one is given.
+--             timeout_seconds when one is given, and delay_seconds when one is given, as given
+--             (not the instant it yields): replaying a delayed submit, later, with the same key
+--             returns the stored task (created = false, its scheduled_at from the first call)
+--             instead of TF409. notify_finished and traceparent are not part of it: a replay
+--             that differs only in them returns the stored task, and the first submit's values
+--             stand.
 --             Same key, same fingerprint: the stored task is returned with created = false,
 --             whatever its state now; nothing is created or reset. Same key, different
 --             fingerprint: TF409. Concurrent submits with one key wait on the first inserter
 --             (INSERT ... ON CONFLICT DO NOTHING) and all get its id; if that transaction rolls
 --             back the key is free and the next submitter creates the task.
 -- Returns:    one row: the task id, its current state, and whether this call created it.
--- Errors:     TF400 naming the argument (nothing written); TF409 key reused with a different
---             request. Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
+-- Errors:     TF400 naming the argument (nothing written): MESSAGE '<argument>: <problem>',
+--             COLUMN '<argument>'; TF409 key reused with a different request, COLUMN
+--             'idempotency_key' (docs/sql-api.md#errors). Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
 --             key can raise 40001 (serialization_failure): retry the transaction.
 -- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
--- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit).
--- Clock:      clock_timestamp() for created_at and the default schedule.
+-- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit);
+--             with notify_finished, later, pg_notify('taskforge_finished', task_id) when it ends.
+-- Clock:      clock_timestamp() once at entry: created_at, the default schedule and the base of
+--             delay_seconds.
 -- By hand:    yes; it is the public way to create work.
 -- Shares:     its per-request core with tf_submit_many (taskforge._tf_submit_one).
 CREATE OR REPLACE FUNCTION taskforge.tf_submit(
@@ -4425,7 +4613,10 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     max_attempts numeric DEFAULT 3,
     scheduled_at timestamptz DEFAULT NULL,
     idempotency_key text DEFAULT NULL,
-    timeout_seconds double precision DEFAULT NULL)
+    timeout_seconds double precision DEFAULT NULL,
+    delay_seconds double precision DEFAULT NULL,
+    notify_finished boolean DEFAULT false,
+    traceparent text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
 ROWS 1
@@ -4441,21 +4632,24 @@ BEGIN
     SELECT * INTO r
       FROM taskforge._tf_submit_one(tf_submit.task_type, tf_submit.payload, tf_submit.queue, tf_submit.priority,
                                     tf_submit.max_attempts, tf_submit.scheduled_at, tf_submit.idempotency_key,
-                                    v_now, '', timeout_seconds => tf_submit.timeout_seconds);
-    IF r.created AND coalesce(tf_submit.scheduled_at, v_now) <= v_now THEN
+                                    v_now, '', timeout_seconds => tf_submit.timeout_seconds,
+                                    delay_seconds => tf_submit.delay_seconds,
+                                    notify_finished => tf_submit.notify_finished,
+                                    traceparent => tf_submit.traceparent);
+    IF r.due_now THEN
         PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
     RETURN QUERY SELECT r.task_id, r.state, r.created;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision) IS
-    'Admit a task (QUEUED, no attempts). Idempotency key + SHA-256 request fingerprint: replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now. Errors: TF400, TF409.';
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text) IS
+    'Admit a task (QUEUED, no attempts), due at scheduled_at or after delay_seconds (database clock). Idempotency key + SHA-256 request fingerprint (the delay as given; not notify_finished or traceparent): replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now; with notify_finished, NOTIFY taskforge_finished(task_id) when it ends. traceparent is returned by its claims. Errors: TF400, TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
 ) TO taskforge_client;
 
 -- >>> db/functions/tf_submit_many.sql
@@ -4483,8 +4677,16 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
 --               idempotency_key  string or null.
 --               timeout_seconds  a JSON number (seconds, 0 < s <= 604800) or null for the task
 --                                type's timeout.
+--               delay_seconds    a JSON number (seconds, 0 <= s <= 3155760000) or null for
+--                                none: scheduled at the call's clock_timestamp() + delay. An
+--                                element giving both a scheduled_at string and a delay is TF400
+--                                'requests[i].delay_seconds'. In the fingerprint as given.
+--               notify_finished  a JSON boolean; default false (null is TF400, as NULL in
+--                                tf_submit). Not in the fingerprint.
+--               traceparent      a W3C traceparent string (tf_submit's rule) or null. Not in
+--                                the fingerprint.
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
---             (no seven arrays to keep aligned), an element can omit a key and get tf_submit's
+--             (no eleven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
 --             and every client language can build it.
 -- Returns:    one row per element, in input order: the task id, its current state, and
@@ -4492,17 +4694,20 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
 --             idempotency key (same request) resolves to that same task with created = false.
 -- Errors:     TF400 naming the element (0-based, as in the JSON array) and argument, e.g.
 --             'requests[3].priority: must be between -32768 and 32767, got 40000', or
---             'requests: ...' for the array itself; TF409 'requests[3].idempotency_key: ...'
---             for a key reused with a different request (also by an earlier element of the
---             same call). Nothing is written when an error is raised. Under REPEATABLE READ or
+--             'requests[3]: ...' for the element's shape, 'requests: ...' for the array itself;
+--             TF409 'requests[3].idempotency_key: ...' for a key reused with a different request
+--             (also by an earlier element of the same call). The COLUMN field of each error is
+--             the text before the colon ('requests[3].priority'), so a client reads the element
+--             and key from the error's fields, not its message. Nothing is written when an error is raised. Under REPEATABLE READ or
 --             SERIALIZABLE a concurrent submit with the same key can raise 40001: retry.
 -- Locks:      inserts one tasks row per created element; on a key conflict waits for the
 --             competing inserter. Two batches sharing keys in opposite orders can deadlock
 --             (40P01, one is rolled back): retry, or sort keyed requests by key.
 -- Notify:     pg_notify('taskforge', queue) once per distinct queue that received a task due
---             now (delivered on commit).
--- Clock:      clock_timestamp() once per call: created_at and the default schedule of every
---             element.
+--             now (delivered on commit); later, as tf_submit, taskforge_finished for the tasks
+--             of elements with notify_finished.
+-- Clock:      clock_timestamp() once per call: created_at, the default schedule and the base of
+--             delay_seconds of every element.
 -- By hand:    yes; the public way to create much work at once.
 CREATE OR REPLACE FUNCTION taskforge.tf_submit_many(requests jsonb)
 RETURNS TABLE(task_id bigint, state text, created boolean)
@@ -4515,7 +4720,8 @@ AS $fn$
 DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
-                                    'idempotency_key', 'timeout_seconds'];
+                                    'idempotency_key', 'timeout_seconds', 'delay_seconds', 'notify_finished',
+                                    'traceparent'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -4525,6 +4731,9 @@ DECLARE
     v_value jsonb;
     v_nums numeric[];
     v_timeout double precision;
+    v_delay double precision;
+    v_timeout_or_delay double precision;
+    v_notify boolean;
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
@@ -4554,8 +4763,9 @@ BEGIN
         END IF;
         IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
            OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
-           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string' THEN
-            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at'] LOOP
+           OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string'
+           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent'] LOOP
                 IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
                         jsonb_typeof(v_request -> v_key)));
@@ -4564,23 +4774,30 @@ BEGIN
         END IF;
         v_nums := ARRAY[0, 3];  -- tf_submit's defaults for priority and max_attempts
         v_timeout := NULL;      -- and for timeout_seconds (the task type's)
-        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds' THEN
-            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds'] LOOP
+        v_delay := NULL;        -- and for delay_seconds (none)
+        IF v_request ? 'priority' OR v_request ? 'max_attempts' OR v_request ? 'timeout_seconds'
+           OR v_request ? 'delay_seconds' THEN
+            FOREACH v_key IN ARRAY ARRAY['priority', 'max_attempts', 'timeout_seconds', 'delay_seconds'] LOOP
                 v_value := v_request -> v_key;
                 IF v_value IS NULL OR jsonb_typeof(v_value) = 'null' THEN
                     -- omitted: the default; JSON null: SQL NULL (tf_submit refuses it for the
-                    -- whole numbers; for timeout_seconds it means the type's)
-                    IF v_value IS NOT NULL AND v_key <> 'timeout_seconds' THEN
+                    -- whole numbers; for timeout_seconds it means the type's, for delay_seconds none)
+                    IF v_value IS NOT NULL AND v_key IN ('priority', 'max_attempts') THEN
                         v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := NULL;
                     END IF;
                 ELSIF jsonb_typeof(v_value) <> 'number' THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON number, got %s',
                         left(v_value::text, 100)));
-                ELSIF v_key = 'timeout_seconds' THEN
+                ELSIF v_key IN ('timeout_seconds', 'delay_seconds') THEN
                     -- A JSON number beyond double precision becomes +/-Infinity: out of range below.
-                    v_timeout := CASE WHEN abs(v_value::numeric) > 1e300
-                                      THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
-                                      ELSE v_value::numeric::float8 END;
+                    v_timeout_or_delay := CASE WHEN abs(v_value::numeric) > 1e300
+                                               THEN sign(v_value::numeric)::float8 * 'Infinity'::float8
+                                               ELSE v_value::numeric::float8 END;
+                    IF v_key = 'timeout_seconds' THEN
+                        v_timeout := v_timeout_or_delay;
+                    ELSE
+                        v_delay := v_timeout_or_delay;
+                    END IF;
                 ELSE
                     -- The range and whole-number checks are tf_submit's (taskforge._tf_submit_one).
                     v_nums[array_position(ARRAY['priority', 'max_attempts'], v_key)] := v_value::numeric;
@@ -4603,11 +4820,23 @@ BEGIN
             END;
         END IF;
 
+        v_notify := false;  -- tf_submit's default
+        IF v_request ? 'notify_finished' THEN
+            v_value := v_request -> 'notify_finished';
+            IF jsonb_typeof(v_value) NOT IN ('boolean', 'null') THEN
+                PERFORM taskforge._tf_invalid(v_prefix || 'notify_finished', format('must be a JSON boolean, got %s',
+                    left(v_value::text, 100)));
+            END IF;
+            -- JSON null: SQL NULL, refused by the shared core as tf_submit refuses NULL.
+            v_notify := CASE WHEN jsonb_typeof(v_value) = 'boolean' THEN v_value::boolean END;
+        END IF;
+
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
                                       v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
-                                      v_now, v_prefix, timeout_seconds => v_timeout);
-        IF r.created AND coalesce(v_scheduled_at, v_now) <= v_now AND v_queue <> ALL (v_due_queues) THEN
+                                      v_now, v_prefix, timeout_seconds => v_timeout, delay_seconds => v_delay,
+                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent');
+        IF r.due_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;
         tf_submit_many.task_id := r.task_id;
@@ -4621,7 +4850,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
-    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument, TF409.';
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished and traceparent included), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
@@ -4680,6 +4909,24 @@ BEGIN
 END
 $names$;
 
+-- The trace context format (tasks.traceparent). A domain's constraint is prepared once per session
+-- (type cache), so it may call its home, taskforge._tf_traceparent_ok, an inlined SQL expression;
+-- it is checked only where a statement writes the column (tf_submit's INSERT).
+ALTER DOMAIN taskforge.traceparent ADD CONSTRAINT traceparent_format CHECK (taskforge._tf_traceparent_ok(VALUE));
+
+-- >>> db/schema/55_triggers.sql
+-- Row triggers, after the functions they call. One only: the finished notification of tasks
+-- submitted with notify_finished (taskforge._tf_notify_finished, whose header says why this is
+-- a trigger). The WHEN clause keeps every other task off it: for a row without the flag an
+-- UPDATE pays the test of one boolean column and queues no trigger event (measured on the worker
+-- turn: docs/benchmarks.md, "The hot path in SQL"). UPDATE OF state: statements that leave the
+-- state alone (renewals, cancel requests) do not even test it.
+CREATE TRIGGER tasks_notify_finished
+    AFTER UPDATE OF state ON taskforge.tasks
+    FOR EACH ROW
+    WHEN (new.notify_finished)
+    EXECUTE FUNCTION taskforge._tf_notify_finished();
+
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
 -- with the privileges of their owner (taskforge_owner), so readers need SELECT on the view and
@@ -4698,7 +4945,7 @@ SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priori
        t.payload::jsonb AS payload, t.result, t.last_error,
        a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
-       t.timeout_seconds, t.deadline_at
+       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';

@@ -1,6 +1,6 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(31);
+SELECT plan(33);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
@@ -15,6 +15,7 @@ SELECT col_type_is('taskforge', 'tasks', 'queue', 'taskforge', 'queue_name', 'ta
 SELECT col_type_is('taskforge', 'tasks', 'priority', 'taskforge', 'task_priority', 'tasks.priority is checked (domain task_priority)');
 SELECT col_type_is('taskforge', 'tasks', 'max_attempts', 'taskforge', 'attempt_budget', 'tasks.max_attempts is checked (domain attempt_budget)');
 SELECT col_type_is('taskforge', 'tasks', 'idempotency_key', 'taskforge', 'idempotency_key', 'tasks.idempotency_key is checked (domain idempotency_key)');
+SELECT col_type_is('taskforge', 'tasks', 'traceparent', 'taskforge', 'traceparent', 'tasks.traceparent is checked (domain traceparent)');
 SELECT col_type_is('taskforge', 'attempts', 'state', 'taskforge', 'attempt_state', 'attempts.state is checked (domain attempt_state)');
 SELECT col_type_is('taskforge', 'attempts', 'outcome', 'taskforge', 'attempt_outcome', 'attempts.outcome is checked (domain attempt_outcome)');
 SELECT col_type_is('taskforge', 'attempts', 'attempt_number', 'taskforge', 'attempt_number', 'attempts.attempt_number is checked (domain attempt_number)');
@@ -25,7 +26,7 @@ SELECT set_eq($$SELECT t.typname::text || '.' || c.conname::text FROM pg_catalog
                        ('attempt_outcome.attempt_outcome_known'), ('attempt_number.attempt_number_positive'),
                        ('json_object.json_object_is_object'), ('task_priority.task_priority_range'),
                        ('attempt_budget.attempt_budget_range'), ('idempotency_key.idempotency_key_length'),
-                       ('queue_name.queue_name_format')$$,
+                       ('queue_name.queue_name_format'), ('traceparent.traceparent_format')$$,
               'every domain of the schema carries its validated CHECK constraint');
 SELECT col_has_check('taskforge', 'workers', 'heartbeat_seconds', 'workers.heartbeat_seconds is checked');
 SELECT col_has_check('taskforge', 'task_types', 'backoff_jitter', 'task_types.backoff_jitter is checked');
@@ -70,6 +71,9 @@ SELECT throws_ok($$INSERT INTO taskforge.attempts (task_id, attempt_number, work
                  '23505', NULL, 'a second attempt with the same number is refused');
 SELECT throws_ok($$UPDATE taskforge.tasks SET payload = '[1, 2]' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
                  '23514', NULL, 'a payload that is not a JSON object is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET traceparent = 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+                    WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'a traceparent that breaks the W3C format is refused');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;

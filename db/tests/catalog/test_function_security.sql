@@ -2,7 +2,8 @@
 BEGIN;
 SELECT plan(38);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
-SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text', 'double precision'], 'tf_submit exists');
+SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text', 'double precision',
+                                                   'double precision', 'boolean', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'numeric', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
 SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
 SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
@@ -53,7 +54,8 @@ SELECT is_empty($$SELECT signature FROM fn
                                                           WHERE p.oid = fn.oid))$$,
                 'every function of the schema pins search_path = pg_catalog, pg_temp (pg_temp last), but inlined private SQL expressions');
 SELECT is_empty($$SELECT signature FROM fn WHERE proconfig IS NULL AND proname NOT IN ('_tf_guard', '_tf_guard_batch', '_tf_name_pattern', '_tf_task_state_after', '_tf_attempt_state_after',
-                                                                          '_tf_json_too_deep', '_tf_token_ok', '_tf_outcome_ok', '_tf_valid_batch_of_one', '_tf_sorted_at')$$,
+                                                                          '_tf_json_too_deep', '_tf_token_ok', '_tf_outcome_ok', '_tf_valid_batch_of_one', '_tf_sorted_at',
+                                                                          '_tf_traceparent_ok')$$,
                 'only the inlined expression helpers have no SET clause');
 SELECT is_empty($$SELECT signature FROM fn WHERE proname LIKE 'tf\_%' AND (comment IS NULL OR btrim(comment) = '')$$,
                 'every public tf_* function has a COMMENT');

@@ -15,7 +15,7 @@ CREATE TEMP TABLE r AS
 SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w), '{}', '{}', '{}',
                                                  queues => ARRAY['q_fac_claim_only'], lease_seconds => 45, max_tasks => 2)
     WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
-                         max_attempts, lease_expires_at, timeout_seconds, pos);
+                         max_attempts, lease_expires_at, timeout_seconds, traceparent, pos);
 CREATE TEMP TABLE after_call AS SELECT clock_timestamp() AS at;
 
 SELECT results_eq($$SELECT r.kind, k.label, r.attempt_number, r.task_type, r.payload, r.queue, r.priority, r.max_attempts FROM r JOIN k USING (task_id) ORDER BY r.pos$$,

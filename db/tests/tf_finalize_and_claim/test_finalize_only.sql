@@ -15,7 +15,7 @@ SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w),
         ARRAY['{"r": 2}'::jsonb, NULL], ARRAY[NULL, '{"message": "e1"}'::jsonb],
         queues => ARRAY['q_fac_finalize_only'], max_tasks => 0)
     WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
-                         max_attempts, lease_expires_at, timeout_seconds, pos);
+                         max_attempts, lease_expires_at, timeout_seconds, traceparent, pos);
 
 SELECT results_eq($$SELECT r.kind, k.n, r.attempt_number, r.accepted, r.task_state, r.reason FROM r JOIN k USING (task_id) ORDER BY r.pos$$,
                   $$VALUES ('finalized', 2, 1, true, 'SUCCEEDED', NULL::text), ('finalized', 1, 1, true, 'FAILED', NULL)$$,

@@ -20,7 +20,7 @@ SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w),
         ARRAY['{"r": "c"}'::jsonb, NULL, '{"r": "late"}'], NULL,
         queues => ARRAY['q_fac_both'], lease_seconds => 90, max_tasks => 2)
     WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
-                         max_attempts, lease_expires_at, timeout_seconds, pos);
+                         max_attempts, lease_expires_at, timeout_seconds, traceparent, pos);
 CREATE TEMP TABLE after_call AS SELECT clock_timestamp() AS at;
 
 SELECT results_eq(

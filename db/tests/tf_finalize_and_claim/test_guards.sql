@@ -32,7 +32,7 @@ SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w1),
     (SELECT array_agg(jsonb_build_object('from', b.label) ORDER BY b.pos) FROM b),
     queues => ARRAY['q_fac_guards_1'], max_tasks => 10)
     WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
-                         max_attempts, lease_expires_at, timeout_seconds, pos);
+                         max_attempts, lease_expires_at, timeout_seconds, traceparent, pos);
 
 SELECT results_eq($$SELECT r.pos, r.kind, k.label, r.accepted, r.task_state, r.reason FROM r JOIN k USING (task_id) ORDER BY r.pos$$,
                   $$VALUES (1::bigint, 'finalized'::text, 'missing'::text, false, NULL::text, 'not_found'::text),

@@ -13,7 +13,7 @@ CREATE TEMP TABLE f AS
 SELECT x.* FROM taskforge.tf_finalize_and_claim((SELECT id FROM w), ARRAY[(SELECT task_id FROM r)], ARRAY[1], ARRAY['retryable'],
                                                  queues => ARRAY['q_fac_no_reclaim'], max_tasks => 10)
     WITH ORDINALITY x(kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload, queue, priority,
-                         max_attempts, lease_expires_at, timeout_seconds, pos);
+                         max_attempts, lease_expires_at, timeout_seconds, traceparent, pos);
 SELECT is((SELECT kind || '/' || task_state FROM f WHERE pos = 1), 'finalized/RETRYING', 'the task is finalized RETRYING');
 SELECT ok((SELECT t.scheduled_at <= clock_timestamp() FROM taskforge.tasks t JOIN r USING (task_id)), 'its backoff (zero) is already over');
 SELECT is((SELECT array_agg(task_id) FROM f WHERE kind = 'claimed'), ARRAY[(SELECT task_id FROM other)],

@@ -1,8 +1,9 @@
--- tf_submit_many refuses a bad array or element with TF400 naming the element and argument (requests[i].argument), with tf_submit's rules per element, and writes nothing.
+-- tf_submit_many refuses a bad array or element with TF400 naming the element and argument (requests[i].argument, in the message and as the error's COLUMN field), with tf_submit's rules per element, and writes nothing.
 BEGIN;
-SELECT plan(42);
+SELECT plan(53);
 -- throws_arg(sql, sqlstate, argument, description): passes when sql raises exactly that SQLSTATE
--- with a message that names the argument ("<argument>: <problem>").
+-- with a message that names the argument ("<argument>: <problem>") and the argument as its COLUMN
+-- field (what a client reads instead of the message, e.g. psycopg's exc.diag.column_name).
 CREATE FUNCTION pg_temp.throws_arg(p_sql text, p_sqlstate text, p_argument text, p_description text)
 RETURNS text
 LANGUAGE plpgsql
@@ -10,17 +11,18 @@ AS $helper$
 DECLARE
     v_state text;
     v_message text;
+    v_column text;
 BEGIN
     BEGIN
         EXECUTE p_sql;
     EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+        GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
     END;
-    IF v_state IS NOT DISTINCT FROM p_sqlstate AND starts_with(v_message, p_argument || ': ') THEN
+    IF v_state IS NOT DISTINCT FROM p_sqlstate AND starts_with(v_message, p_argument || ': ') AND v_column = p_argument THEN
         RETURN ok(true, p_description);
     END IF;
-    RETURN ok(false, p_description) || E'\n' || diag(format('expected SQLSTATE %s with message "%s: ...", got %s',
-        p_sqlstate, p_argument, coalesce(v_state || ' "' || v_message || '"', 'no error')));
+    RETURN ok(false, p_description) || E'\n' || diag(format('expected SQLSTATE %s with message "%s: ..." and COLUMN %s, got %s',
+        p_sqlstate, p_argument, p_argument, coalesce(v_state || ' "' || v_message || '" COLUMN ' || coalesce(v_column, 'NULL'), 'no error')));
 END;
 $helper$;
 -- v(json): a call of tf_submit_many with one bad element after a good one, as SQL text.
@@ -45,8 +47,8 @@ SELECT pg_temp.throws_arg($$SELECT * FROM taskforge.tf_submit_many(
 SELECT pg_temp.throws_arg(pg_temp.v('"noop"'), 'TF400', 'requests[1]', 'a string element is TF400 naming it');
 SELECT pg_temp.throws_arg(pg_temp.v('null'), 'TF400', 'requests[1]', 'a null element is TF400');
 SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "queue_name": "x"}'), 'TF400', 'requests[1]', 'an unknown key is TF400');
-SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": 5}'), 'TF400', 'requests[1]',
-    'delay_seconds is not a key of tf_submit: TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay": 5}'), 'TF400', 'requests[1]',
+    'delay is not a key of tf_submit (delay_seconds is): TF400');
 
 -- task_type
 SELECT pg_temp.throws_arg(pg_temp.v('{"queue": "q_many_validation"}'), 'TF400', 'requests[1].task_type', 'a missing task_type is TF400');
@@ -99,6 +101,30 @@ SELECT pg_temp.throws_arg(format('SELECT * FROM taskforge.tf_submit_many(%L)',
     'TF400', 'requests[0].idempotency_key', 'a 201-character idempotency_key is TF400');
 SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "idempotency_key": 7}'), 'TF400', 'requests[1].idempotency_key',
     'a number idempotency_key is TF400');
+
+-- delay_seconds, notify_finished, traceparent
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": "5"}'), 'TF400', 'requests[1].delay_seconds',
+    'a string delay_seconds is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": -1}'), 'TF400', 'requests[1].delay_seconds',
+    'a negative delay_seconds is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": 3155760000.5}'), 'TF400', 'requests[1].delay_seconds',
+    'a delay_seconds over 100 years is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": 1e400}'), 'TF400', 'requests[1].delay_seconds',
+    'a delay_seconds beyond double precision is TF400, not 22003');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "delay_seconds": 5, "scheduled_at": "2031-03-04T05:06:07Z"}'), 'TF400',
+    'requests[1].delay_seconds', 'a delay_seconds with a scheduled_at is TF400 naming delay_seconds');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "notify_finished": null}'), 'TF400', 'requests[1].notify_finished',
+    'notify_finished null is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "notify_finished": "true"}'), 'TF400', 'requests[1].notify_finished',
+    'a string notify_finished is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "notify_finished": 1}'), 'TF400', 'requests[1].notify_finished',
+    'a number notify_finished is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "traceparent": 1}'), 'TF400', 'requests[1].traceparent',
+    'a number traceparent is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"}'),
+    'TF400', 'requests[1].traceparent', 'a traceparent without its flags is TF400');
+SELECT pg_temp.throws_arg(pg_temp.v('{"task_type": "noop", "traceparent": "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}'),
+    'TF400', 'requests[1].traceparent', 'a traceparent of version ff is TF400');
 
 -- The edges that are valid, in one call of 10000 requests.
 SELECT is((SELECT count(*)::int FROM taskforge.tf_submit_many(

@@ -29,7 +29,8 @@ class TurnRow(NamedTuple):
     ``kind`` is ``finalized`` (one per element sent, in input order: ``accepted``,
     ``task_state``, ``reason``) or ``claimed`` (one per task claimed: ``task_type``, ``payload``
     as JSON text, ``queue``, ``priority``, ``max_attempts``, ``timeout_seconds`` in seconds or
-    None); the columns of the other kind are None.
+    None, ``traceparent``, the W3C trace context given at submit or None); the columns of the
+    other kind are None.
     """
 
     kind: str
@@ -44,6 +45,7 @@ class TurnRow(NamedTuple):
     priority: int
     max_attempts: int
     timeout_seconds: float | None
+    traceparent: str | None
 
 
 class RenewRow(NamedTuple):
