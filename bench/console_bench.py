@@ -42,10 +42,20 @@ for folder in (ROOT / "clients" / "python", ROOT / "console"):  # a checkout wit
         sys.path.insert(0, str(folder))
 
 from taskforge import sql  # noqa: E402
+from taskforge.benchmarks import statements  # noqa: E402
 from taskforge.benchmarks.console_data import fill  # noqa: E402
 from taskforge.benchmarks.database import admin_dsn_default, fresh_database  # noqa: E402
 from taskforge_console import Settings, create_app  # noqa: E402
 from taskforge_console.state import console  # noqa: E402
+
+# The login role the console connects as ({name}: psycopg.sql.Identifier),
+# and the newest task that needed a second attempt (its page shows two attempts and an error).
+CONSOLE_BENCH_CREATE_ROLE = "CREATE ROLE {name} LOGIN IN ROLE taskforge_console"
+CONSOLE_BENCH_DROP_ROLE = "DROP ROLE IF EXISTS {name}"
+CONSOLE_BENCH_END_ROLE_SESSIONS = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %(role)s"
+CONSOLE_BENCH_A_RETRIED_TASK = """
+SELECT task_id FROM taskforge.tf_attempts WHERE attempt_number = 2 ORDER BY task_id DESC LIMIT 1
+"""
 
 #: (label, path, target in ms or None). {finished_id} is a task that succeeded on its second attempt.
 PAGES: list[tuple[str, str, float | None]] = [
@@ -97,11 +107,11 @@ def run(admin_dsn: str, finished: int, queued: int, requests: int) -> dict[str, 
             print(f"filling {finished:,} finished and {queued:,} queued tasks ...", file=sys.stderr, flush=True)
             data = fill(conn, finished=finished, queued=queued)
             started = time.monotonic()
-            conn.execute(sql.BENCH_VACUUM_ANALYZE)
+            conn.execute(statements.BENCH_VACUUM_ANALYZE)
             vacuum_seconds = time.monotonic() - started
-            server = sql.one_row(conn, sql.BENCH_SERVER_VERSION)[0]
-            conn.execute(pgsql.SQL(sql.CONSOLE_BENCH_CREATE_ROLE).format(name=pgsql.Identifier(role)))
-            finished_id = sql.one_value(conn, sql.CONSOLE_BENCH_A_RETRIED_TASK)
+            server = sql.one_row(conn, statements.BENCH_SERVER_VERSION)[0]
+            conn.execute(pgsql.SQL(CONSOLE_BENCH_CREATE_ROLE).format(name=pgsql.Identifier(role)))
+            finished_id = sql.one_value(conn, CONSOLE_BENCH_A_RETRIED_TASK)
         try:
             app = create_app(Settings(dsn=make_conninfo(dsn, user=role)))
             client = app.test_client()
@@ -116,8 +126,8 @@ def run(admin_dsn: str, finished: int, queued: int, requests: int) -> dict[str, 
             console(app).db.close()
         finally:
             with psycopg.connect(admin_dsn, autocommit=True) as admin:
-                admin.execute(sql.CONSOLE_BENCH_END_ROLE_SESSIONS, {"role": role})
-                admin.execute(pgsql.SQL(sql.CONSOLE_BENCH_DROP_ROLE).format(name=pgsql.Identifier(role)))
+                admin.execute(CONSOLE_BENCH_END_ROLE_SESSIONS, {"role": role})
+                admin.execute(pgsql.SQL(CONSOLE_BENCH_DROP_ROLE).format(name=pgsql.Identifier(role)))
     return {
         "data": {
             "tasks_by_state": data.tasks_by_state,

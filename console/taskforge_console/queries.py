@@ -19,6 +19,9 @@ import psycopg
 from psycopg.rows import dict_row
 
 from taskforge import client, sql
+from taskforge.errors import Refused, refusals
+
+from .refusals import refusal_status
 
 __all__ = [
     "BULK_LIMIT",
@@ -162,16 +165,8 @@ class BulkOutcome:
     more: bool = False
 
 
-_SQLSTATE_CODE = {"TF400": "invalid_argument", "TF404": "not_found", "TF409": "conflict"}
-
-
-def _refusal(task_id: int, exc: psycopg.Error) -> dict[str, Any] | None:
-    code = _SQLSTATE_CODE.get(getattr(exc, "sqlstate", None) or "")
-    if code is None:
-        return None
-    diag = getattr(exc, "diag", None)
-    message = ((diag.message_primary if diag is not None else None) or str(exc)).strip()
-    return {"task_id": task_id, "code": code, "message": message}
+def _refusal(task_id: int, exc: Refused) -> dict[str, Any]:
+    return {"task_id": task_id, "code": refusal_status(exc)[1], "message": exc.message}
 
 
 def _bulk(
@@ -193,23 +188,19 @@ def _bulk(
     if not present:
         return outcome
     try:
-        with conn.transaction():
+        with conn.transaction(), refusals():
             rows = _rows(conn, many_sql, {**many_params, "task_ids": present})
         outcome.done = [{k: r[k] for k in ("task_id", *columns)} for r in rows]
         return outcome
-    except psycopg.Error as exc:
-        if _refusal(0, exc) is None:
-            raise
+    except Refused:
+        pass
     for task_id in present:  # one refused: go one by one, each under its own savepoint
         try:
             with conn.transaction():
-                result = client.as_dict(one(conn, task_id))
+                result = one(conn, task_id).as_dict()
             outcome.done.append({k: result[k] for k in ("task_id", *columns)})
-        except psycopg.Error as exc:
-            refusal = _refusal(task_id, exc)
-            if refusal is None:
-                raise
-            outcome.refused.append(refusal)
+        except Refused as exc:
+            outcome.refused.append(_refusal(task_id, exc))
     outcome.refused.sort(key=lambda r: r["task_id"])
     return outcome
 
@@ -313,11 +304,11 @@ def queues(
         )
 
     for row in client.queues(conn):
-        e = entry(row["queue"])
-        for key, value in row.items():
+        e = entry(row.queue)
+        for key, value in row.as_dict().items():
             e[_LIVE_COUNTS.get(key, key)] = value
-    for row in client.finished_recently(conn, finished_window_seconds):
-        entry(row["queue"])[f"finished_{row['state'].lower()}"] = int(row["tasks"])
+    for finished in client.finished_recently(conn, finished_window_seconds):
+        entry(finished.queue)[f"finished_{finished.state.lower()}"] = int(finished.tasks)
     return [by_queue[name] for name in sorted(by_queue)]
 
 

@@ -44,7 +44,7 @@ def usage_error(result, *fragments: str) -> str:
 
 
 def stored_payload(conn, task_id: int) -> dict:
-    return client.get_task(conn, task_id)["payload"]
+    return client.get_task(conn, task_id).payload
 
 
 def test_a_payload_from_stdin_or_a_file_is_stored_as_given(db_dsn, conn, tmp_path):

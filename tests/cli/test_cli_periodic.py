@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 
 from taskforge import client
 from taskforge.cli import EXIT_REFUSED, EXIT_USAGE, main
+from taskforge.errors import Refused
 
 from sqlcore_helpers import unique_name
 
@@ -51,12 +51,12 @@ def test_add_list_remove(db_dsn, conn, name):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"schedule {name} created: next tick ")
-    row = next(r for r in client.list_periodic(conn) if r["name"] == name)
-    assert (row["cron"], row["timezone"], row["task_type"], row["queue"], row["priority"], row["max_attempts"]) == (
+    row = next(r for r in client.list_periodic(conn) if r.name == name)
+    assert (row.cron, row.timezone, row.task_type, row.queue, row.priority, row.max_attempts) == (
         "30 2 * * *", "Europe/Berlin", "echo", queue, 4, 2,
     )  # fmt: skip
-    assert row["payload"] == {"report": 1}
-    assert row["next_fire_at"].astimezone(dt.timezone(dt.timedelta(hours=1))).hour in (2, 3)  # 02:30 CET / 03:30 CEST
+    assert row.payload == {"report": 1}
+    assert row.next_fire_at.astimezone(dt.timezone(dt.timedelta(hours=1))).hour in (2, 3)  # 02:30 CET / 03:30 CEST
 
     listed = cli("periodic", "list", "--dsn", db_dsn)
     assert listed.exit_code == 0
@@ -65,7 +65,7 @@ def test_add_list_remove(db_dsn, conn, name):
 
     doc = json.loads(cli("periodic", "list", "--json", "--dsn", db_dsn).stdout)
     entry = next(d for d in doc if d["name"] == name)
-    assert entry["last_task_id"] is None and entry["next_fire_at"] == row["next_fire_at"].isoformat()
+    assert entry["last_task_id"] is None and entry["next_fire_at"] == row.next_fire_at.isoformat()
 
     replaced = json.loads(cli("periodic", "add", name, "*/5 * * * *", "noop", "--json", "--dsn", db_dsn).stdout)
     assert replaced["name"] == name and replaced["created"] is False
@@ -73,7 +73,7 @@ def test_add_list_remove(db_dsn, conn, name):
 
     removed = cli("periodic", "remove", name, "--dsn", db_dsn)
     assert (removed.exit_code, removed.stdout) == (0, f"schedule {name} removed\n")
-    assert all(r["name"] != name for r in client.list_periodic(conn))
+    assert all(r.name != name for r in client.list_periodic(conn))
 
 
 def test_remove_unknown_is_exit_3_unless_missing_ok(db_dsn, name):
@@ -96,7 +96,7 @@ def test_remove_unknown_is_exit_3_unless_missing_ok(db_dsn, name):
 )
 def test_add_refusals_are_one_line_exit_3(db_dsn, conn, name, args, fragments):
     one_line_error(cli("periodic", "add", name, *args, "--dsn", db_dsn), EXIT_REFUSED, *fragments)
-    assert all(r["name"] != name for r in client.list_periodic(conn)), "nothing was stored"
+    assert all(r.name != name for r in client.list_periodic(conn)), "nothing was stored"
 
 
 def test_add_bad_payload_is_a_usage_error(db_dsn, name):
@@ -113,9 +113,10 @@ def test_client_functions(conn, name):
     assert (first.next_fire_at.minute, first.next_fire_at.second) == (0, 0)
     again = client.schedule_periodic(conn, name, "@hourly", "noop")
     assert again.created is False and again.next_fire_at == first.next_fire_at, "same cron and zone: next tick kept"
-    with pytest.raises(psycopg.Error) as failure:
+    with pytest.raises(Refused) as failure:
         client.schedule_periodic(conn, name, "* * * * MONDAY", "noop")
-    assert failure.value.sqlstate == "TF400" and str(failure.value.diag.message_primary).startswith("cron: day-of-week")
+    assert failure.value.sqlstate == "TF400" and failure.value.message.startswith("cron: day-of-week")
+    assert failure.value.argument == "cron" and failure.value.index is None
     with pytest.raises(client.InvalidArgument):
         client.schedule_periodic(conn, name, "* * * * *", "noop", priority=2**40)
     assert client.unschedule_periodic(conn, name) is True

@@ -19,8 +19,8 @@ def cli(*args: str):
     return CliRunner().invoke(main, [str(a) for a in args], env=NO_ENV_DSN, catch_exceptions=False)
 
 
-def queue_row(conn, queue: str) -> dict:
-    return next(r for r in client.queues(conn) if r["queue"] == queue)
+def queue_row(conn, queue: str) -> client.Queue:
+    return next(r for r in client.queues(conn) if r.queue == queue)
 
 
 def test_pause_and_resume_through_the_cli(db_dsn, conn):
@@ -32,7 +32,7 @@ def test_pause_and_resume_through_the_cli(db_dsn, conn):
     assert first.exit_code == 0 and first.stdout.strip() == f"queue {queue} paused"
     again = cli("queue", "pause", queue, "--dsn", db_dsn)
     assert again.stdout.strip() == f"queue {queue} already paused"
-    assert queue_row(conn, queue)["paused"] is True
+    assert queue_row(conn, queue).paused is True
     assert claim(conn, worker, [queue]) == []
 
     listed = json.loads(cli("queue", "list", "--dsn", db_dsn, "--json").stdout)
@@ -78,9 +78,9 @@ def test_pause_and_resume_of_several_queues_are_all_or_nothing(db_dsn, conn):
     refused = cli("queue", "pause", good, "not a queue!", other, "--dsn", db_dsn)
     assert refused.exit_code == EXIT_REFUSED and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1 and "TF400" in refused.stderr
-    assert not any(r["queue"] in (good, other) for r in client.queues(conn))
+    assert not any(r.queue in (good, other) for r in client.queues(conn))
 
     assert cli("queue", "pause", good, other, "--dsn", db_dsn).exit_code == 0
     refused = cli("queue", "resume", good, "not a queue!", "--dsn", db_dsn)
     assert refused.exit_code == EXIT_REFUSED
-    assert queue_row(conn, good)["paused"] is True and queue_row(conn, other)["paused"] is True
+    assert queue_row(conn, good).paused is True and queue_row(conn, other).paused is True

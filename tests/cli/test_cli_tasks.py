@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from taskforge import client
 from taskforge.cli import EXIT_DATABASE, EXIT_REFUSED, main
+from taskforge.errors import Refused
 
 from sqlcore_helpers import claim, finalize, register_worker, unique_name
 
@@ -84,7 +85,7 @@ def test_submit_prints_a_line_and_json(db_dsn, conn):
     assert out.startswith("task ") and out.strip().endswith("QUEUED (created)"), out
     task_id = int(out.split()[1])
     task = client.get_task(conn, task_id)
-    assert (task["task_type"], task["queue"], task["priority"], task["max_attempts"], task["payload"]) == (
+    assert (task.task_type, task.queue, task.priority, task.max_attempts, task.payload) == (
         "echo",
         queue,
         7,
@@ -96,7 +97,7 @@ def test_submit_prints_a_line_and_json(db_dsn, conn):
     assert set(data) == {"task_id", "state", "created"}
     assert data["state"] == "QUEUED" and data["created"] is True and data["task_id"] > task_id
     # Without --payload the payload is {}.
-    assert client.get_task(conn, data["task_id"])["payload"] == {}
+    assert client.get_task(conn, data["task_id"]).payload == {}
     for tid in (task_id, data["task_id"]):
         client.cancel(conn, tid)
 
@@ -129,17 +130,17 @@ def test_submit_at_with_offset_and_delay_use_the_given_instant_and_database_time
     queue = unique_name("cli")
     at = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T05:06:07+02:00")
     task = client.get_task(conn, at["task_id"])
-    assert task["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
+    assert task.scheduled_at == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
     zulu = submit_json(db_dsn, "noop", "--queue", queue, "--at", "2031-03-04T03:06:07Z")
-    assert client.get_task(conn, zulu["task_id"])["scheduled_at"] == task["scheduled_at"]
+    assert client.get_task(conn, zulu["task_id"]).scheduled_at == task.scheduled_at
 
     delayed = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "120")
     row = client.get_task(conn, delayed["task_id"])
     # Both times come from the database clock: scheduled 120 s after creation (the statement's
     # clock_timestamp() is read just before tf_submit reads its own).
-    gap = (row["scheduled_at"] - row["created_at"]).total_seconds()
+    gap = (row.scheduled_at - row.created_at).total_seconds()
     assert 119 <= gap <= 120.5, gap
-    assert row["state"] == "QUEUED"
+    assert row.state == "QUEUED"
     for t in (at, zulu, delayed):
         client.cancel(conn, t["task_id"])
 
@@ -219,26 +220,26 @@ def test_submit_from_file_one_task_per_line_in_order_with_the_submit_keys(db_dsn
     path.write_text(
         jsonl(
             {"task_type": "echo", "payload": {"n": 1}, "queue": queue, "priority": 5, "max_attempts": 2},
-            {"task_type": "noop", "queue": other, "at": "2031-03-04T05:06:07+02:00", "idempotency_key": key},
+            {"task_type": "noop", "queue": other, "scheduled_at": "2031-03-04T05:06:07+02:00", "idempotency_key": key},
         )
-        + "\n"  # blank lines are skipped
+        + "\n# blank lines and comment lines are skipped\n"
         + jsonl(
-            {"task_type": "noop", "queue": queue, "delay": 120},
-            {"task_type": "noop", "queue": other, "at": "2031-03-04T03:06:07Z", "idempotency_key": key},
+            {"task_type": "noop", "queue": queue, "delay_seconds": 120},
+            {"task_type": "noop", "queue": other, "scheduled_at": "2031-03-04T03:06:07Z", "idempotency_key": key},
         ),
         encoding="utf-8",
     )
     out = ok(cli("submit", "--from-file", path, "--dsn", db_dsn, "--json"))
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [r["line"] for r in rows] == [1, 2, 4, 5]
+    assert [r["line"] for r in rows] == [1, 2, 5, 6]
     assert [r["created"] for r in rows] == [True, True, True, False]
     assert rows[3]["task_id"] == rows[1]["task_id"], "a repeated key with the same request is the same task"
     first = client.get_task(conn, rows[0]["task_id"])
-    assert (first["task_type"], first["payload"], first["priority"], first["max_attempts"]) == ("echo", {"n": 1}, 5, 2)
+    assert (first.task_type, first.payload, first.priority, first.max_attempts) == ("echo", {"n": 1}, 5, 2)
     at = client.get_task(conn, rows[1]["task_id"])
-    assert at["scheduled_at"] == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
+    assert at.scheduled_at == dt.datetime(2031, 3, 4, 3, 6, 7, tzinfo=dt.UTC)
     delayed = client.get_task(conn, rows[2]["task_id"])
-    assert 119 <= (delayed["scheduled_at"] - delayed["created_at"]).total_seconds() <= 120.5
+    assert 119 <= (delayed.scheduled_at - delayed.created_at).total_seconds() <= 120.5
     # The summary line without --json; a replay of the whole file creates nothing.
     summary = ok(cli("submit", "--from-file", path, "--dsn", db_dsn)).strip()
     assert summary.startswith("4 tasks: 2 created, 2 existing"), summary
@@ -253,7 +254,7 @@ def test_submit_from_stdin_in_chunks_of_1000_is_all_or_nothing(db_dsn, conn):
     assert len(rows) == 2500 and all(r["created"] for r in rows)
     ids = [r["task_id"] for r in rows]
     assert ids == sorted(ids), "one row per line, in file order"
-    assert client.get_task(conn, ids[1234])["payload"] == {"i": 1234}
+    assert client.get_task(conn, ids[1234]).payload == {"i": 1234}
 
     # A refusal in the third chunk (line 2001 + 99) rolls back the first two chunks too.
     bad_queue = unique_name("cli")
@@ -271,11 +272,17 @@ def test_submit_from_stdin_in_chunks_of_1000_is_all_or_nothing(db_dsn, conn):
         ('{"task_type": "noop", "queue_name": "x"}\n', ["line 1: unknown key 'queue_name'"]),
         ('{"queue": "x"}\n', ["line 1: task_type is required"]),
         (
-            '{"task_type": "noop", "at": "2030-01-01T10:00:00"}\n',
-            ["line 1: at: must be an ISO-8601 time"],
+            '{"task_type": "noop", "scheduled_at": "2030-01-01T10:00:00"}\n',
+            ["line 1: scheduled_at: must be an ISO-8601 time"],
         ),
-        ('{"task_type": "noop", "at": "2030-01-01T10:00:00Z", "delay": 5}\n', ["line 1: at/delay: give at most one"]),
-        ('{"task_type": "noop", "delay": -1}\n', ["line 1: delay:"]),
+        (
+            '{"task_type": "noop", "scheduled_at": "2030-01-01T10:00:00Z", "delay_seconds": 5}\n',
+            ["line 1: scheduled_at/delay_seconds: give at most one"],
+        ),
+        ('{"task_type": "noop", "delay_seconds": -1}\n', ["line 1: delay_seconds: must be between 0 and"]),
+        ('{"task_type": "noop", "at": "2030-01-01T10:00:00Z"}\n', ["line 1: unknown key 'at'"]),
+        ('{"task_type": "noop", "notify_finished": "yes"}\n', ["line 1: notify_finished: must be true or false"]),
+        ('{"task_type": 7}\n', ["line 1: task_type: must be a string, got int"]),
         ('{"task_type": "noop", "payload": {"x": NaN}}\n', ["line 1: not valid JSON"]),
         ('{"task_type": "noop", "payload": [1]}\n', ["line 1: payload: must be a JSON object, got array"]),
         ('{"task_type": "noop", "payload": null}\n', ["line 1: payload: must be a JSON object, got null"]),
@@ -310,15 +317,18 @@ def test_client_submit_many_conflict_names_the_request_and_writes_nothing(conn):
     queue = unique_name("cli")
     key = unique_name("key")
     client.submit(conn, "noop", queue=queue, idempotency_key=key)
-    with pytest.raises(psycopg.Error) as info:
+    with pytest.raises(Refused) as info:
         client.submit_many(
             conn, [{"task_type": "noop", "queue": queue}, {"task_type": "echo", "queue": queue, "idempotency_key": key}]
         )
-    assert info.value.sqlstate == "TF409"
-    assert str(info.value.diag.message_primary).startswith("requests[1].idempotency_key: ")
+    refused = info.value
+    assert (refused.sqlstate, refused.index, refused.argument) == ("TF409", 1, "idempotency_key")
+    assert refused.field == "requests[1].idempotency_key" and refused.message.startswith(refused.field + ": ")
+    assert not isinstance(refused, client.InvalidArgument) and isinstance(refused.__cause__, psycopg.Error)
     assert len(client.list_tasks(conn, queue=queue)) == 1
-    with pytest.raises(client.InvalidArgument, match=r"^requests\[0\]\.scheduled_at: must be a datetime"):
+    with pytest.raises(client.InvalidArgument, match=r"^requests\[0\]\.scheduled_at: must be a datetime") as bad:
         client.submit_many(conn, [{"task_type": "noop", "scheduled_at": dt.datetime(2030, 1, 1)}])
+    assert (bad.value.sqlstate, bad.value.index, bad.value.argument) == ("TF400", 0, "scheduled_at")
     with pytest.raises(client.InvalidArgument, match=r"^requests\[0\]: unknown key 'delay'"):
         client.submit_many(conn, [{"task_type": "noop", "delay": 1}])
 
@@ -443,12 +453,12 @@ def test_submit_accepts_the_edges_of_what_is_valid(db_dsn, conn):
     queue = unique_name("cli")
     # A surrogate pair is one character (U+1F600), not an unpaired surrogate.
     emoji = submit_json(db_dsn, "echo", "--queue", queue, "--payload", '{"e": "\\ud83d\\ude00", "big": 1e308}')
-    stored = client.get_task(conn, emoji["task_id"])["payload"]
+    stored = client.get_task(conn, emoji["task_id"]).payload
     # jsonb keeps numbers as numeric: 1e308 comes back as the integer it denotes.
     assert stored["e"] == "\U0001f600" and float(stored["big"]) == 1e308
     # Exactly 100 levels of nesting (the database's limit) are stored and read back.
     deep = submit_json(db_dsn, "noop", "--queue", queue, "--payload", nested_payload(100))
-    stored = client.get_task(conn, deep["task_id"])["payload"]["a"]
+    stored = client.get_task(conn, deep["task_id"]).payload["a"]
     depth = 1
     while stored != []:
         stored, depth = stored[0], depth + 1
@@ -457,10 +467,10 @@ def test_submit_accepts_the_edges_of_what_is_valid(db_dsn, conn):
     now = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "0")
     row = client.get_task(conn, now["task_id"])
     # (the statement's clock_timestamp() is read just before tf_submit reads its own)
-    assert -1 < (row["scheduled_at"] - row["created_at"]).total_seconds() <= 0
+    assert -1 < (row.scheduled_at - row.created_at).total_seconds() <= 0
     far = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "3155760000")
     row = client.get_task(conn, far["task_id"])
-    assert abs((row["scheduled_at"] - row["created_at"]).total_seconds() - 3155760000) < 1
+    assert abs((row.scheduled_at - row.created_at).total_seconds() - 3155760000) < 1
     # Integers at the SQL int edges are sent and judged by the database (exit 3 above); a
     # 64-bit task id that does not exist is the database's TF404.
     one_line_error(cli("cancel", str(2**63 - 1), "--dsn", db_dsn), EXIT_REFUSED, f"TF404 task_id: no task {2**63 - 1}")
@@ -469,14 +479,17 @@ def test_submit_accepts_the_edges_of_what_is_valid(db_dsn, conn):
         client.cancel(conn, t["task_id"])
 
 
-def test_delay_with_an_idempotency_key_is_not_replay_safe(db_dsn, conn):
-    """As docs/cli.md warns: the scheduled time is part of the request and --delay computes a
-    new one on every run, so the same command run twice is TF409 (with --at it is a replay)."""
+def test_delay_with_an_idempotency_key_is_replay_safe(db_dsn, conn):
+    """As docs/cli.md says: the delay is part of the request as given (tf_submit adds it to its own
+    clock), so the same command run again later is a replay of the first task; another delay with
+    the same key is TF409. --at with a fixed time replays the same way."""
     queue = unique_name("cli")
     key = unique_name("key")
     first = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key)
+    again = submit_json(db_dsn, "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key)
+    assert again == {**first, "created": False}
     one_line_error(
-        cli("submit", "noop", "--queue", queue, "--delay", "60", "--idempotency-key", key, "--dsn", db_dsn),
+        cli("submit", "noop", "--queue", queue, "--delay", "61", "--idempotency-key", key, "--dsn", db_dsn),
         EXIT_REFUSED,
         "TF409 idempotency_key",
     )
@@ -525,7 +538,7 @@ def test_retry_extra_attempts_and_cancel_leave_the_task_alone_on_a_usage_error(d
         EXIT_REFUSED,
         "TF400 extra_attempts: must be between 1 and 1000",
     )
-    assert client.get_task(conn, task_id)["state"] == "CANCELLED"
+    assert client.get_task(conn, task_id).state == "CANCELLED"
 
 
 def test_dsn_from_the_environment_that_is_not_utf8(db_dsn):
@@ -686,7 +699,7 @@ def test_cancel_waiting_and_running_tasks(db_dsn, conn):
     assert row[0] == running
 
     assert ok(cli("cancel", waiting, "--reason", "not needed", "--dsn", db_dsn)).strip() == f"task {waiting} CANCELLED"
-    assert client.get_task(conn, waiting)["cancel_reason"] == "not needed"
+    assert client.get_task(conn, waiting).cancel_reason == "not needed"
     out = ok(cli("cancel", running, "--dsn", db_dsn))
     assert out.strip() == f"task {running} RUNNING, cancel requested (honoured when its attempt ends)"
     data = json.loads(ok(cli("cancel", running, "--dsn", db_dsn, "--json")))

@@ -127,8 +127,8 @@ def test_a_document_python_cannot_decode_is_shown_as_a_labelled_placeholder(db_d
 
         # The table fetches no document: a connection without the CLI's JSON loader lists them.
         brief = client.list_tasks(conn, queue=queue, brief=True)
-        assert [t["task_id"] for t in brief] == [ordinary, deep_payload, deep_result]
-        assert {"payload", "result", "last_error"} & set(brief[0]) == set()
+        assert [t.task_id for t in brief] == [ordinary, deep_payload, deep_result]
+        assert {"payload", "result", "last_error"} & set(brief[0].as_dict()) == set()
         rows = cli("list", "--queue", queue, "--dsn", db_dsn).splitlines()[2:]
         assert [int(r.split()[0]) for r in rows] == [ordinary, deep_payload, deep_result]
         listed = {t["task_id"]: t for t in json.loads(cli("list", "--queue", queue, "--dsn", db_dsn, "--json"))}

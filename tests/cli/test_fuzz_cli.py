@@ -201,12 +201,12 @@ def test_fuzz_queue(fz, action, queues, limit):
         positionals = queues
     invoke(fz, ["queue", action], ["--json"], positionals, valid=valid)
     if valid:
-        rows = {r["queue"]: r for r in client.queues(conn)}
+        rows = {r.queue: r for r in client.queues(conn)}
         for queue in queues:
             if action == "pause":
-                assert rows[queue]["paused"] is True
+                assert rows[queue].paused is True
             elif action == "resume":
-                assert queue not in rows or rows[queue]["paused"] is False
+                assert queue not in rows or rows[queue].paused is False
             else:
                 expected = None if limit.strip().lower() == "none" else int(limit)
-                assert (rows[queue]["max_running"] if queue in rows else None) == expected
+                assert (rows[queue].max_running if queue in rows else None) == expected

@@ -136,7 +136,7 @@ def shot(page: Any, stack: dict[str, Any], name: str) -> Path:
 
 def state_of(dsn: str, task_id: int) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        return str(client.get_task(conn, task_id)["state"])
+        return client.get_task(conn, task_id).state
 
 
 def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[Any, list[str]]) -> None:

@@ -30,11 +30,11 @@ def test_fill_writes_a_valid_history(fresh_database: Any) -> None:
             " WHERE state = 'ABANDONED'"
         ).fetchone()
         assert lags == pytest.approx((1.5, 1.5))
-        liveness = {w["liveness"] for w in client.workers(conn)}
+        liveness = {w.liveness for w in client.workers(conn)}
         assert liveness == {"alive", "stale"}
         minutes = client.throughput_per_minute(conn)
-        assert len({r["minute"] for r in minutes}) >= 59  # created over the hour, up to 40 s ago
-        assert {r["queue"] for r in minutes} == {
+        assert len({r.minute for r in minutes}) >= 59  # created over the hour, up to 40 s ago
+        assert {r.queue for r in minutes} == {
             "default",
             "emails",
             "reports",

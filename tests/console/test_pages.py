@@ -303,7 +303,7 @@ def test_periodic_page_lists_schedules_with_their_last_task(web: Any, admin: Any
             (name,),
         )
         admin.execute("SELECT * FROM taskforge.tf_enqueue_periodic()")
-        task_id = next(r["last_task_id"] for r in client.list_periodic(admin) if r["name"] == name)
+        task_id = next(r.last_task_id for r in client.list_periodic(admin) if r.name == name)
         assert task_id is not None
         after = text(web.get("/periodic"))
         row = re.search(rf'<tr data-schedule="{name}">.*?</tr>', after, re.S)

@@ -112,6 +112,9 @@ def submit(
             "scheduled_at": scheduled_at,
             "idempotency_key": idempotency_key,
             "timeout_seconds": timeout_seconds,
+            "delay_seconds": None,
+            "notify_finished": False,
+            "traceparent": None,
         },
     ).fetchone()
 
@@ -137,7 +140,7 @@ def claim(
     task_types: list[str] | None = None,
 ) -> list[tuple]:
     """tf_claim; returns the rows (task_id, attempt_number, task_type, payload, queue, priority,
-    max_attempts, lease_expires_at)."""
+    max_attempts, lease_expires_at, timeout_seconds, traceparent)."""
     return conn.execute(
         sql.CLAIM,
         {
@@ -203,14 +206,19 @@ def delete_tasks_as_owner(conn: psycopg.Connection, task_ids: list[int]) -> None
         conn.execute("DELETE FROM taskforge.tasks WHERE task_id = ANY(%s)", (task_ids,))
 
 
+# tf_recover and tf_promote one at a time (the scheduler sends them joined, sql.SCHEDULER_TICK).
+RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover(max_tasks => %(max_tasks)s)"
+PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
+
+
 def recover(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:
     """tf_recover; returns (recovered, failed, next_lease_expiry)."""
-    return conn.execute(sql.RECOVER, {"max_tasks": max_tasks}).fetchone()
+    return conn.execute(RECOVER, {"max_tasks": max_tasks}).fetchone()
 
 
 def promote(conn: psycopg.Connection, max_tasks: int = 1000) -> tuple:
     """tf_promote; returns (promoted, next_due_at)."""
-    return conn.execute(sql.PROMOTE, {"max_tasks": max_tasks}).fetchone()
+    return conn.execute(PROMOTE, {"max_tasks": max_tasks}).fetchone()
 
 
 def invariant_violations(conn: psycopg.Connection) -> list[tuple]:

@@ -74,7 +74,7 @@ def assert_summary(stdout: str) -> None:
 
 def test_bad_workload_is_one_line_and_touches_no_database(tmp_path):
     path = tmp_path / "w.jsonl"
-    path.write_text('{"type": "noop"}\nnot json\n')
+    path.write_text('{"task_type": "noop"}\nnot json\n')
     proc = subprocess.run(
         demo_command(
             "--once", "--workload", str(path), "--dsn", "host=127.0.0.1 port=1", "--data-dir", str(tmp_path / "d")
@@ -121,16 +121,16 @@ def test_demo_once_against_a_dsn(fresh_database, tmp_path):
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert conn.execute("SELECT to_regclass('public.keep_me') IS NOT NULL").fetchone()[0]
-        assert client.get_task(conn, other)["state"] == "QUEUED", "other queues are not the demo's"
+        assert client.get_task(conn, other).state == "QUEUED", "other queues are not the demo's"
         assert client.invariant_violations(conn) == []
         tasks = client.list_tasks(conn, limit=1000)
-        mine = [t for t in tasks if t["task_id"] != other]
-        assert len(mine) == 41 and all(t["state"] in ("SUCCEEDED", "FAILED") for t in mine)
-        assert {t["queue"].split(".")[0] for t in mine} == {"default", "emails", "reports"}
+        mine = [t for t in tasks if t.task_id != other]
+        assert len(mine) == 41 and all(t.state in ("SUCCEEDED", "FAILED") for t in mine)
+        assert {t.queue.split(".")[0] for t in mine} == {"default", "emails", "reports"}
         # Every worker deregistered at the end except the one killed with SIGKILL.
         workers = client.workers(conn, include_stopped=True)
         assert len(workers) == 5
-        assert sum(w["stopped_at"] is None for w in workers) == 1
+        assert sum(w.stopped_at is None for w in workers) == 1
     for pid in started_pids(out):
         assert not process_exists(pid), f"child {pid} is still running"
     logs = list((tmp_path / "logs").glob("demo-*/worker-*.log"))
@@ -163,12 +163,12 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
         out = "".join(lines)
         assert_summary(out)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            alive = [w for w in client.workers(conn) if w["liveness"] == "alive" and w["stopped_at"] is None]
+            alive = [w for w in client.workers(conn) if w.liveness == "alive" and w.stopped_at is None]
             # Four live workers keep serving; a task submitted now is picked up.
             queue = re.search(r"--queue (default\.[0-9a-f]{4})", out).group(1)
             task_id = client.submit(conn, "echo", {"late": True}, queue=queue).task_id
             deadline = time.monotonic() + 60
-            while client.get_task(conn, task_id)["state"] != "SUCCEEDED":
+            while client.get_task(conn, task_id).state != "SUCCEEDED":
                 assert time.monotonic() < deadline, "a task submitted after the summary was not run"
                 time.sleep(0.1)
         # The console serves while the demo runs, and shows that task.
@@ -177,7 +177,7 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
             assert json.loads(response.read())["state"] == "SUCCEEDED"
         assert (
             len(
-                {w["pid"] for w in alive}
+                {w.pid for w in alive}
                 & set(started_pids(out) + [int(p) for p in re.findall(r"started worker-5 \(pid (\d+)\)", out)])
             )
             >= 4
@@ -194,7 +194,7 @@ def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
     assert re.search(r"stopped 6 process\(es\) with SIGTERM \(exit codes: (\S+=0(, )?){6}\)", out), out
     with psycopg.connect(dsn, autocommit=True) as conn:
         workers = client.workers(conn, include_stopped=True)
-        assert sum(w["stopped_at"] is None for w in workers) == 1  # only the SIGKILLed one
+        assert sum(w.stopped_at is None for w in workers) == 1  # only the SIGKILLed one
         assert client.invariant_violations(conn) == []
     for pid in started_pids(out):
         assert not process_exists(pid)

@@ -73,9 +73,9 @@ def test_two_schedulers_enqueue_one_task_per_minute(spawn, conn, queue):
         logged = sum(proc.log().count("periodic schedule ") for proc in schedulers)
         assert logged == len(rows), "each tick was enqueued (and logged) by exactly one scheduler"
         for row in client.list_periodic(conn):
-            if row["name"] in names:
-                assert row["last_fire_at"] == ticks[-1]
-                assert row["next_fire_at"] > ticks[-1]
+            if row.name in names:
+                assert row.last_fire_at == ticks[-1]
+                assert row.next_fire_at > ticks[-1]
     finally:
         for name in names:
             client.unschedule_periodic(conn, name)

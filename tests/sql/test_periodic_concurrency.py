@@ -63,9 +63,9 @@ def test_concurrent_schedulers_enqueue_each_tick_once(db_dsn, conn):
             conn.execute("SELECT payload->>'name', task_id FROM taskforge.tasks WHERE queue = %s", (queue,)).fetchall()
         )
         assert tasks == dict(handled), "the tasks in the table are exactly those reported"
-        schedules = {r["name"]: r for r in client.list_periodic(conn) if r["name"] in tasks}
-        assert {n: r["last_task_id"] for n, r in schedules.items()} == tasks
-        ticks = {r["last_fire_at"] for r in schedules.values()}
+        schedules = {r.name: r for r in client.list_periodic(conn) if r.name in tasks}
+        assert {n: r.last_task_id for n, r in schedules.items()} == tasks
+        ticks = {r.last_fire_at for r in schedules.values()}
         assert len(ticks) == 1, ticks
 
         # The same ticks due again (a restored backup, a DBA): the idempotency key replays them.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from taskforge import demo
+from taskforge.rows import Attempt, TaskRow
+from taskforge.submission import SubmitRequest, read_request_lines
 
 WORKLOAD = Path(__file__).resolve().parents[2] / "examples" / "demo_workload.jsonl"
 
@@ -32,16 +36,27 @@ def test_shipped_workload_has_the_promised_mix():
     assert len({i.payload.get("ms") for i in items if i.task_type == "sleep"}) >= 4
 
 
+def test_shipped_workload_is_from_file_input_in_the_one_request_shape():
+    """The file `taskforge submit --from-file` reads, parsed by the same function: every line a
+    SubmitRequest whose JSON form reads back as the same request."""
+    pairs = list(read_request_lines(WORKLOAD.read_text(encoding="utf-8").splitlines()))
+    assert [r for _, r in pairs] == demo.load_workload(WORKLOAD)
+    for _, request in pairs:
+        assert isinstance(request, SubmitRequest)
+        assert SubmitRequest.from_json(request.to_json()) == request
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('{"type": "noop"}\n{bad json}\n', ":2: not valid JSON"),
-        ('["noop"]\n', ":1: each line must be a JSON object"),
-        ('{"type": "explode"}\n', ":1: type must be one of"),
-        ('{"type": "noop", "colour": "red"}\n', ":1: unknown key(s) colour"),
-        ('{"type": "noop", "count": 0}\n', ":1: count must be an integer"),
-        ('{"type": "echo", "payload": [1]}\n', ":1: payload must be a JSON object"),
-        ('{"type": "echo", "idempotency_key": "k", "delay_seconds": 3}\n', ":1: an idempotency_key needs"),
+        ('{"task_type": "noop"}\n{bad json}\n', ":2: not valid JSON"),
+        ('["noop"]\n', ":1: must be a JSON object, got array"),
+        ('{"task_type": "explode"}\n', ":1: task_type: must be one of"),
+        ('{"task_type": "noop", "colour": "red"}\n', ":1: unknown key 'colour'"),
+        ('{"type": "noop"}\n', ":1: unknown key 'type'"),
+        ('{"task_type": "noop", "priority": 1.5}\n', ":1: priority: must be an integer, got float"),
+        ('{"task_type": "echo", "payload": [1]}\n', ":1: payload: must be a JSON object, got array"),
+        ('{"task_type": "echo", "delay_seconds": -3}\n', ":1: delay_seconds: must be between 0 and"),
         ("# only a comment\n\n", "no tasks in the workload"),
     ],
 )
@@ -53,19 +68,28 @@ def test_load_workload_names_the_bad_line(tmp_path, text, message):
     assert message in str(info.value)
 
 
+def _row(cls: Any, **values: Any) -> Any:
+    """A row of ``cls`` with ``values`` and None in every other field."""
+    return cls(**{name: values.get(name) for name in cls.__dataclass_fields__})
+
+
 def test_expectation_checks_reject_wrong_histories():
     def task(task_id, task_type, state, max_attempts=3, payload=None, result=None):
-        return {
-            "task_id": task_id,
-            "task_type": task_type,
-            "state": state,
-            "max_attempts": max_attempts,
-            "payload": payload or {},
-            "result": result,
-        }
+        return _row(
+            TaskRow,
+            task_id=task_id,
+            task_type=task_type,
+            state=state,
+            max_attempts=max_attempts,
+            payload=payload or {},
+            result=result,
+        )
 
     def attempts(task_id, *states):
-        return [{"task_id": task_id, "attempt_number": n, "state": s} for n, s in enumerate(states, 1)]
+        return [
+            _row(Attempt, task_id=task_id, attempt_number=n, state=s, worker_id=uuid.uuid4())
+            for n, s in enumerate(states, 1)
+        ]
 
     good = [
         task(1, "fail_once", "SUCCEEDED"),

@@ -10,8 +10,10 @@ Steps (docs/demo.md has the walkthrough):
    ``python -m taskforge.cli ...`` subprocesses with their output in log files, and the web
    console (``taskforge console`` on 127.0.0.1, port 8080 or any free one) when the ``console``
    extra is installed; its URL is printed.
-3. A mixed workload read from a JSON-lines file (``examples/demo_workload.jsonl``) plus three
-   tasks submitted through plain SQL (``SELECT * FROM taskforge.tf_submit(... => ...)``).
+3. A mixed workload read from a JSON-lines file (``examples/demo_workload.jsonl``, the format of
+   ``taskforge submit --from-file``: :func:`taskforge.submission.read_request_lines`), sent in one
+   ``tf_submit_many`` call, plus three tasks submitted through plain SQL
+   (``SELECT * FROM taskforge.tf_submit(... => ...)``).
 4. A progress display (stderr) while the queue drains; one worker is killed with SIGKILL while
    it runs a long ``sleep`` task, so the scheduler recovers the task after its lease expires.
 5. A summary (tasks per state, attempts per task, recovery lag, throughput, invariant audit)
@@ -26,9 +28,9 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import datetime as _dt
 import importlib.util
-import json
 import os
 import re
 import secrets
@@ -38,6 +40,7 @@ import socket
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,31 +52,41 @@ import psycopg
 from . import client, database as db, embedded, sql
 from .processes import ManagedProcess, ProcessHarness
 from .progress import Progress
+from .rows import Attempt, TaskRow
+from .submission import BadLine, SubmitRequest, read_request_lines
 
 __all__ = [
     "EXPECTATIONS",
     "DemoConfig",
     "DemoError",
-    "WorkloadItem",
     "check_expectations",
     "default_workload_path",
     "load_workload",
     "run",
 ]
 
-#: Task types the demo knows the expected outcome of.
+#: Task states in which a task is finished.
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
-WORKLOAD_KEYS = {
-    "type",
-    "payload",
-    "queue",
-    "priority",
-    "max_attempts",
-    "delay_seconds",
-    "idempotency_key",
-    "count",
-    "note",
-}
+
+# --- the demo's own statements ---------------------------------------------------------------------
+# Only ever sent to the demo's own embedded server (never to a database named by a DSN).
+DEMO_EMBEDDED_DROP_DATABASE = "DROP DATABASE IF EXISTS taskforge_demo WITH (FORCE)"
+DEMO_EMBEDDED_CREATE_DATABASE = "CREATE DATABASE taskforge_demo"
+# The any-language path, exactly as a psql user would type it (named arguments).
+DEMO_PLAIN_SQL_SUBMIT = """
+SELECT * FROM taskforge.tf_submit(task_type => 'echo',
+                                  payload => '{"via": "plain SQL", "lang": "any"}',
+                                  queue => %(queue)s, priority => 3)
+"""
+DEMO_PLAIN_SQL_SUBMIT_SLEEP = """
+SELECT * FROM taskforge.tf_submit(task_type => 'sleep', payload => '{"ms": 300}',
+                                  queue => %(queue)s, max_attempts => 2)
+"""
+DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE = """
+SELECT * FROM taskforge.tf_submit(task_type => 'fail_once', queue => %(queue)s)
+"""
+# The database's clock (the instant of the SIGKILL, compared with lease deadlines).
+DEMO_DB_NOW = "SELECT clock_timestamp()"
 #: A running sleep task at least this long is the one whose worker gets killed.
 KILL_MIN_SLEEP_MS = 4000
 #: How long the kill target must have been running (orchestration clock) before the kill.
@@ -100,21 +113,6 @@ class DemoConfig:
     console_port: int = 8080
 
 
-@dataclass(frozen=True)
-class WorkloadItem:
-    """One line of the workload file (``count`` copies of one request)."""
-
-    line: int
-    task_type: str
-    payload: dict[str, Any]
-    queue: str = "default"
-    priority: int = 0
-    max_attempts: int = 3
-    delay_seconds: float | None = None
-    idempotency_key: str | None = None
-    count: int = 1
-
-
 # ---------------------------------------------------------------------------------------------
 # Expected outcomes per task type. Each checker gets the tf_tasks row and the list of attempt
 # states (attempt 1 first) and says whether the outcome is the expected one. An ABANDONED
@@ -122,32 +120,32 @@ class WorkloadItem:
 # the demo causes on purpose, and recovery must then finish the task.
 
 
-def _succeeded(task: dict[str, Any], states: list[str]) -> bool:
+def _succeeded(task: TaskRow, states: list[str]) -> bool:
     return (
-        task["state"] == "SUCCEEDED"
+        task.state == "SUCCEEDED"
         and bool(states)
         and states[-1] == "SUCCEEDED"
         and all(s == "ABANDONED" for s in states[:-1])
     )
 
 
-def _echo(task: dict[str, Any], states: list[str]) -> bool:
-    return _succeeded(task, states) and task["result"] == task["payload"]
+def _echo(task: TaskRow, states: list[str]) -> bool:
+    return _succeeded(task, states) and task.result == task.payload
 
 
-def _fail_once(task: dict[str, Any], states: list[str]) -> bool:
-    return task["state"] == "SUCCEEDED" and states == ["FAILED", "SUCCEEDED"]
+def _fail_once(task: TaskRow, states: list[str]) -> bool:
+    return task.state == "SUCCEEDED" and states == ["FAILED", "SUCCEEDED"]
 
 
-def _fail(task: dict[str, Any], states: list[str]) -> bool:
-    return task["state"] == "FAILED" and states == ["FAILED"]
+def _fail(task: TaskRow, states: list[str]) -> bool:
+    return task.state == "FAILED" and states == ["FAILED"]
 
 
-def _retryable_fail(task: dict[str, Any], states: list[str]) -> bool:
-    return task["state"] == "FAILED" and len(states) == task["max_attempts"] and all(s == "FAILED" for s in states)
+def _retryable_fail(task: TaskRow, states: list[str]) -> bool:
+    return task.state == "FAILED" and len(states) == task.max_attempts and all(s == "FAILED" for s in states)
 
 
-EXPECTATIONS: dict[str, tuple[str, Callable[[dict[str, Any], list[str]], bool]]] = {
+EXPECTATIONS: dict[str, tuple[str, Callable[[TaskRow, list[str]], bool]]] = {
     "noop": ("SUCCEEDED", _succeeded),
     "sleep": ("SUCCEEDED (a crashed attempt is ABANDONED and replaced)", _succeeded),
     "echo": ("SUCCEEDED with the payload as result", _echo),
@@ -157,25 +155,22 @@ EXPECTATIONS: dict[str, tuple[str, Callable[[dict[str, Any], list[str]], bool]]]
 }
 
 
-def check_expectations(
-    tasks: list[dict[str, Any]], attempts: list[dict[str, Any]]
-) -> list[tuple[bool, str, list[str]]]:
+def check_expectations(tasks: list[TaskRow], attempts: list[Attempt]) -> list[tuple[bool, str, list[str]]]:
     """Per task type: ``(ok, line, problems)``; problems name offending tasks and histories."""
     history: dict[int, list[str]] = collections.defaultdict(list)
     for a in attempts:
-        history[a["task_id"]].append(a["state"])
-    by_type: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        history[a.task_id].append(a.state)
+    by_type: dict[str, list[TaskRow]] = collections.defaultdict(list)
     for t in tasks:
-        by_type[t["task_type"]].append(t)
+        by_type[t.task_type].append(t)
     results = []
     for task_type in sorted(by_type):
         group = by_type[task_type]
-        text, check = EXPECTATIONS.get(task_type, ("a terminal state", lambda t, s: t["state"] in TERMINAL))
-        bad = [t for t in group if not check(t, history[t["task_id"]])]
+        text, check = EXPECTATIONS.get(task_type, ("a terminal state", lambda t, s: t.state in TERMINAL))
+        bad = [t for t in group if not check(t, history[t.task_id])]
         line = f"{task_type:<15} {len(group) - len(bad)}/{len(group)} as expected: {text}"
         problems = [
-            f"task {t['task_id']}: {t['state']} after {' -> '.join(history[t['task_id']]) or 'no attempts'}"
-            for t in bad[:5]
+            f"task {t.task_id}: {t.state} after {' -> '.join(history[t.task_id]) or 'no attempts'}" for t in bad[:5]
         ]
         results.append((not bad, line, problems))
     return results
@@ -199,60 +194,28 @@ def default_workload_path() -> Path:
     raise DemoError("cannot find examples/demo_workload.jsonl; pass --workload PATH")
 
 
-def load_workload(path: Path) -> list[WorkloadItem]:
-    """Parse a JSON-lines workload: one object per line; blank lines and lines starting with
-    ``#`` are skipped. Keys: type (required), payload, queue, priority, max_attempts,
-    delay_seconds, idempotency_key, count (copies, 1..1000), note (ignored). Raises DemoError
-    naming the line."""
-    items = []
+def load_workload(path: Path) -> list[SubmitRequest]:
+    """The requests of a workload file, in order: a ``taskforge submit --from-file`` file (JSON
+    lines with the keys of :class:`taskforge.submission.SubmitRequest`; blank lines and ``#``
+    comments skipped), whose task types are all ones the demo knows the outcome of
+    (:data:`EXPECTATIONS`). Raises DemoError naming the line (``path:line: ...``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DemoError(f"cannot read workload {path}: {exc.strerror or exc}") from None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise DemoError(f"{where}: not valid JSON: {exc}") from None
-        if not isinstance(obj, dict):
-            raise DemoError(f"{where}: each line must be a JSON object")
-        unknown = set(obj) - WORKLOAD_KEYS
-        if unknown:
-            raise DemoError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        task_type = obj.get("type")
-        if task_type not in EXPECTATIONS:
-            raise DemoError(f"{where}: type must be one of {', '.join(EXPECTATIONS)}, got {task_type!r}")
-        payload = obj.get("payload", {})
-        if not isinstance(payload, dict):
-            raise DemoError(f"{where}: payload must be a JSON object")
-        count = obj.get("count", 1)
-        if not isinstance(count, int) or not 1 <= count <= 1000:
-            raise DemoError(f"{where}: count must be an integer 1..1000")
-        if obj.get("idempotency_key") is not None and (count != 1 or obj.get("delay_seconds")):
-            raise DemoError(
-                f"{where}: an idempotency_key needs count 1 and no delay_seconds "
-                "(a delay moves scheduled_at, which is part of the request)"
-            )
-        items.append(
-            WorkloadItem(
-                line=number,
-                task_type=task_type,
-                payload=payload,
-                queue=obj.get("queue", "default"),
-                priority=obj.get("priority", 0),
-                max_attempts=obj.get("max_attempts", 3),
-                delay_seconds=obj.get("delay_seconds"),
-                idempotency_key=obj.get("idempotency_key"),
-                count=count,
-            )
-        )
-    if not items:
+    requests = []
+    try:
+        for number, request in read_request_lines(text.splitlines()):
+            if request.task_type not in EXPECTATIONS:
+                raise BadLine(
+                    number, "task_type", f"must be one of {', '.join(EXPECTATIONS)}, got {request.task_type!r}"
+                )
+            requests.append(request)
+    except BadLine as exc:
+        raise DemoError(exc.at(f"{path}:{exc.line}")) from None
+    if not requests:
         raise DemoError(f"{path}: no tasks in the workload")
-    return items
+    return requests
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,10 +293,10 @@ class Run:
         out(f"console: did not start (see {proc.log_path}): {proc.tail(3)}")
         return None
 
-    def worker_labels(self, conn: psycopg.Connection) -> dict[str, Any]:
+    def worker_labels(self, conn: psycopg.Connection) -> dict[uuid.UUID, str | None]:
         """worker_id -> the demo's name for that process (worker-N), from tf_workers.pid."""
-        by_pid = {c.pid: c.name for c in self.children}
-        return {w["worker_id"]: by_pid.get(w["pid"], w["name"]) for w in client.workers(conn, include_stopped=True)}
+        by_pid: dict[int | None, str | None] = {c.pid: c.name for c in self.children}
+        return {w.worker_id: by_pid.get(w.pid, w.name) for w in client.workers(conn, include_stopped=True)}
 
     def live_workers(self) -> list[ManagedProcess]:
         return [c for c in self.children if c.kind == "worker" and not c.killed and c.alive()]
@@ -405,7 +368,7 @@ def _wait_for_workers(
                     f"{c.name} (pid {c.pid}) exited with code {c.returncode} at start; "
                     f"last lines of {c.log_path}:\n{c.tail(15)}"
                 )
-        alive = {w["pid"] for w in client.workers(conn) if w["liveness"] == "alive"}
+        alive = {w.pid for w in client.workers(conn) if w.liveness == "alive"}
         if pids <= alive:
             return
         if time.monotonic() > deadline:
@@ -415,35 +378,31 @@ def _wait_for_workers(
 
 
 def _submit_workload(
-    run: Run, conn: psycopg.Connection, items: list[WorkloadItem], path: Path, out: Callable[[str], None]
+    run: Run, conn: psycopg.Connection, requests: list[SubmitRequest], path: Path, out: Callable[[str], None]
 ) -> None:
+    """Send the workload in one ``tf_submit_many`` call, its queues and keys tagged with the run's."""
+    tagged = [
+        dataclasses.replace(
+            r,
+            queue=run.queue(r.queue),
+            idempotency_key=f"{run.tag}:{r.idempotency_key}" if r.idempotency_key else None,
+        )
+        for r in requests
+    ]
     first_by_key: dict[str, int] = {}
-    lines = 0
-    for item in items:
-        for _ in range(item.count):
-            lines += 1
-            key = f"{run.tag}:{item.idempotency_key}" if item.idempotency_key else None
-            res = client.submit(
-                conn,
-                item.task_type,
-                item.payload,
-                queue=run.queue(item.queue),
-                priority=item.priority,
-                max_attempts=item.max_attempts,
-                delay_seconds=item.delay_seconds,
-                idempotency_key=key,
-            )
-            if key is not None and key in first_by_key:
-                run.replays.append((key, first_by_key[key], res.task_id, res.created))
-                continue
-            if key is not None:
-                first_by_key[key] = res.task_id
-            if res.created:
-                run.task_ids.append(res.task_id)
-    by_type = collections.Counter(i.task_type for i in items for _ in range(i.count))
-    delayed = sum(i.count for i in items if i.delay_seconds)
+    for request, res in zip(tagged, client.submit_many(conn, tagged), strict=True):
+        key = request.idempotency_key
+        if key is not None and key in first_by_key:
+            run.replays.append((key, first_by_key[key], res.task_id, res.created))
+            continue
+        if key is not None:
+            first_by_key[key] = res.task_id
+        if res.created:
+            run.task_ids.append(res.task_id)
+    by_type = collections.Counter(r.task_type for r in requests)
+    delayed = sum(1 for r in requests if r.delay_seconds)
     out(
-        f"submitted {lines} requests from {path} -> {len(run.task_ids)} tasks "
+        f"submitted {len(requests)} requests from {path} in one tf_submit_many call -> {len(run.task_ids)} tasks "
         f"({', '.join(f'{k} {v}' for k, v in sorted(by_type.items()))}; {delayed} delayed)"
     )
     for key, first, again, created in run.replays:
@@ -456,8 +415,8 @@ def _submit_workload(
 def _submit_plain_sql(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> None:
     queue = run.queue("default")
     out("submitting 3 tasks through plain SQL (what psql, Go or Java would send):")
-    out("  " + sql.DEMO_PLAIN_SQL_SUBMIT.strip().replace("%(queue)s", repr(queue)).replace("\n", "\n  "))
-    for statement in (sql.DEMO_PLAIN_SQL_SUBMIT, sql.DEMO_PLAIN_SQL_SUBMIT_SLEEP, sql.DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE):
+    out("  " + DEMO_PLAIN_SQL_SUBMIT.strip().replace("%(queue)s", repr(queue)).replace("\n", "\n  "))
+    for statement in (DEMO_PLAIN_SQL_SUBMIT, DEMO_PLAIN_SQL_SUBMIT_SLEEP, DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE):
         task_id, _state, _created = sql.one_row(conn, statement, {"queue": queue})
         run.sql_ids.append(task_id)
         run.task_ids.append(task_id)
@@ -467,46 +426,46 @@ def _submit_plain_sql(run: Run, conn: psycopg.Connection, out: Callable[[str], N
 def _maybe_kill(
     run: Run,
     conn: psycopg.Connection,
-    tasks: list[dict[str, Any]],
+    tasks: list[TaskRow],
     seen_running: dict[tuple[int, int], float],
     progress: Progress,
 ) -> None:
     """SIGKILL the worker of a long sleep task once it has run for a moment."""
     now = time.monotonic()
     for t in tasks:
-        if t["state"] == "RUNNING":
-            seen_running.setdefault((t["task_id"], t["attempt_count"]), now)
+        if t.state == "RUNNING":
+            seen_running.setdefault((t.task_id, t.attempt_count), now)
     if run.kill is not None:
         return
     live = {c.pid: c for c in run.live_workers()}
     if len(live) < 2:
         return
-    owners = {w["worker_id"]: w for w in client.workers(conn)}
+    owners = {w.worker_id: w for w in client.workers(conn)}
     for t in tasks:
-        if t["state"] != "RUNNING" or t["task_type"] != "sleep" or int(t["payload"].get("ms", 0)) < KILL_MIN_SLEEP_MS:
+        if t.state != "RUNNING" or t.task_type != "sleep" or int(t.payload.get("ms", 0)) < KILL_MIN_SLEEP_MS:
             continue
-        if now - seen_running.get((t["task_id"], t["attempt_count"]), now) < KILL_AFTER_RUNNING_SECONDS:
+        if now - seen_running.get((t.task_id, t.attempt_count), now) < KILL_AFTER_RUNNING_SECONDS:
             continue
-        owner = owners.get(t["owner_worker_id"])
-        if owner is None or owner["pid"] not in live:
+        owner = owners.get(t.owner_worker_id) if t.owner_worker_id is not None else None
+        if owner is None or owner.pid not in live:
             continue
-        victim = live[owner["pid"]]
-        killed_at = sql.one_value(conn, sql.DB_NOW)
+        victim = live[owner.pid]
+        killed_at = sql.one_value(conn, DEMO_DB_NOW)
         victim.kill()
         run.kill = {
-            "task_id": t["task_id"],
-            "attempt_number": t["attempt_count"],
+            "task_id": t.task_id,
+            "attempt_number": t.attempt_count,
             "worker": victim.name,
             "pid": victim.pid,
-            "worker_id": owner["worker_id"],
+            "worker_id": owner.worker_id,
             "killed_at": killed_at,
-            "lease_expires_at": t["lease_expires_at"],
+            "lease_expires_at": t.lease_expires_at,
             "recovered_reported": False,
         }
         progress.note(
-            f"SIGKILL {victim.name} (pid {victim.pid}) while it runs task {t['task_id']} "
-            f"(sleep {t['payload']['ms']} ms, attempt {t['attempt_count']}); its lease "
-            f"ends by {_t(t['lease_expires_at'])} and the scheduler then recovers the task"
+            f"SIGKILL {victim.name} (pid {victim.pid}) while it runs task {t.task_id} "
+            f"(sleep {t.payload['ms']} ms, attempt {t.attempt_count}); its lease "
+            f"ends by {_t(t.lease_expires_at)} and the scheduler then recovers the task"
         )
         replacement = run.start_worker(_worker_queues(run))
         progress.note(
@@ -519,20 +478,16 @@ def _report_recovery(run: Run, conn: psycopg.Connection, progress: Progress) -> 
     if run.kill is None or run.kill["recovered_reported"]:
         return
     attempts = client.attempts_for(conn, [run.kill["task_id"]])
-    first = next((a for a in attempts if a["attempt_number"] == run.kill["attempt_number"]), None)
-    if first is None or first["state"] != "ABANDONED":
+    first = next((a for a in attempts if a.attempt_number == run.kill["attempt_number"]), None)
+    if first is None or first.state != "ABANDONED":
         return
     run.kill["recovered_reported"] = True
-    nxt = next((a for a in attempts if a["attempt_number"] == run.kill["attempt_number"] + 1), None)
+    nxt = next((a for a in attempts if a.attempt_number == run.kill["attempt_number"] + 1), None)
     labels = run.worker_labels(conn)
     progress.note(
-        f"recovered task {run.kill['task_id']}: attempt {first['attempt_number']} ABANDONED at "
-        f"{_t(first['abandoned_at'])}, {_ms(first['recovery_lag_seconds'])} after its lease expired"
-        + (
-            f"; attempt {nxt['attempt_number']} runs on {labels.get(nxt['worker_id'], nxt['worker_name'])}"
-            if nxt
-            else ""
-        )
+        f"recovered task {run.kill['task_id']}: attempt {first.attempt_number} ABANDONED at "
+        f"{_t(first.abandoned_at)}, {_ms(first.recovery_lag_seconds)} after its lease expired"
+        + (f"; attempt {nxt.attempt_number} runs on {labels.get(nxt.worker_id, nxt.worker_name)}" if nxt else "")
     )
 
 
@@ -550,7 +505,7 @@ def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bo
     try:
         while True:
             tasks = client.tasks_by_id(conn, run.task_ids)
-            counts = collections.Counter(t["state"] for t in tasks)
+            counts = collections.Counter(t.state for t in tasks)
             done = sum(counts[s] for s in TERMINAL)
             live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
             progress.update(done, f"({live})" if live else "")
@@ -582,22 +537,22 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[s
     out("=" * 72)
     out("TaskForge demo summary")
     out("=" * 72)
-    counts = collections.Counter(t["state"] for t in tasks)
+    counts = collections.Counter(t.state for t in tasks)
     out(
         f"tasks: {len(tasks)} ({len(tasks) - len(run.sql_ids)} from the workload file, "
         f"{len(run.sql_ids)} through plain SQL)"
     )
     out("tasks per state:    " + "  ".join(f"{s} {counts[s]}" for s in client.STATES))
-    dist = collections.Counter(t["attempt_count"] for t in tasks)
+    dist = collections.Counter(t.attempt_count for t in tasks)
     out(
         "attempts per task:  "
         + "  ".join(
             f"{n} attempt{'s' if n != 1 else ''}: {dist[n]} task{'s' if dist[n] != 1 else ''}" for n in sorted(dist)
         )
     )
-    attempt_states = collections.Counter(a["state"] for a in attempts)
+    attempt_states = collections.Counter(a.state for a in attempts)
     out("attempts by state:  " + "  ".join(f"{s} {n}" for s, n in sorted(attempt_states.items())))
-    lags = [a["recovery_lag_seconds"] for a in attempts if a["state"] == "ABANDONED"]
+    lags = [a.recovery_lag_seconds for a in attempts if a.state == "ABANDONED" and a.recovery_lag_seconds is not None]
     if lags:
         out(
             f"recovery lag:       {len(lags)} abandoned attempt(s), lag after lease expiry "
@@ -605,8 +560,8 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[s
         )
     else:
         out("recovery lag:       no abandoned attempts")
-    starts = [a["started_at"] for a in attempts]
-    ends = [a["finished_at"] for a in attempts if a["finished_at"] is not None]
+    starts = [a.started_at for a in attempts]
+    ends = [a.finished_at for a in attempts if a.finished_at is not None]
     if starts and ends:
         span = (max(ends) - min(starts)).total_seconds()
         out(
@@ -619,31 +574,30 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[s
         )
     if run.kill is not None:
         k = run.kill
-        hist = [a for a in attempts if a["task_id"] == k["task_id"]]
+        hist = [a for a in attempts if a.task_id == k["task_id"]]
         labels = run.worker_labels(conn)
         out(
             f"crash and recovery: task {k['task_id']}: "
             + " -> ".join(
-                f"attempt {a['attempt_number']} {a['state']} on {labels.get(a['worker_id'], a['worker_name'])}"
-                for a in hist
+                f"attempt {a.attempt_number} {a.state} on {labels.get(a.worker_id, a.worker_name)}" for a in hist
             )
         )
         out(
             f"                    killed {_t(k['killed_at'])}, "
             + ", ".join(
-                f"attempt {a['attempt_number']} lease end {_t(a['lease_expires_at'])} abandoned {_t(a['abandoned_at'])}"
+                f"attempt {a.attempt_number} lease end {_t(a.lease_expires_at)} abandoned {_t(a.abandoned_at)}"
                 for a in hist
-                if a["state"] == "ABANDONED"
+                if a.state == "ABANDONED"
             )
             + (
-                f", replacement started {_t(hist[-1]['started_at'])} finished {_t(hist[-1]['finished_at'])}"
+                f", replacement started {_t(hist[-1].started_at)} finished {_t(hist[-1].finished_at)}"
                 if len(hist) > 1
                 else ""
             )
         )
     out(f"invariant audit:    tf_invariant_violations has {len(violations)} row(s)")
     for v in violations[:10]:
-        out(f"                    {v['rule']}: task {v['task_id']} attempt {v['attempt_number']} ({v['detail']})")
+        out(f"                    {v.rule}: task {v.task_id} attempt {v.attempt_number} ({v.detail})")
 
     out("")
     out("expectations:")
@@ -655,11 +609,11 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[s
         for p in problems:
             out(f"         {p}")
 
-    not_terminal = [t for t in tasks if t["state"] not in TERMINAL]
+    not_terminal = [t for t in tasks if t.state not in TERMINAL]
     expect(
         drained and not not_terminal and len(tasks) == len(run.task_ids),
         f"every task reached a terminal state ({len(tasks) - len(not_terminal)}/{len(run.task_ids)})",
-        [f"task {t['task_id']} is {t['state']}" for t in not_terminal[:5]],
+        [f"task {t.task_id} is {t.state}" for t in not_terminal[:5]],
     )
     for ok, line, problems in check_expectations(tasks, attempts):
         expect(ok, line, problems)
@@ -671,7 +625,7 @@ def _summary(run: Run, conn: psycopg.Connection, drained: bool, out: Callable[[s
     if run.kill is None:
         expect(False, "a worker was killed with SIGKILL mid-task (no long sleep task was seen running)")
     else:
-        states = [a["state"] for a in attempts if a["task_id"] == run.kill["task_id"]]
+        states = [a.state for a in attempts if a.task_id == run.kill["task_id"]]
         expect(
             states[run.kill["attempt_number"] - 1 :] == ["ABANDONED", "SUCCEEDED"],
             f"the killed worker's task {run.kill['task_id']} was recovered after its lease and "
@@ -707,7 +661,7 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
     """Run the demo. Returns the process exit code: 0 when every expectation held, 1 when one
     failed, 130 when interrupted before the summary. Raises DemoError for setup problems."""
     path = cfg.workload or default_workload_path()
-    items = load_workload(path)
+    requests = load_workload(path)
     tag = secrets.token_hex(2)
     local_server: embedded.Embedded | None = None
     previous = signal.signal(signal.SIGTERM, _raise_stop)
@@ -719,8 +673,8 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
         else:
             local_server = start_embedded(cfg.data_dir, out)
             with psycopg.connect(local_server.admin_dsn, autocommit=True) as admin:
-                admin.execute(sql.DEMO_EMBEDDED_DROP_DATABASE)
-                admin.execute(sql.DEMO_EMBEDDED_CREATE_DATABASE)
+                admin.execute(DEMO_EMBEDDED_DROP_DATABASE)
+                admin.execute(DEMO_EMBEDDED_CREATE_DATABASE)
             dsn = db.with_dbname(local_server.admin_dsn, "taskforge_demo")
         applied = db.migrate(dsn)
         out(f"migrated: {', '.join(applied) if applied else 'already up to date'}")
@@ -728,7 +682,7 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
         log_dir = (cfg.data_dir / "logs" / f"demo-{tag}").resolve()
         log_dir.mkdir(parents=True, exist_ok=True)
         run_state = Run(cfg=cfg, tag=tag, dsn=dsn, log_dir=log_dir)
-        run_state.queues = sorted({i.queue for i in items} | {"default"})
+        run_state.queues = sorted({r.queue for r in requests} | {"default"})
         out(f"run tag {tag}: queues {', '.join(_worker_queues(run_state))}; process logs in {log_dir}")
 
         with db.connect(dsn) as conn:
@@ -744,7 +698,7 @@ def run(cfg: DemoConfig, out: Callable[[str], None] = click.echo) -> int:
             if console_url:
                 out(f"console: {console_url} (dashboard, tasks, queues; API docs at {console_url}api/swagger)")
 
-            _submit_workload(run_state, conn, items, path, out)
+            _submit_workload(run_state, conn, requests, path, out)
             _submit_plain_sql(run_state, conn, out)
             drained = _drain(run_state, conn, out)
             ok = _summary(run_state, conn, drained, out)

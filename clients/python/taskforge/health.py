@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from . import client, database as db
+from .rows import Scheduler
 
 __all__ = ["CHECKS", "Check", "HealthReport", "check"]
 
@@ -101,28 +102,28 @@ def _scheduler(conn: psycopg.Connection, result: Check) -> None:
     except psycopg.Error as exc:
         result.status, result.detail = "failed", f"cannot read tf_schedulers: {_first_line(exc)}"
         return
-    by_liveness: dict[str, list[dict[str, Any]]] = {"alive": [], "stale": [], "stopped": []}
+    by_liveness: dict[str, list[Scheduler]] = {"alive": [], "stale": [], "stopped": []}
     for row in rows:
-        by_liveness[row["liveness"]].append(row)
+        by_liveness[row.liveness].append(row)
     alive, stale, stopped = by_liveness["alive"], by_liveness["stale"], by_liveness["stopped"]
     result.data = {
-        "alive": [{"name": r["name"], "seconds_since_heartbeat": r["seconds_since_heartbeat"]} for r in alive],
+        "alive": [{"name": r.name, "seconds_since_heartbeat": r.seconds_since_heartbeat} for r in alive],
         "stale": len(stale),
         "stopped": len(stopped),
     }
     if alive:
-        newest = min(alive, key=lambda r: r["seconds_since_heartbeat"])
+        newest = min(alive, key=lambda r: r.seconds_since_heartbeat)
         result.status = "ok"
-        result.detail = f"{len(alive)} alive ({newest['name']} beat {newest['seconds_since_heartbeat']:.1f} s ago)"
+        result.detail = f"{len(alive)} alive ({newest.name} beat {newest.seconds_since_heartbeat:.1f} s ago)"
         return
     result.status = "failed"
     if not rows:
         result.detail = "no scheduler alive: none has run against this database"
         return
-    latest = min(rows, key=lambda r: r["seconds_since_heartbeat"])
+    latest = min(rows, key=lambda r: r.seconds_since_heartbeat)
     result.detail = (
         f"no scheduler alive ({len(stale)} stale, {len(stopped)} stopped); the latest beat was "
-        f"{latest['name']}'s, {latest['seconds_since_heartbeat']:.1f} s ago"
+        f"{latest.name}'s, {latest.seconds_since_heartbeat:.1f} s ago"
     )
 
 

@@ -1,8 +1,12 @@
-"""Every SQL statement the Python side sends, in one place.
+"""Every SQL statement the library sends at run time, in one place: the client
+(:mod:`taskforge.calls`), the worker, the scheduler, migrations and the console.
 
 Statements call the public ``taskforge.tf_*`` functions with named arguments (``=>``) or read
 the ``taskforge.tf_*`` views. Placeholders are psycopg's ``%(name)s``. Keep statements here so
-a DBA can audit what the clients send by reading one file.
+a DBA can audit what the clients send by reading one file. What only the tooling sends lives
+beside it: the demo's in :mod:`taskforge.demo`, the benchmarks' in
+:mod:`taskforge.benchmarks.statements` (and the data set's in
+:mod:`taskforge.benchmarks.console_data`), test data in ``tests/helpers``.
 """
 
 from __future__ import annotations
@@ -34,45 +38,26 @@ def one_value(conn: psycopg.Connection[Any], query: str, params: Params = None) 
 # --- database / migrations ------------------------------------------------------------------
 SCHEMA_VERSION = "SELECT taskforge.tf_schema_version()"
 SCHEMA_EXISTS = "SELECT to_regnamespace('taskforge') IS NOT NULL"
-CURRENT_DATABASE = "SELECT current_database()"
 
 # --- admission (clients) ----------------------------------------------------------------------
+# Every parameter of tf_submit (the keys of taskforge.submission.SubmitRequest); delay_seconds is
+# added to the database's clock by tf_submit itself.
 SUBMIT = """
 SELECT task_id, state, created
   FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s,
                            priority => %(priority)s, max_attempts => %(max_attempts)s,
                            scheduled_at => %(scheduled_at)s, idempotency_key => %(idempotency_key)s,
-                           timeout_seconds => %(timeout_seconds)s)
+                           timeout_seconds => %(timeout_seconds)s, delay_seconds => %(delay_seconds)s,
+                           notify_finished => %(notify_finished)s, traceparent => %(traceparent)s)
 """
 CANCEL = "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %(task_id)s, reason => %(reason)s)"
 RETRY = (
     "SELECT task_state, max_attempts"
     " FROM taskforge.tf_retry(task_id => %(task_id)s, extra_attempts => %(extra_attempts)s)"
 )
-# tf_submit with scheduled_at = database time + delay_seconds (the caller's clock is never used).
-SUBMIT_DELAYED = """
-SELECT task_id, state, created
-  FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s,
-                           priority => %(priority)s, max_attempts => %(max_attempts)s,
-                           scheduled_at => clock_timestamp() + make_interval(secs => %(delay_seconds)s),
-                           idempotency_key => %(idempotency_key)s, timeout_seconds => %(timeout_seconds)s)
-"""
 
 # tf_submit_many: %(requests)s is a jsonb array of request objects (tf_submit's parameter names).
 SUBMIT_MANY = "SELECT task_id, state, created FROM taskforge.tf_submit_many(requests => %(requests)s)"
-# tf_submit_many where some requests are delayed: %(delays)s is a float8[] as long as the array
-# (NULL = no delay); a delayed element gets scheduled_at = database time + delay, in UTC.
-SUBMIT_MANY_DELAYED = """
-SELECT task_id, state, created
-  FROM taskforge.tf_submit_many(requests => (
-      SELECT jsonb_agg(CASE WHEN d.delay_seconds IS NULL THEN r.request
-                            ELSE r.request || jsonb_build_object('scheduled_at',
-                                 to_char((clock_timestamp() + make_interval(secs => d.delay_seconds))
-                                         AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-                       END ORDER BY r.n)
-        FROM jsonb_array_elements(%(requests)s) WITH ORDINALITY AS r(request, n)
-        JOIN unnest(%(delays)s::float8[]) WITH ORDINALITY AS d(delay_seconds, n) USING (n)))
-"""
 
 # --- periodic schedules (clients) ---------------------------------------------------------------
 SCHEDULE_PERIODIC = """
@@ -81,7 +66,7 @@ SELECT next_fire_at, created
                                       payload => %(payload)s, queue => %(queue)s, priority => %(priority)s,
                                       max_attempts => %(max_attempts)s, timezone => %(timezone)s)
 """
-UNSCHEDULE_PERIODIC = "SELECT taskforge.tf_unschedule_periodic(name => %(name)s)"
+UNSCHEDULE_PERIODIC = "SELECT taskforge.tf_unschedule_periodic(name => %(name)s) AS removed"
 PERIODIC_LIST = """
 SELECT name, cron, timezone, task_type, queue, priority, max_attempts, payload, next_fire_at,
        last_fire_at, last_task_id, last_task_state, created_at, updated_at
@@ -97,9 +82,11 @@ SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, 
 """
 HEARTBEAT = "SELECT taskforge.tf_heartbeat(worker_id => %(worker_id)s)"
 DEREGISTER_WORKER = "SELECT taskforge.tf_deregister_worker(worker_id => %(worker_id)s)"
+# tf_claim alone: the worker claims with FINALIZE_AND_CLAIM; this is the single-call form the
+# long-transaction benchmark and the tests' helpers send.
 CLAIM = """
 SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at,
-       timeout_seconds
+       timeout_seconds, traceparent
   FROM taskforge.tf_claim(worker_id => %(worker_id)s, queues => %(queues)s,
                           lease_seconds => %(lease_seconds)s, max_tasks => %(max_tasks)s,
                           task_types => %(task_types)s)
@@ -122,7 +109,7 @@ SELECT accepted, task_state, reason
 # decodes it, so a payload Python cannot decode costs its own attempt, never the dispatcher.
 FINALIZE_AND_CLAIM = """
 SELECT kind, task_id, attempt_number, accepted, task_state, reason, task_type, payload::text AS payload, queue,
-       priority, max_attempts, timeout_seconds
+       priority, max_attempts, timeout_seconds, traceparent
   FROM taskforge.tf_finalize_and_claim(
            worker_id => %(worker_id)s, task_ids => %(task_ids)s::bigint[],
            attempt_numbers => %(attempt_numbers)s::int[], outcomes => %(outcomes)s::text[],
@@ -140,15 +127,12 @@ SELECT task_id, attempt_number, renewed, cancel_requested, reason
 LISTEN = "LISTEN taskforge"
 
 # --- scheduler ----------------------------------------------------------------------------------
-RECOVER = "SELECT recovered, failed, next_lease_expiry FROM taskforge.tf_recover(max_tasks => %(max_tasks)s)"
-PROMOTE = "SELECT promoted, next_due_at FROM taskforge.tf_promote(max_tasks => %(max_tasks)s)"
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 # Retention of process records, after PRUNE (attempts keep their worker's row until then).
 PRUNE_WORKERS = """
 SELECT workers, schedulers
   FROM taskforge.tf_prune_workers(older_than_seconds => %(older_than_seconds)s, max_rows => %(max_rows)s)
 """
-DB_NOW = "SELECT clock_timestamp()"
 # The scheduler's liveness beat (every heartbeat_seconds; stopping on a clean stop).
 SCHEDULER_HEARTBEAT = """
 SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name => %(name)s, hostname => %(hostname)s,
@@ -179,7 +163,7 @@ _TASK_COLUMNS = """task_id, task_type, queue, priority, state, attempt_count, ma
        scheduled_at, created_at, updated_at, finished_at, owner_worker_id, lease_expires_at,
        cancel_requested, cancel_reason, idempotency_key, fingerprint, payload, result, last_error,
        current_attempt_state, current_attempt_worker_id, current_attempt_started_at,
-       current_attempt_finished_at"""
+       current_attempt_finished_at, notify_finished, traceparent"""
 TASK_GET = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
 # Newest first. NULL filters match everything.
 _TASKS_LIST_FILTER = """
@@ -259,9 +243,14 @@ SELECT queue, paused, paused_at, max_running, queued, due, running, retrying, ol
   FROM taskforge.tf_queues
  ORDER BY queue
 """
-PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s)"
-RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s)"
-SET_QUEUE_LIMIT = "SELECT taskforge.tf_set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
+# Waiting for a task's end (taskforge.waiting): channel, listen state and the one-column read.
+LISTENING_FINISHED = "SELECT 'taskforge_finished' = ANY(ARRAY(SELECT pg_listening_channels()))"
+LISTEN_FINISHED = "LISTEN taskforge_finished"
+UNLISTEN_FINISHED = "UNLISTEN taskforge_finished"
+TASK_STATE = "SELECT state FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
+PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s) AS changed"
+RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s) AS changed"
+SET_QUEUE_LIMIT = "SELECT taskforge.tf_set_queue_limit(queue => %(queue)s, max_running => %(max_running)s) AS previous"
 THROUGHPUT = """
 SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_failed,
        succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds
@@ -345,214 +334,3 @@ SELECT queue, recovery_lag_seconds
   FROM taskforge.tf_attempts
  WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s) AND state = 'ABANDONED'
 """
-
-# --- demo (taskforge.demo) ------------------------------------------------------------------------
-# Only ever sent to the demo's own embedded server (never to a database named by a DSN).
-DEMO_EMBEDDED_DROP_DATABASE = "DROP DATABASE IF EXISTS taskforge_demo WITH (FORCE)"
-DEMO_EMBEDDED_CREATE_DATABASE = "CREATE DATABASE taskforge_demo"
-# The any-language path, exactly as a psql user would type it (named arguments).
-DEMO_PLAIN_SQL_SUBMIT = """
-SELECT * FROM taskforge.tf_submit(task_type => 'echo',
-                                  payload => '{"via": "plain SQL", "lang": "any"}',
-                                  queue => %(queue)s, priority => 3)
-"""
-DEMO_PLAIN_SQL_SUBMIT_SLEEP = """
-SELECT * FROM taskforge.tf_submit(task_type => 'sleep', payload => '{"ms": 300}',
-                                  queue => %(queue)s, max_attempts => 2)
-"""
-DEMO_PLAIN_SQL_SUBMIT_FAIL_ONCE = """
-SELECT * FROM taskforge.tf_submit(task_type => 'fail_once', queue => %(queue)s)
-"""
-
-# --- console benchmark data set (taskforge.benchmarks.console_data) ------------------------------
-# Sent as the table owner (a superuser or a member of taskforge_owner) to a database made for it:
-# the rows are written directly, respecting every CHECK and tf_invariant_violations, so a large
-# history takes seconds instead of hours of real work. Task ids are given explicitly
-# (1..finished, then the backlog, then the running tasks); the identity is moved past them.
-CONSOLE_DATA_WORKERS = """
-SELECT array_agg(taskforge.tf_register_worker(name => 'bench-worker-' || g, hostname => 'bench-host-' || (g %% 4),
-                                              pid => 1000 + g, heartbeat_seconds => 5) ORDER BY g)
-  FROM generate_series(1, %(workers)s) AS g
-"""
-# Finished history: tasks 1..finished, created evenly over the last %(history_seconds)s seconds
-# (up to 40 s ago) across 8 queues and 4 task types. Every 19th (i %% 19 = 10) succeeded on a
-# second attempt after a retryable failure (every 190th after an abandoned first attempt);
-# otherwise every 47th FAILED with a traceback, every 97th was CANCELLED, the rest SUCCEEDED.
-# Queue wait 0..0.98 s, run time 0.05..0.35 s.
-CONSOLE_DATA_FINISHED = """
-INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
-                             scheduled_at, result, last_error, created_at, updated_at, finished_at)
-OVERRIDING SYSTEM VALUE
-SELECT i, (ARRAY['echo', 'noop', 'sleep', 'fail_once'])[1 + i %% 4],
-       jsonb_build_object('n', i, 'customer', 'c' || (i %% 5000), 'note', 'bench row ' || i),
-       (ARRAY['default', 'emails', 'reports', 'billing', 'images', 'search', 'webhooks', 'exports'])[1 + i %% 8],
-       CASE WHEN i %% 100 = 0 THEN 5 ELSE 0 END, 3, k.state, k.attempts, c.created_at,
-       CASE WHEN k.state = 'SUCCEEDED' THEN jsonb_build_object('n', i, 'ok', true) END,
-       CASE WHEN k.state = 'FAILED' THEN jsonb_build_object(
-           'type', 'ValueError', 'message', 'amount must be positive (task ' || i || ')',
-           'traceback', E'Traceback (most recent call last):\\n  File "handlers.py", line 42, in run\\n'
-                        || E'    raise ValueError(...)\\nValueError: amount must be positive\\n') END,
-       c.created_at, c.created_at + k.span, c.created_at + k.span
-  FROM generate_series(1, %(finished)s) AS i
- CROSS JOIN LATERAL (SELECT now() - make_interval(secs => %(history_seconds)s)
-                            + make_interval(secs => (%(history_seconds)s - 40.0) * i / %(finished)s)
-                            AS created_at) AS c
- CROSS JOIN LATERAL (
-     SELECT CASE WHEN i %% 19 = 10 THEN 'SUCCEEDED' WHEN i %% 47 = 0 THEN 'FAILED'
-                 WHEN i %% 97 = 0 THEN 'CANCELLED' ELSE 'SUCCEEDED' END AS state,
-            CASE WHEN i %% 19 = 10 THEN 2 ELSE 1 END AS attempts,
-            -- creation to the end of the last attempt (the arithmetic of CONSOLE_DATA_FINISHED_ATTEMPTS)
-            make_interval(secs => (i %% 50) * 0.02
-                                  + CASE WHEN i %% 190 = 10 THEN 30 + 1.5 + 0.05 + (i %% 7) * 0.05
-                                         WHEN i %% 19 = 10 THEN 2 * (0.05 + (i %% 7) * 0.05) + 2
-                                         ELSE 0.05 + (i %% 7) * 0.05 END) AS span
- ) AS k
-"""
-# Their attempts: attempt 1 starts after the queue wait; a second attempt starts 2 s (backoff)
-# after a retryable failure, or as soon as an abandoned attempt was recovered (1.5 s after its
-# 30 s lease expired). Workers are taken in turn from %(worker_ids)s.
-CONSOLE_DATA_FINISHED_ATTEMPTS = """
-INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at,
-                                lease_expires_at, finished_at, result, error)
-SELECT t.task_id, n.n, (%(worker_ids)s::uuid[])[1 + (t.task_id + n.n) %% cardinality(%(worker_ids)s::uuid[])],
-       x.state, x.outcome, x.started_at, x.started_at + interval '30 seconds', x.finished_at,
-       CASE WHEN x.state = 'SUCCEEDED' THEN t.result END,
-       CASE WHEN x.state = 'FAILED' AND n.n = t.attempt_count THEN t.last_error
-            WHEN x.state = 'FAILED'
-            THEN '{"type": "RetryableError", "message": "busy, try again", "traceback": null}'::jsonb END
-  FROM taskforge.tasks t
- CROSS JOIN LATERAL generate_series(1, t.attempt_count) AS n(n)
- CROSS JOIN LATERAL (SELECT 0.05 + (t.task_id %% 7) * 0.05 AS run, (t.task_id %% 50) * 0.02 AS wait) AS d
- CROSS JOIN LATERAL (
-     SELECT CASE WHEN n.n < t.attempt_count
-                 THEN CASE WHEN t.task_id %% 190 = 10 THEN 'ABANDONED' ELSE 'FAILED' END
-                 ELSE t.state END AS state,
-            CASE WHEN n.n < t.attempt_count
-                 THEN CASE WHEN t.task_id %% 190 = 10 THEN 'lease_expired' ELSE 'retryable' END
-                 ELSE lower(t.state) END AS outcome,
-            t.created_at + make_interval(secs => d.wait + CASE WHEN n.n = 1 THEN 0
-                                                               WHEN t.task_id %% 190 = 10 THEN 30 + 1.5
-                                                               ELSE d.run + 2 END) AS started_at,
-            t.created_at + make_interval(secs => d.wait + CASE WHEN n.n = 1 AND t.task_id %% 190 = 10 THEN 30 + 1.5
-                                                               WHEN n.n = 1 THEN d.run
-                                                               WHEN t.task_id %% 190 = 10 THEN 30 + 1.5 + d.run
-                                                               ELSE 2 * d.run + 2 END) AS finished_at
- ) AS x
- WHERE t.task_id <= %(finished)s
-"""
-# The backlog: tasks finished+1 .. finished+queued, QUEUED and due, created evenly over the last
-# %(backlog_seconds)s seconds.
-CONSOLE_DATA_QUEUED = """
-INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
-                             scheduled_at, created_at, updated_at)
-OVERRIDING SYSTEM VALUE
-SELECT %(finished)s + i, (ARRAY['echo', 'noop', 'sleep', 'fail_once'])[1 + i %% 4],
-       jsonb_build_object('n', i, 'customer', 'c' || (i %% 5000)),
-       (ARRAY['default', 'emails', 'reports', 'billing', 'images', 'search', 'webhooks', 'exports'])[1 + i %% 8],
-       CASE WHEN i %% 100 = 0 THEN 5 ELSE 0 END, 3, 'QUEUED', 0, c.created_at, c.created_at, c.created_at
-  FROM generate_series(1, %(queued)s) AS i
- CROSS JOIN LATERAL (SELECT now() - make_interval(secs => %(backlog_seconds)s)
-                            + make_interval(secs => (%(backlog_seconds)s - 10.0) * i / %(queued)s)
-                            AS created_at) AS c
-"""
-# One RUNNING task per worker in %(worker_ids)s (ids from %(first_id)s on), started 5 s ago under a 30 s lease.
-CONSOLE_DATA_RUNNING = """
-WITH w AS (SELECT worker_id, ord FROM unnest(%(worker_ids)s::uuid[]) WITH ORDINALITY AS u(worker_id, ord)),
-t AS (
-    INSERT INTO taskforge.tasks (task_id, task_type, payload, queue, priority, max_attempts, state, attempt_count,
-                                 scheduled_at, owner_worker_id, lease_expires_at, created_at, updated_at)
-    OVERRIDING SYSTEM VALUE
-    SELECT %(first_id)s + w.ord - 1, 'sleep', jsonb_build_object('ms', 60000), 'default', 0, 3, 'RUNNING', 1,
-           now() - interval '6 seconds', w.worker_id, now() + interval '25 seconds',
-           now() - interval '6 seconds', now() - interval '5 seconds'
-      FROM w
-    RETURNING task_id, owner_worker_id
-)
-INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
-SELECT t.task_id, 1, t.owner_worker_id, 'RUNNING', now() - interval '5 seconds', now() + interval '25 seconds'
-  FROM t
-"""
-CONSOLE_DATA_SET_IDENTITY = "SELECT setval(pg_get_serial_sequence('taskforge.tasks', 'task_id'), %(last_id)s)"
-# Every worker started a day ago; those in %(stale_ids)s last beat 5 minutes ago (stale), the others now.
-CONSOLE_DATA_AGE_WORKERS = """
-UPDATE taskforge.workers
-   SET started_at = now() - interval '25 hours',
-       last_heartbeat_at = CASE WHEN worker_id = ANY(%(stale_ids)s::uuid[]) THEN now() - interval '5 minutes'
-                                ELSE now() END
- WHERE worker_id = ANY(%(worker_ids)s::uuid[])
-"""
-CONSOLE_DATA_COUNTS = "SELECT state, count(*) FROM taskforge.tasks GROUP BY state ORDER BY state"
-# bench/console_bench.py: the login role the console connects as ({name}: psycopg.sql.Identifier),
-# and the newest task that needed a second attempt (its page shows two attempts and an error).
-CONSOLE_BENCH_CREATE_ROLE = "CREATE ROLE {name} LOGIN IN ROLE taskforge_console"
-CONSOLE_BENCH_DROP_ROLE = "DROP ROLE IF EXISTS {name}"
-CONSOLE_BENCH_END_ROLE_SESSIONS = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %(role)s"
-CONSOLE_BENCH_A_RETRIED_TASK = """
-SELECT task_id FROM taskforge.tf_attempts WHERE attempt_number = 2 ORDER BY task_id DESC LIMIT 1
-"""
-
-# --- benchmarks (taskforge.benchmarks: `taskforge bench`) --------------------------------------
-# Sent only to throwaway databases the harness creates (taskforge_bench_<hex>) and to the admin
-# database that creates them. {name} is filled with psycopg.sql.Identifier.
-BENCH_CREATE_DATABASE = "CREATE DATABASE {name}"
-BENCH_DROP_DATABASE = "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-BENCH_SERVER_VERSION = "SELECT version(), current_setting('server_version_num')::int"
-BENCH_SETTINGS = "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%(names)s) ORDER BY name"
-# E5: a fixed retry delay (base = cap, no jitter).
-BENCH_REGISTER_FIXED_BACKOFF = """
-SELECT taskforge.tf_register_task_type(%(task_type)s, backoff_base_seconds => %(seconds)s,
-                                       backoff_cap_seconds => %(seconds)s, backoff_jitter => 0)
-"""
-BENCH_SUBMIT = """
-SELECT task_id FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s)
-"""
-BENCH_LIVE_WORKER_PIDS = "SELECT pid FROM taskforge.tf_workers WHERE liveness = 'alive' AND pid = ANY(%(pids)s)"
-BENCH_TERMINAL_COUNT = """
-SELECT count(*) FROM taskforge.tasks
- WHERE task_id = ANY(%(task_ids)s) AND state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-"""
-# E6: process ids of the workers that own RUNNING measured tasks (kill candidates).
-BENCH_RUNNING_OWNER_PIDS = """
-SELECT DISTINCT w.pid
-  FROM taskforge.tasks t JOIN taskforge.workers w ON w.worker_id = t.owner_worker_id
- WHERE t.state = 'RUNNING' AND t.task_id = ANY(%(task_ids)s)
-"""
-BENCH_TASKS = """
-SELECT task_id, state, attempt_count, created_at FROM taskforge.tasks
- WHERE task_id = ANY(%(task_ids)s) ORDER BY task_id
-"""
-BENCH_ATTEMPTS = """
-SELECT task_id, attempt_number, state, started_at, lease_expires_at, finished_at FROM taskforge.attempts
- WHERE task_id = ANY(%(task_ids)s) ORDER BY task_id, attempt_number
-"""
-# After a drain: RUNNING tasks, tasks with an owner or lease, RUNNING attempts (all must be 0).
-BENCH_LEFTOVERS = """
-SELECT (SELECT count(*) FROM taskforge.tasks WHERE state = 'RUNNING'),
-       (SELECT count(*) FROM taskforge.tasks WHERE owner_worker_id IS NOT NULL OR lease_expires_at IS NOT NULL),
-       (SELECT count(*) FROM taskforge.attempts WHERE state = 'RUNNING')
-"""
-# Long transactions (benchmarks/longtx.py): the holder's first read takes its REPEATABLE READ
-# snapshot; at the end, that snapshot's age in transactions.
-BENCH_LONGTX_TAKE_SNAPSHOT = "SELECT count(*) FROM taskforge.tasks"
-BENCH_LONGTX_HOLDER_AGE = "SELECT max(xmin_age) FROM taskforge.tf_snapshot_holders WHERE name = %(name)s"
-BENCH_FUNCTION_EXISTS = "SELECT to_regproc(%(name)s) IS NOT NULL"
-BENCH_VACUUM_ANALYZE = "VACUUM ANALYZE"
-# Ceiling (a): fill the scratch queue of bench/pgbench/skip_locked_setup.sql.
-BENCH_CEILING_FILL_QUEUE = "INSERT INTO bench_queue (payload) SELECT '{}'::jsonb FROM generate_series(1, %(rows)s)"
-BENCH_CEILING_QUEUE_LEFT = "SELECT count(*) FROM bench_queue WHERE state = 'queued'"
-BENCH_CEILING_QUEUE_DONE = "SELECT count(*) FROM bench_queue WHERE state = 'done'"
-# Ceiling (b)/(c): one registered worker per pgbench client (bench/pgbench/taskforge_setup.sql)
-# and the noop tasks they drain (the payload names g, so tf_submit runs once per row, not once).
-BENCH_CEILING_REGISTER_WORKERS = """
-INSERT INTO bench_pgbench_workers (client_id, worker_id)
-SELECT g, taskforge.tf_register_worker(name => 'pgbench-' || g) FROM generate_series(0, %(clients)s - 1) AS g
-"""
-BENCH_CEILING_SUBMIT_NOOPS = """
-SELECT count(*) FROM generate_series(1, %(rows)s) AS g
- CROSS JOIN LATERAL taskforge.tf_submit(task_type => 'noop', queue => 'bench',
-                                        payload => jsonb_build_object('n', g)) AS s
-"""
-BENCH_CEILING_TASKFORGE_LEFT = "SELECT count(*) FROM taskforge.tasks WHERE state = 'QUEUED' AND queue = 'bench'"
-BENCH_CEILING_TASKFORGE_DONE = "SELECT count(*) FROM taskforge.tasks WHERE state = 'SUCCEEDED' AND queue = 'bench'"
-# The peers' statements (their own tables, in their own throwaway databases) live with each peer,
-# in taskforge.benchmarks.peers.

@@ -13,17 +13,10 @@ from flask_openapi3.types import ResponseDict
 from pydantic import BaseModel, ValidationError
 from werkzeug.wrappers import Response as BaseResponse
 
-from taskforge import client
+from taskforge.errors import Refused, refused_from
 
 from ..auth import require_signed_in
-from .errors import (
-    ErrorBody,
-    database_error_response,
-    error_response,
-    invalid_argument_response,
-    not_found_response,
-    validation_error,
-)
+from .errors import ErrorBody, error_response, refused_response, validation_error
 
 __all__ = ["BodyError", "api_blueprint", "database_error", "optional_body", "optional_body_doc"]
 
@@ -45,11 +38,12 @@ class BodyError(ValueError):
 
 
 def database_error(exc: psycopg.Error) -> BaseResponse:
-    """TF400/TF404/TF409 -> 400/404/409; an action cut short -> 503; a database without the
-    schema or grants the console needs -> 503 saying what to run; anything else re-raised."""
-    mapped = database_error_response(exc)
-    if mapped is not None:
-        return mapped
+    """A refusal (TF400/TF404/TF409) -> :func:`refused_response`; an action cut short -> 503; a
+    database without the schema or grants the console needs -> 503 saying what to run; anything
+    else re-raised."""
+    refused = refused_from(exc)
+    if refused is not None:
+        return refused_response(refused)
     sqlstate = getattr(exc, "sqlstate", None) or ""
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return error_response(503, "cut_short", "the action took longer than the console's limit and was cancelled")
@@ -63,8 +57,9 @@ def _body_error(exc: BodyError) -> BaseResponse:
 
 
 def api_blueprint(name: str, import_name: str, tag: str, description: str) -> APIBlueprint:
-    """An ``/api`` blueprint that needs sign-in (bearer token or session), maps TaskForge
-    SQLSTATEs and client-side checks to JSON errors, and documents them."""
+    """An ``/api`` blueprint that needs sign-in (bearer token or session), maps refusals
+    (:class:`taskforge.errors.Refused`: the SQL API's, the client's checks) to JSON errors, and
+    documents them."""
     bp = APIBlueprint(
         name,
         import_name,
@@ -75,8 +70,7 @@ def api_blueprint(name: str, import_name: str, tag: str, description: str) -> AP
     )
     bp.before_request(require_signed_in)
     bp.register_error_handler(psycopg.Error, database_error)
-    bp.register_error_handler(client.InvalidArgument, invalid_argument_response)
-    bp.register_error_handler(client.TaskNotFound, not_found_response)
+    bp.register_error_handler(Refused, refused_response)
     bp.register_error_handler(ValidationError, validation_error)
     bp.register_error_handler(BodyError, _body_error)
     return bp

@@ -14,33 +14,31 @@ HTTP   code                              when
 413    ``request_entity_too_large``      body above the configured limit
 503    ``database_unavailable``/``cut_short``  no connection, or a read hit ``statement_timeout``
 =====  ================================  ===================================================
+
+A refusal (:class:`taskforge.errors.Refused`: SQLSTATE TF400/TF404/TF409, or a value refused
+before sending) gets its status and code from :mod:`taskforge_console.refusals`, its ``field``
+from the error's ``COLUMN`` (the argument at fault).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-import psycopg
 from flask import jsonify
 from pydantic import BaseModel, Field, ValidationError
 from werkzeug.wrappers import Response as BaseResponse
 
-from taskforge import client
+from taskforge.errors import Refused
+
+from ..refusals import refusal_status
 
 __all__ = [
     "ErrorBody",
     "ValidationErrorBody",
-    "database_error_response",
     "error_response",
-    "invalid_argument_response",
-    "not_found_response",
+    "refused_response",
     "validation_error",
 ]
-
-#: SQLSTATE of the TaskForge SQL API -> (HTTP status, error code) (docs/sql-api.md, "Errors").
-SQLSTATE_STATUS = {"TF400": (400, "invalid_argument"), "TF404": (404, "not_found"), "TF409": (409, "conflict")}
-_FIELD = re.compile(r"^([a-z_][a-z0-9_]*)\b")
 
 
 class ErrorBody(BaseModel):
@@ -80,25 +78,8 @@ def validation_error(exc: ValidationError) -> BaseResponse:
     return error_response(400, "invalid_argument", message, field)
 
 
-def not_found_response(exc: client.TaskNotFound) -> BaseResponse:
-    """A read of a task that does not exist: 404 naming ``task_id``."""
-    return error_response(404, "not_found", str(exc), "task_id")
-
-
-def invalid_argument_response(exc: client.InvalidArgument) -> BaseResponse:
-    """A client-side check of :mod:`taskforge.client` (nothing was sent): 400 naming the argument."""
-    return error_response(400, "invalid_argument", str(exc), exc.argument)
-
-
-def database_error_response(exc: psycopg.Error) -> BaseResponse | None:
-    """TF400/TF404/TF409 as 400/404/409 naming the field (the SQL message starts with the
-    argument name); ``None`` for any other SQLSTATE (the caller re-raises)."""
-    sqlstate = getattr(exc, "sqlstate", None) or ""
-    mapped = SQLSTATE_STATUS.get(sqlstate)
-    if mapped is None:
-        return None
-    diag = getattr(exc, "diag", None)
-    text = ((diag.message_primary if diag is not None else None) or str(exc)).strip()
-    match = _FIELD.match(text)
-    field = match.group(1) if match and text[match.end() : match.end() + 1] in (":", " ") else None
-    return error_response(mapped[0], mapped[1], text, field)
+def refused_response(exc: Refused) -> BaseResponse:
+    """A refusal as 400/404/409 (:func:`taskforge_console.refusals.refusal_status`) with its
+    message and the field it names (``task_id`` for a task that does not exist)."""
+    status, code = refusal_status(exc)
+    return error_response(status, code, exc.message, exc.field)

@@ -208,6 +208,8 @@ class TaskDetail(TaskSummary):
     current_attempt_state: AttemptState | None
     current_attempt_started_at: dt.datetime | None
     current_attempt_finished_at: dt.datetime | None
+    notify_finished: bool = Field(description="Its end sends NOTIFY taskforge_finished (tf_submit's notify_finished).")
+    traceparent: str | None = Field(description="The W3C trace context stored at submit, or null.")
     attempts: list[Attempt]
 
 

@@ -52,7 +52,7 @@ def list_workers(query: WorkersQuery) -> Any:
     """Worker processes, newest start first, with liveness from database time (alive, stale after
     three missed heartbeats, stopped) and how many tasks each is running."""
     rows = console().db.read("workers", lambda conn: client.workers(conn, include_stopped=query.include_stopped))
-    return WorkerList.model_validate({"workers": rows}).model_dump(mode="json")
+    return WorkerList.model_validate({"workers": [w.as_dict() for w in rows]}).model_dump(mode="json")
 
 
 @bp.get("/stats", responses={200: Stats})
@@ -64,7 +64,7 @@ def stats() -> Any:
         return {
             "queues": queries.queues(conn),
             "workers": queries.worker_counts(conn),
-            "per_minute": client.throughput_per_minute(conn),
+            "per_minute": [m.as_dict() for m in client.throughput_per_minute(conn)],
         }
 
     return Stats.model_validate(console().db.read("statistics", read)).model_dump(mode="json")

@@ -9,6 +9,7 @@ from flask import url_for
 from flask_openapi3.types import ResponseDict
 
 from taskforge import client
+from taskforge.submission import SubmitRequest
 
 from .. import queries
 from ..auth import may_act
@@ -47,21 +48,9 @@ def submit_task(body: SubmitBody) -> Any:
     201 with the new task, 200 for an idempotent replay (same idempotency_key and same request:
     the stored task), 409 when the key was used for a different request, 400 naming the field
     the database refused, 413 when the body is larger than the console's limit."""
-    done = console().db.act(
-        lambda conn: client.submit(
-            conn,
-            body.task_type,
-            body.payload,
-            queue=body.queue,
-            priority=body.priority,
-            max_attempts=body.max_attempts,
-            scheduled_at=body.scheduled_at,
-            delay_seconds=body.delay_seconds,
-            idempotency_key=body.idempotency_key,
-            timeout_seconds=body.timeout_seconds,
-        )
-    )
-    answer = Submitted.model_validate(client.as_dict(done)).model_dump(mode="json")
+    request = SubmitRequest(**dict(body))  # the body's fields are the request's (checked there)
+    done = console().db.act(lambda conn: client.submit_request(conn, request))
+    answer = Submitted.model_validate(done.as_dict()).model_dump(mode="json")
     if not done.created:
         return answer, 200
     return answer, 201, {"Location": url_for("api_tasks.get_task", task_id=done.task_id)}
@@ -86,7 +75,7 @@ def list_tasks(query: TaskListQuery) -> Any:
 def get_task(path: TaskPath) -> Any:
     """One task with its attempt timeline (tf_tasks and tf_attempts)."""
     task = console().db.read("task", lambda conn: client.get_task(conn, path.task_id))
-    return TaskDetail.model_validate(task).model_dump(mode="json")
+    return TaskDetail.model_validate(task.as_dict()).model_dump(mode="json")
 
 
 @bp.post(
@@ -101,7 +90,7 @@ def cancel_task(path: TaskPath) -> Any:
     task is returned unchanged. Optional body: {"reason": "..."}."""
     body = optional_body(CancelBody)
     done = console().db.act(lambda conn: client.cancel(conn, path.task_id, body.reason))
-    return Cancelled.model_validate(client.as_dict(done)).model_dump(mode="json")
+    return Cancelled.model_validate(done.as_dict()).model_dump(mode="json")
 
 
 @bp.post(
@@ -115,7 +104,7 @@ def retry_task(path: TaskPath) -> Any:
     attempts (default 1); 409 for a task in any other state. Optional body: {"extra_attempts": n}."""
     body = optional_body(RetryBody)
     done = console().db.act(lambda conn: client.retry(conn, path.task_id, body.extra_attempts))
-    return Retried.model_validate(client.as_dict(done)).model_dump(mode="json")
+    return Retried.model_validate(done.as_dict()).model_dump(mode="json")
 
 
 @bp.post("/tasks/cancel", responses={200: BulkCancelled, **ACTION_RESPONSES})

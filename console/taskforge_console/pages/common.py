@@ -21,6 +21,7 @@ import psycopg
 from flask import request
 
 from taskforge import client
+from taskforge.errors import Refused, refused_from
 
 from ..state import console
 from .blueprint import bp
@@ -74,15 +75,14 @@ def act(fn: Callable[[psycopg.Connection[Any]], T]) -> T:
 def problem_of(exc: Exception) -> str | None:
     """The message of a refusal the user can act on, or ``None`` for anything else.
 
-    ``TF400``/``TF404``/``TF409`` from the database (their message starts with the argument's
-    name: ``"payload: must be a JSON object"``), :class:`taskforge.client.InvalidArgument` and
-    :class:`taskforge.client.TaskNotFound` (checked before anything was sent)."""
-    if isinstance(exc, client.InvalidArgument | client.TaskNotFound):
-        return str(exc)
-    if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in ("TF400", "TF404", "TF409"):
-        diag = exc.diag
-        return (diag.message_primary or str(exc)).strip()
-    return None
+    A :class:`taskforge.errors.Refused` (``TF400``/``TF404``/``TF409`` from the database, whose
+    message starts with the argument's name: ``"payload: must be a JSON object"``, or a value
+    refused before sending), also when it is still the psycopg error of a statement the console
+    sent itself."""
+    if isinstance(exc, psycopg.Error):
+        refused = refused_from(exc)
+        return None if refused is None else refused.message
+    return exc.message if isinstance(exc, Refused) else None
 
 
 @bp.app_template_filter("timestamp")

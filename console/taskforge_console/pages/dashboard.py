@@ -94,7 +94,7 @@ def series(rows: list[dict[str, Any]], current_minute: dt.datetime) -> dict[str,
 
 def _series(conn: psycopg.Connection[Any]) -> dict[str, Any]:
     current = sql.one_value(conn, sql.DB_CURRENT_MINUTE)
-    return series(client.throughput_per_minute(conn), current)
+    return series([m.as_dict() for m in client.throughput_per_minute(conn)], current)
 
 
 @bp.get("/dashboard/series.json")

@@ -5,9 +5,8 @@ Read-only: schedules are declared with ``taskforge periodic add`` or ``tf_schedu
 
 from __future__ import annotations
 
-from typing import Any
-
 from taskforge import client
+from taskforge.rows import PeriodicSchedule
 
 from .blueprint import bp
 from .common import read_or, render_page
@@ -18,5 +17,5 @@ __all__ = ["periodic"]
 @bp.get("/periodic")
 def periodic() -> str:
     """Periodic schedules, by name."""
-    schedules: list[dict[str, Any]] = read_or("periodic schedules", client.list_periodic, [])
+    schedules: list[PeriodicSchedule] = read_or("periodic schedules", client.list_periodic, [])
     return render_page("pages/periodic.html", "pages/_periodic_region.html", schedules=schedules)

@@ -1,18 +1,20 @@
 """The submit form (``/submit``): any task type registered in the database (``tf_task_types``),
 a queue, a JSON payload, priority, attempt budget, an optional delay and idempotency key.
-``tf_submit`` decides: a refusal is shown next to the form with the message naming the field
-(``payload: ...``, ``queue: ...``), and nothing is written.
+The form's text becomes a :class:`taskforge.submission.SubmitRequest` (the one request shape,
+checked there) and ``tf_submit`` decides: a refusal is shown next to the form with the message
+naming the field (``payload: ...``, ``queue: ...``), and nothing is written.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from flask import Response, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
+from taskforge.rows import TaskType
+from taskforge.submission import SubmitRequest
 
 from ..auth import may_act
 from .blueprint import bp
@@ -33,7 +35,7 @@ DEFAULTS = {
 
 
 def _form(values: dict[str, str], error: str | None = None, status: int = 200) -> Response:
-    none: list[dict[str, Any]] = []
+    none: list[TaskType] = []
     types = read_or("task types", client.task_types, none)
     body = render_template("pages/submit.html", values=values, error=error, task_types=types)
     return Response(body, status=status)
@@ -57,8 +59,8 @@ def _int(values: dict[str, str], name: str) -> int:
         raise client.InvalidArgument(name, f"must be a whole number, got {text!r}") from None
 
 
-def _request(values: dict[str, str]) -> dict[str, Any]:
-    """tf_submit's arguments from the form (client-side checks only; the database decides the rest)."""
+def _request(values: dict[str, str]) -> SubmitRequest:
+    """The request of the form (client-side checks only; the database decides the rest)."""
     try:
         payload = json.loads(values["payload"] or "{}")
     except json.JSONDecodeError as exc:
@@ -70,15 +72,15 @@ def _request(values: dict[str, str]) -> dict[str, Any]:
         delay = float(delay_text) if delay_text else None
     except ValueError:
         raise client.InvalidArgument("delay_seconds", f"must be a number of seconds, got {delay_text!r}") from None
-    return {
-        "task_type": values["task_type"].strip(),
-        "payload": payload,
-        "queue": values["queue"].strip(),
-        "priority": _int(values, "priority"),
-        "max_attempts": _int(values, "max_attempts"),
-        "delay_seconds": delay,
-        "idempotency_key": values["idempotency_key"].strip() or None,
-    }
+    return SubmitRequest(
+        task_type=values["task_type"].strip(),
+        payload=payload,
+        queue=values["queue"].strip(),
+        priority=_int(values, "priority"),
+        max_attempts=_int(values, "max_attempts"),
+        delay_seconds=delay,
+        idempotency_key=values["idempotency_key"].strip() or None,
+    )
 
 
 @bp.post("/submit")
@@ -87,9 +89,8 @@ def submit_post() -> BaseResponse:
     """Submit; on success go to the new (or, for an idempotent replay, the existing) task."""
     values = {name: request.form.get(name, default) for name, default in DEFAULTS.items()}
     try:
-        args = _request(values)
-        task_type = args.pop("task_type")
-        result = act(lambda conn: client.submit(conn, task_type, **args))
+        submitted = _request(values)
+        result = act(lambda conn: client.submit_request(conn, submitted))
     except Exception as exc:
         problem = problem_of(exc)
         if problem is None:

@@ -16,6 +16,7 @@ from flask import abort, flash, redirect, render_template, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
+from taskforge.rows import Task
 
 from ..auth import may_act
 from .blueprint import bp
@@ -28,7 +29,7 @@ TIMELINE_WIDTH = 1000.0
 ACTIONS = ("cancel", "retry")
 
 
-def _load(task_id: int) -> dict[str, Any]:
+def _load(task_id: int) -> Task:
     try:
         return read("task", lambda conn: client.get_task(conn, task_id))
     except client.TaskNotFound:
@@ -37,20 +38,20 @@ def _load(task_id: int) -> dict[str, Any]:
         abort(400, description=str(exc))
 
 
-def timeline(task: dict[str, Any]) -> dict[str, Any]:
+def timeline(task: Task) -> dict[str, Any]:
     """Bars for the SVG timeline: one row per attempt with ``wait`` (from the task's creation or
     the previous attempt's end to this start), ``run`` (start to finish, or to the lease deadline
     while running: ``open`` is then True) and ``lag`` (lease expiry to recovery, ABANDONED only),
     each as ``(x, width)`` in 0..:data:`TIMELINE_WIDTH`; plus ``start``/``end`` of the scale."""
-    attempts = task.get("attempts") or []
-    start: dt.datetime = task["created_at"]
+    attempts = task.attempts
+    start: dt.datetime = task.created_at
     instants = [start]
     for a in attempts:
-        instants += [t for t in (a["started_at"], a["finished_at"]) if t is not None]
-        if a["finished_at"] is None or a["state"] == "ABANDONED":
-            instants.append(a["lease_expires_at"])  # the deadline matters only while running or once missed
-    if task.get("finished_at") is not None:
-        instants.append(task["finished_at"])
+        instants += [t for t in (a.started_at, a.finished_at) if t is not None]
+        if a.finished_at is None or a.state == "ABANDONED":
+            instants.append(a.lease_expires_at)  # the deadline matters only while running or once missed
+    if task.finished_at is not None:
+        instants.append(task.finished_at)
     end = max(instants)
     span = max((end - start).total_seconds(), 1e-3)
 
@@ -64,15 +65,15 @@ def timeline(task: dict[str, Any]) -> dict[str, Any]:
     rows = []
     previous_end = start
     for a in attempts:
-        running = a["finished_at"] is None
-        run_end = a["lease_expires_at"] if running else a["finished_at"]
-        abandoned = a["state"] == "ABANDONED"
+        running = a.finished_at is None
+        run_end = a.lease_expires_at if a.finished_at is None else a.finished_at
+        abandoned = a.state == "ABANDONED"
         rows.append(
             {
                 "attempt": a,
-                "wait": bar(previous_end, a["started_at"]) if a["started_at"] > previous_end else None,
-                "run": bar(a["started_at"], a["lease_expires_at"] if abandoned else run_end),
-                "lag": bar(a["lease_expires_at"], a["finished_at"]) if abandoned and a["finished_at"] else None,
+                "wait": bar(previous_end, a.started_at) if a.started_at > previous_end else None,
+                "run": bar(a.started_at, a.lease_expires_at if abandoned else run_end),
+                "lag": bar(a.lease_expires_at, a.finished_at) if abandoned and a.finished_at else None,
                 "open": running,
             }
         )

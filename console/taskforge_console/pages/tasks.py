@@ -145,11 +145,11 @@ def _preview(action: str, ids: list[int] | None, where: queries.TaskFilter) -> d
     states = _applicable(action)
     if ids is not None:
         rows = read("selected tasks", lambda conn: client.tasks_by_id(conn, ids))
-        found = {int(r["task_id"]) for r in rows}
+        found = {r.task_id for r in rows}
         return {
             "rows": rows,
-            "count": sum(1 for r in rows if r["state"] in states),
-            "skipped": sum(1 for r in rows if r["state"] not in states),
+            "count": sum(1 for r in rows if r.state in states),
+            "skipped": sum(1 for r in rows if r.state not in states),
             "missing": [i for i in ids if i not in found],
             "more": False,
         }

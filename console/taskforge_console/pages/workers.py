@@ -12,6 +12,7 @@ import psycopg
 from flask import request
 
 from taskforge import client
+from taskforge.rows import RunningTask
 
 from .blueprint import bp
 from .common import read_or, render_page
@@ -24,11 +25,11 @@ RUNNING_LIMIT = 1000
 
 def _load(include_stopped: bool) -> Callable[[psycopg.Connection[Any]], dict[str, Any]]:
     def fn(conn: psycopg.Connection[Any]) -> dict[str, Any]:
-        rows = client.workers(conn, include_stopped=include_stopped)
+        rows = [w.as_dict() for w in client.workers(conn, include_stopped=include_stopped)]
         running = client.running_tasks(conn, limit=RUNNING_LIMIT + 1)
-        by_worker: dict[Any, list[dict[str, Any]]] = {}
+        by_worker: dict[Any, list[RunningTask]] = {}
         for task in running[:RUNNING_LIMIT]:
-            by_worker.setdefault(task["owner_worker_id"], []).append(task)
+            by_worker.setdefault(task.owner_worker_id, []).append(task)
         for row in rows:
             row["current_tasks"] = by_worker.get(row["worker_id"], [])
         return {"workers": rows, "running_truncated": len(running) > RUNNING_LIMIT}

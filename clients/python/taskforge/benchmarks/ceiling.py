@@ -43,6 +43,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from .. import sql
 from ..progress import Progress
+from . import statements
 from .database import bench_dir
 from .results import CeilingPoint
 
@@ -193,7 +194,7 @@ def available_scripts(dsn: str, wanted: Sequence[str]) -> tuple[list[str], dict[
     with psycopg.connect(dsn, autocommit=True) as conn:
         for name in wanted:
             needed = SCRIPTS[name].requires
-            if needed and not sql.one_value(conn, sql.BENCH_FUNCTION_EXISTS, {"name": needed}):
+            if needed and not sql.one_value(conn, statements.BENCH_FUNCTION_EXISTS, {"name": needed}):
                 skipped[name] = f"{needed} is not in the migrated database"
             else:
                 ok.append(name)
@@ -202,13 +203,21 @@ def available_scripts(dsn: str, wanted: Sequence[str]) -> tuple[list[str], dict[
 
 def _rows_left(conn: psycopg.Connection, script: Script) -> int:
     """Rows still queued."""
-    return int(sql.one_value(conn, sql.BENCH_CEILING_QUEUE_LEFT if script.bare else sql.BENCH_CEILING_TASKFORGE_LEFT))
+    return int(
+        sql.one_value(
+            conn, statements.BENCH_CEILING_QUEUE_LEFT if script.bare else statements.BENCH_CEILING_TASKFORGE_LEFT
+        )
+    )
 
 
 def _rows_done(conn: psycopg.Connection, script: Script) -> int:
     """Rows finished so far (the TaskForge scripts share their block's database, so a point
     counts the difference before and after its run)."""
-    return int(sql.one_value(conn, sql.BENCH_CEILING_QUEUE_DONE if script.bare else sql.BENCH_CEILING_TASKFORGE_DONE))
+    return int(
+        sql.one_value(
+            conn, statements.BENCH_CEILING_QUEUE_DONE if script.bare else statements.BENCH_CEILING_TASKFORGE_DONE
+        )
+    )
 
 
 def _prepare(conn: psycopg.Connection, script: Script, clients: int, rows: int) -> None:
@@ -219,13 +228,13 @@ def _prepare(conn: psycopg.Connection, script: Script, clients: int, rows: int) 
         if setup:
             conn.execute((bench_dir() / "pgbench" / setup).read_text(encoding="utf-8"))
     if script.bare:
-        conn.execute(sql.BENCH_CEILING_FILL_QUEUE, {"rows": rows})
+        conn.execute(statements.BENCH_CEILING_FILL_QUEUE, {"rows": rows})
     else:
-        conn.execute(sql.BENCH_CEILING_REGISTER_WORKERS, {"clients": clients})
+        conn.execute(statements.BENCH_CEILING_REGISTER_WORKERS, {"clients": clients})
         missing = rows - _rows_left(conn, script)
         if missing > 0:
-            conn.execute(sql.BENCH_CEILING_SUBMIT_NOOPS, {"rows": missing})
-    conn.execute(sql.BENCH_VACUUM_ANALYZE)
+            conn.execute(statements.BENCH_CEILING_SUBMIT_NOOPS, {"rows": missing})
+    conn.execute(statements.BENCH_VACUUM_ANALYZE)
 
 
 def pgbench_argv(binary: str, name: str, clients: int, seconds: float, batch: int) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql as pgsql
 
-from .. import database as db, sql
+from .. import database as db
+from . import statements
 
 __all__ = ["DEFAULT_ADMIN_DSN", "admin_dsn_default", "bench_dir", "fresh_database"]
 
@@ -45,7 +46,7 @@ def fresh_database(admin_dsn: str, migrate: bool = True) -> Iterator[str]:
     name = f"{DATABASE_PREFIX}_{secrets.token_hex(4)}"
     ident = pgsql.Identifier(name)
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(pgsql.SQL(sql.BENCH_CREATE_DATABASE).format(name=ident))
+        admin.execute(pgsql.SQL(statements.BENCH_CREATE_DATABASE).format(name=ident))
     try:
         dsn = db.with_dbname(admin_dsn, name)
         if migrate:
@@ -53,4 +54,4 @@ def fresh_database(admin_dsn: str, migrate: bool = True) -> Iterator[str]:
         yield dsn
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(pgsql.SQL(sql.BENCH_DROP_DATABASE).format(name=ident))
+            admin.execute(pgsql.SQL(statements.BENCH_DROP_DATABASE).format(name=ident))

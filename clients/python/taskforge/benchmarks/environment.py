@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from .. import sql
+from . import statements
 
 __all__ = ["SETTINGS", "collect", "cpu_info", "git_commit"]
 
@@ -85,8 +86,8 @@ def collect(admin_dsn: str) -> dict[str, Any]:
     """Everything above plus the PostgreSQL version and :data:`SETTINGS` of the server at
     ``admin_dsn``; ``collected_at`` is the harness's wall clock (UTC, for humans)."""
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        version, version_num = sql.one_row(conn, sql.BENCH_SERVER_VERSION)
-        settings: dict[str, str] = dict(conn.execute(sql.BENCH_SETTINGS, {"names": list(SETTINGS)}).fetchall())
+        version, version_num = sql.one_row(conn, statements.BENCH_SERVER_VERSION)
+        settings: dict[str, str] = dict(conn.execute(statements.BENCH_SETTINGS, {"names": list(SETTINGS)}).fetchall())
     return {
         "collected_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu": cpu_info(),

@@ -29,7 +29,7 @@ from psycopg.types.json import Jsonb
 
 from .. import sql
 from ..progress import Progress
-from . import stats, trust
+from . import statements, stats, trust
 from .results import CheckResult, TrialResult
 from .workloads import BENCH_QUEUE, database_checks, read_history
 
@@ -49,7 +49,7 @@ def held_snapshot(dsn: str) -> Iterator[psycopg.Connection]:
     conn = psycopg.connect(dsn, application_name=HOLDER_NAME)
     conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
     try:
-        conn.execute(sql.BENCH_LONGTX_TAKE_SNAPSHOT)
+        conn.execute(statements.BENCH_LONGTX_TAKE_SNAPSHOT)
         yield conn
     finally:
         conn.rollback()
@@ -104,7 +104,7 @@ class _Loop:
         """Submit, claim (timed), finalize; returns the claim's round trip in ms."""
         self.task_ids.append(
             sql.one_value(
-                self.conn, sql.BENCH_SUBMIT, {"task_type": "noop", "payload": Jsonb({}), "queue": BENCH_QUEUE}
+                self.conn, statements.BENCH_SUBMIT, {"task_type": "noop", "payload": Jsonb({}), "queue": BENCH_QUEUE}
             )
         )
         started = time.perf_counter()
@@ -166,7 +166,7 @@ def run_long_transaction(
                     progress.update(min(total, int(elapsed)), f"{len(samples)} cycles")
                 if held:
                     result.metrics["xmin_age_at_end"] = sql.one_value(
-                        conn, sql.BENCH_LONGTX_HOLDER_AGE, {"name": HOLDER_NAME}
+                        conn, statements.BENCH_LONGTX_HOLDER_AGE, {"name": HOLDER_NAME}
                     )
             loop.drain()
         except psycopg.Error as exc:

@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
 from ..progress import Progress
-from . import memory, stats, trust, writes
+from . import memory, statements, stats, trust, writes
 from .results import CheckResult, TrialResult
 
 __all__ = [
@@ -87,7 +87,7 @@ class WorkloadSpec:
 def register_fixed_backoff(dsn: str, task_type: str, seconds: float) -> None:
     """Give ``task_type`` a fixed retry delay of ``seconds`` (base = cap, no jitter)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.BENCH_REGISTER_FIXED_BACKOFF, {"task_type": task_type, "seconds": seconds})
+        conn.execute(statements.BENCH_REGISTER_FIXED_BACKOFF, {"task_type": task_type, "seconds": seconds})
 
 
 def submit_batch(dsn: str, task_type: str, payload: dict[str, Any], count: int, queue: str = BENCH_QUEUE) -> list[int]:
@@ -97,7 +97,7 @@ def submit_batch(dsn: str, task_type: str, payload: dict[str, Any], count: int, 
     ids: list[int] = []
     with psycopg.connect(dsn, autocommit=False) as conn:
         with conn.cursor() as cur:
-            cur.executemany(sql.BENCH_SUBMIT, params, returning=True)
+            cur.executemany(statements.BENCH_SUBMIT, params, returning=True)
             while True:
                 ids.extend(row[0] for row in cur.fetchall())
                 if not cur.nextset():
@@ -120,7 +120,7 @@ def _wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeou
     deadline = time.monotonic() + timeout
     while True:
         _check_processes(harness)
-        live = {row[0] for row in conn.execute(sql.BENCH_LIVE_WORKER_PIDS, {"pids": pids})}
+        live = {row[0] for row in conn.execute(statements.BENCH_LIVE_WORKER_PIDS, {"pids": pids})}
         if live >= set(pids):
             return
         if time.monotonic() > deadline:
@@ -143,7 +143,7 @@ def _wait_terminal(
     deadline = time.monotonic() + timeout
     ids = list(task_ids)
     while True:
-        done = sql.one_value(conn, sql.BENCH_TERMINAL_COUNT, {"task_ids": ids})
+        done = sql.one_value(conn, statements.BENCH_TERMINAL_COUNT, {"task_ids": ids})
         status = tick(done) if tick is not None else ""
         if progress is not None:
             progress.update(done, status)
@@ -160,14 +160,14 @@ def read_history(
 ) -> tuple[list[trust.TaskRow], list[trust.AttemptRow]]:
     """The measured tasks and all their attempts (tables, not views: no de-duplication)."""
     ids = list(task_ids)
-    tasks = [trust.TaskRow(*row) for row in conn.execute(sql.BENCH_TASKS, {"task_ids": ids})]
-    attempts = [trust.AttemptRow(*row) for row in conn.execute(sql.BENCH_ATTEMPTS, {"task_ids": ids})]
+    tasks = [trust.TaskRow(*row) for row in conn.execute(statements.BENCH_TASKS, {"task_ids": ids})]
+    attempts = [trust.AttemptRow(*row) for row in conn.execute(statements.BENCH_ATTEMPTS, {"task_ids": ids})]
     return tasks, attempts
 
 
 def database_checks(conn: psycopg.Connection) -> list[CheckResult]:
     """Whole-database checks after a drain: no leftovers, tf_invariant_violations empty."""
-    running, leased, running_attempts = sql.one_row(conn, sql.BENCH_LEFTOVERS)
+    running, leased, running_attempts = sql.one_row(conn, statements.BENCH_LEFTOVERS)
     return [
         trust.check_drained(running, leased, running_attempts),
         trust.check_invariants(conn.execute(sql.INVARIANT_VIOLATIONS).fetchall()),
@@ -196,13 +196,15 @@ class _Killer:
         if not self.spec.kills:
             return ""
         if self.killed_at is None and done >= self.spec.kill_after_fraction * len(self.task_ids):
-            owners = {row[0] for row in self.conn.execute(sql.BENCH_RUNNING_OWNER_PIDS, {"task_ids": self.task_ids})}
+            owners = {
+                row[0] for row in self.conn.execute(statements.BENCH_RUNNING_OWNER_PIDS, {"task_ids": self.task_ids})
+            }
             victims = [p for p in self.harness.alive("worker") if p.pid in owners][: self.spec.kills]
             if len(victims) == self.spec.kills:
                 for proc in victims:
                     proc.kill()
                 self.killed = victims
-                self.killed_at = sql.one_value(self.conn, sql.DB_NOW)
+                self.killed_at = sql.one_value(self.conn, statements.BENCH_DB_NOW)
         return f"(killed {len(self.killed)})" if self.killed else ""
 
 

@@ -1,8 +1,9 @@
 """The ``taskforge`` group: every command module's ``COMMANDS`` added to one click group.
 
-Human-friendly output by default, ``--json`` for scripts. Database errors raised by the SQL API
-(SQLSTATE TF400, TF404, TF409) and connection problems become one line on stderr and a
-non-zero exit code (:mod:`taskforge.cli.common`), never a traceback.
+Human-friendly output by default, ``--json`` for scripts. Refusals (:class:`taskforge.errors.Refused`:
+the SQL API's TF400, TF404, TF409, and values refused before sending) and connection problems
+become one line on stderr and a non-zero exit code (:func:`taskforge.cli.common.fail_refused`),
+never a traceback.
 
 A command module defines its commands with ``@click.command`` / ``@click.group`` (never
 importing this module) and lists them in ``COMMANDS``; :data:`COMMANDS` below adds them.
@@ -15,9 +16,10 @@ from typing import Any
 import click
 import psycopg
 
-from .. import client, database as db
+from .. import database as db
+from ..errors import Refused, refused_from
 from . import bench, console, demo, health, migrate, periodic, queues, run, tasks
-from .common import EXIT_DATABASE, EXIT_REFUSED, EXIT_USAGE, UNMIGRATED_SQLSTATES, fail
+from .common import EXIT_DATABASE, UNMIGRATED_SQLSTATES, fail, fail_refused
 
 #: Every command of ``taskforge``, module by module.
 COMMANDS: tuple[click.Command, ...] = (
@@ -41,14 +43,15 @@ class TaskforgeGroup(click.Group):
             return super().invoke(ctx)
         except db.DsnMissing as exc:
             fail(str(exc), EXIT_DATABASE)
-        except client.InvalidArgument as exc:  # a client-side check (the commands check options first)
-            fail(str(exc), EXIT_USAGE)
+        except Refused as exc:  # the database's, or a client-side check (the commands check options first)
+            fail_refused(exc)
         except psycopg.Error as exc:
+            refused = refused_from(exc)  # a statement sent outside taskforge.client
+            if refused is not None:
+                fail_refused(refused)
             diag = getattr(exc, "diag", None)
             sqlstate = getattr(exc, "sqlstate", None) or ""
             text = (diag.message_primary if diag is not None and diag.message_primary else str(exc)).strip()
-            if sqlstate.startswith("TF"):
-                fail(f"{sqlstate} {text}", EXIT_REFUSED)
             if sqlstate in UNMIGRATED_SQLSTATES and "taskforge" in text:
                 fail(
                     f"database error {sqlstate}: {text.splitlines()[0]}: the TaskForge schema is not installed in this "

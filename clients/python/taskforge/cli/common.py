@@ -1,5 +1,6 @@
-"""What every command module shares: exit codes, :func:`fail`, the ``--dsn`` and ``--json``
-options, and the parameter types.
+"""What every command module shares: exit codes, :func:`fail`, the one line of a refusal
+(:func:`refusal_line`, :func:`fail_refused`), the ``--dsn`` and ``--json`` options, and the
+parameter types.
 
 Option values are converted by the parameter types below (:class:`SqlInt`, :class:`Seconds`,
 :class:`Text`, :class:`Choice`), which report a bad value as one line
@@ -11,15 +12,18 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Callable
 from typing import IO, Any, NoReturn
 
 import click
 
 from .. import client
+from ..errors import InvalidArgument, Refused
 
 #: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
 #: the request (TF400/TF404/TF409), 4 = cannot reach or use the database; `db status` exits 1
-#: (EXIT_PENDING) while migrations are pending.
+#: (EXIT_PENDING) while migrations are pending; `submit --wait` exits 1 when the task FAILED or was
+#: CANCELLED and 5 (EXIT_WAIT_TIMEOUT) when it had not ended in time.
 EXIT_PENDING = 1
 #: undefined_table, undefined_function, invalid_schema_name: what a command meets on a database
 #: that `taskforge db migrate` has not (fully) set up.
@@ -27,6 +31,7 @@ UNMIGRATED_SQLSTATES = frozenset({"42P01", "42883", "3F000"})
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_DATABASE = 4
+EXIT_WAIT_TIMEOUT = 5
 
 
 class OptionError(click.ClickException):
@@ -189,3 +194,22 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print one line to stderr (see :func:`one_line`) and exit with code."""
     click.echo(f"taskforge: {one_line(message)}", err=True)
     sys.exit(code)
+
+
+def refusal_line(exc: Refused, element: Callable[[int], str] | None = None) -> str:
+    """The one line of a refusal: ``"<SQLSTATE> <message>"`` for the database's
+    (``TF400 priority: must be between -32768 and 32767, got 40000``), the message alone for a
+    value the client refused before sending (:class:`taskforge.errors.InvalidArgument`). With
+    ``element``, a batch element is named by ``element(index)`` instead of ``requests[index]``
+    (``TF400 line 2100: priority: ...``)."""
+    text = exc.message
+    if element is not None and exc.index is not None:
+        where = element(exc.index)
+        text = f"{where}: {exc.element_key}: {exc.problem}" if exc.element_key else f"{where}: {exc.problem}"
+    return text if isinstance(exc, InvalidArgument) else f"{exc.sqlstate} {text}"
+
+
+def fail_refused(exc: Refused, element: Callable[[int], str] | None = None) -> NoReturn:
+    """:func:`fail` with :func:`refusal_line`: exit code 2 (:data:`EXIT_USAGE`) for a value the
+    client refused before sending, 3 (:data:`EXIT_REFUSED`) for the database's refusals."""
+    fail(refusal_line(exc, element), EXIT_USAGE if isinstance(exc, InvalidArgument) else EXIT_REFUSED)

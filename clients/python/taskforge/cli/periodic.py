@@ -85,7 +85,7 @@ def add_cmd(
             timezone=timezone,
         )
     if as_json:
-        click.echo(to_json(client.as_dict(res)))
+        click.echo(to_json(res.as_dict()))
         return
     what = "created" if res.created else "replaced"
     click.echo(f"schedule {res.name} {what}: next tick {res.next_fire_at.isoformat(sep=' ')}")
@@ -118,7 +118,7 @@ def remove_cmd(name: str, missing_ok: bool, dsn: str | None, as_json: bool) -> N
 def list_cmd(dsn: str | None, as_json: bool) -> None:
     """List periodic schedules with their next and last tick and the last tick's task."""
     with db.connect(dsn) as conn:
-        rows = client.list_periodic(conn)
+        rows = [p.as_dict() for p in client.list_periodic(conn)]
     if as_json:
         click.echo(to_json(rows))
         return

@@ -39,7 +39,7 @@ def list_cmd(dsn: str | None, as_json: bool) -> None:
     """Queues with live work or a control: paused, limit (- = unlimited), counts and the age in
     seconds of the oldest due task (database time)."""
     with db.connect(dsn) as conn:
-        rows = client.queues(conn)
+        rows = [q.as_dict() for q in client.queues(conn)]
     click.echo(
         to_json(rows) if as_json else table(rows, _QUEUE_COLUMNS, empty="(no queues with live work or controls)")
     )

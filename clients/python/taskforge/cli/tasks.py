@@ -7,16 +7,18 @@ $DATABASE_URL), calls :mod:`taskforge.client`, and prints an aligned table, or J
 integer beyond int/bigint, text that is not UTF-8 or holds NUL, a payload with non-finite
 numbers, NUL or unpaired surrogates, a delay outside 0..100 years) or a bad ``--payload`` or
 ``--at`` is one line naming the option and exit code 2, and nothing is written.
+
+``--from-file`` reads requests in the one request shape (:class:`taskforge.submission.SubmitRequest`,
+:func:`taskforge.submission.read_request_lines`); a refusal names the line and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
-import math
-import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO, NoReturn, TextIO
 
 import click
@@ -24,10 +26,13 @@ import psycopg
 from click.core import ParameterSource
 
 from .. import client, database as db
+from ..errors import Refused
 from ..output import format_value, key_values, table, to_json
+from ..submission import BadLine, JsonProblem, SubmitRequest, json_kind, loads_json, read_request_lines
 from .common import (
     EXIT_REFUSED,
     EXIT_USAGE,
+    EXIT_WAIT_TIMEOUT,
     Choice,
     OptionError,
     Seconds,
@@ -35,8 +40,10 @@ from .common import (
     Text,
     dsn_option,
     fail,
+    fail_refused,
     json_option,
     one_line,
+    refusal_line,
 )
 
 
@@ -45,48 +52,12 @@ def _usage(option: str, problem: str) -> NoReturn:
     fail(f"{option}: {problem}", EXIT_USAGE)
 
 
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON (PostgreSQL jsonb has no NaN or Infinity)")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e400 parses to inf: Python floats stop near 1.8e308
-        raise client.InvalidArgument(
-            "payload",
-            f"number {text[:40]} is out of range: numbers must be finite (at most about 1.8e308 in magnitude)",
-        )
-    return value
-
-
-def _parse_int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python converts
-        raise client.InvalidArgument(
-            "payload",
-            f"integer with {len(text.lstrip('-'))} digits is too long (at most {sys.get_int_max_str_digits()} digits)",
-        ) from None
-
-
-def json_kind(value: Any) -> str:
-    """The JSON type of a decoded value, named as PostgreSQL's ``jsonb_typeof`` names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def parse_payload(text: str | None, option: str = "--payload") -> Any:
     """``--payload`` JSON text to a dict, as ``tf_submit`` would accept it.
 
-    The text must be JSON (NaN and Infinity are not) for an object (``null``, arrays and other
-    values are refused as the database refuses them: "must be a JSON object, got null"), and the
+    The text must be JSON (NaN and Infinity are not: :func:`taskforge.submission.loads_json`) for
+    an object (``null``, arrays and other values are refused as the database refuses them: "must
+    be a JSON object, got null"), and the
     value must pass :func:`taskforge.client.check_payload`: finite numbers (``1e400`` overflows a
     float), no NUL character or unpaired surrogate (``"\\ud800"``) in keys or strings, at most
     :data:`taskforge.client.MAX_PAYLOAD_DEPTH` levels of nesting and
@@ -96,14 +67,10 @@ def parse_payload(text: str | None, option: str = "--payload") -> Any:
     if text is None:
         return None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
+        value = loads_json(text)
         client.check_payload(value)
-    except client.InvalidArgument as exc:
+    except (JsonProblem, client.InvalidArgument) as exc:
         raise OptionError(option, exc.problem) from None
-    except RecursionError:
-        raise OptionError(option, f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep") from None
-    except ValueError as exc:
-        raise OptionError(option, f"not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise OptionError(option, f"must be a JSON object, got {json_kind(value)}")
     return value
@@ -193,10 +160,12 @@ def _error_summary(error: Any) -> str | None:
     return format_value(error)
 
 
-#: The keys of a --from-file line: the submit options, with underscores.
-FILE_KEYS = (
-    "task_type",
+#: The keys of a --from-file line: a request's (tf_submit's parameter names).
+FILE_KEYS = tuple(f.name for f in dataclasses.fields(SubmitRequest))
+#: The options that describe the request (given per line with --from-file, not here).
+REQUEST_OPTIONS = (
     "payload",
+    "payload_file",
     "queue",
     "priority",
     "max_attempts",
@@ -248,7 +217,7 @@ FILE_CHUNK = 1000
     metavar="SECONDS",
     default=None,
     help="Earliest start this many seconds (0 to 100 years) after the database's current "
-    "time. Not replay-safe with --idempotency-key: each run computes another time.",
+    "time. Replay-safe with --idempotency-key: the delay as given is part of the request.",
 )
 @click.option(
     "--idempotency-key",
@@ -272,7 +241,24 @@ FILE_CHUNK = 1000
     metavar="PATH",
     default=None,
     help="Submit one task per line of a JSON-lines file ('-' for stdin) instead of TASK_TYPE: "
-    f"keys {', '.join(FILE_KEYS)}; sent {FILE_CHUNK} lines per call, all in one transaction.",
+    f"keys {', '.join(FILE_KEYS)}; # starts a comment line; sent {FILE_CHUNK} lines per call, all in one "
+    "transaction.",
+)
+@click.option(
+    "--wait",
+    "wait",
+    is_flag=True,
+    help="Wait for the task to end and print its outcome; exit 0 if it SUCCEEDED, 1 if it FAILED or "
+    f"was CANCELLED, {EXIT_WAIT_TIMEOUT} if it had not ended within --wait-timeout.",
+)
+@click.option(
+    "--wait-timeout",
+    "wait_timeout",
+    type=Seconds(0, 604800, " (7 days)"),
+    metavar="SECONDS",
+    default=600.0,
+    show_default=True,
+    help="How long --wait waits (over 0, up to 7 days).",
 )
 @dsn_option
 @json_option
@@ -288,6 +274,8 @@ def submit_cmd(
     idempotency_key: str | None,
     timeout_seconds: float | None,
     from_file: TextIO | None,
+    wait: bool,
+    wait_timeout: float,
     dsn: str | None,
     as_json: bool,
 ) -> None:
@@ -298,7 +286,10 @@ def submit_cmd(
       taskforge submit sleep --payload '{"ms": 500}' --queue default --priority 5
       taskforge submit echo --payload-file invoice.json
       taskforge submit --from-file tasks.jsonl
+      taskforge submit echo --payload '{"n": 1}' --wait --wait-timeout 60
     """
+    if wait and from_file is not None:
+        _usage("--wait", "waits for one task: not with --from-file")
     if payload is not None and payload_file is not None:
         _usage("--payload/--payload-file", "give at most one")
     if payload_file is not None:
@@ -307,8 +298,7 @@ def submit_cmd(
         ctx = click.get_current_context()
         given = [
             f"--{name.replace('_', '-')}"
-            # The submit options: FILE_KEYS after task_type and payload, plus --payload-file.
-            for name in ("payload", "payload_file", *FILE_KEYS[2:])
+            for name in REQUEST_OPTIONS
             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
         ]
         if task_type is not None or given:
@@ -333,9 +323,12 @@ def submit_cmd(
             delay_seconds=delay,
             idempotency_key=idempotency_key,
             timeout_seconds=timeout_seconds,
+            notify_finished=wait,
         )
+        if wait:
+            _wait_and_exit(conn, res, wait_timeout, as_json)
     if as_json:
-        click.echo(to_json(client.as_dict(res)))
+        click.echo(to_json(res.as_dict()))
     elif res.created:
         click.echo(f"task {res.task_id} {res.state} (created)")
     else:
@@ -345,76 +338,52 @@ def submit_cmd(
         )
 
 
-def _file_request(line: str, where: str) -> dict[str, Any]:
-    """One --from-file line (a JSON object with FILE_KEYS) as a client.submit_many request."""
+def _wait_and_exit(conn: Any, submitted: client.Submitted, timeout: float, as_json: bool) -> NoReturn:
+    """``submit --wait``: wait for the task's end (client.wait), print it, exit by its state."""
+    if not as_json:
+        click.echo(f"task {submitted.task_id} {submitted.state} ({'created' if submitted.created else 'existing'})")
     try:
-        obj = json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
-    except client.InvalidArgument as exc:
-        _usage(where, f"{exc.problem}")
-    except RecursionError:
-        _usage(where, f"nested more than {client.MAX_PAYLOAD_DEPTH} levels deep")
-    except ValueError as exc:
-        _usage(where, f"not valid JSON: {exc}")
-    if not isinstance(obj, dict):
-        _usage(where, f"must be a JSON object, got {type(obj).__name__}")
-    unknown = sorted(k for k in obj if k not in FILE_KEYS)
-    if unknown:
-        _usage(where, f"unknown key {unknown[0]!r} (known: {', '.join(FILE_KEYS)})")
-    if "task_type" not in obj:
-        _usage(where, "task_type is required")
-    if "payload" in obj and not isinstance(obj["payload"], dict):  # null would mean {} to submit_many
-        _usage(where, f"payload: must be a JSON object, got {json_kind(obj['payload'])}")
-    if obj.get("at") is not None and obj.get("delay") is not None:
-        _usage(f"{where}: at/delay", "give at most one")
-    request = {k: v for k, v in obj.items() if k not in ("at", "delay")}
-    if obj.get("at") is not None:
-        at = obj["at"]
-        try:
-            when = _dt.datetime.fromisoformat(at.strip()) if isinstance(at, str) else None
-        except ValueError:
-            when = None
-        if when is None or when.utcoffset() is None:
-            _usage(f"{where}: at", f"must be an ISO-8601 time with a UTC offset (such as ...Z), got {at!r}")
-        request["scheduled_at"] = when
-    if obj.get("delay") is not None:
-        request["delay_seconds"] = obj["delay"]
-    return request
+        task = client.wait(conn, submitted.task_id, timeout=timeout)
+    except TimeoutError:
+        state = client.get_task(conn, submitted.task_id).state
+        fail(f"task {submitted.task_id} is still {state} after {timeout:g} s", EXIT_WAIT_TIMEOUT)
+    if as_json:
+        click.echo(to_json(task.as_dict()))
+    elif task.state == "SUCCEEDED":
+        click.echo(f"task {task.task_id} SUCCEEDED after {task.attempt_count} attempt(s): {format_value(task.result)}")
+    else:
+        reason = _error_summary(task.last_error) or task.cancel_reason or "no error recorded"
+        click.echo(f"task {task.task_id} {task.state} after {task.attempt_count} attempt(s): {reason}")
+    raise SystemExit(0 if task.state == "SUCCEEDED" else 1)
 
 
-def _submit_chunk(conn: Any, lines: list[tuple[int, str]], results: list[tuple[int, client.Submitted]]) -> None:
-    requests = [_file_request(text, f"line {n}") for n, text in lines]
+def _submit_chunk(
+    conn: Any, chunk: list[tuple[int, SubmitRequest]], results: list[tuple[int, client.Submitted]]
+) -> None:
+    """One tf_submit_many call for ``chunk`` ((line number, request) pairs); a refusal names the
+    line of the element at fault."""
     try:
-        submitted = client.submit_many(conn, requests)
-    except client.InvalidArgument as exc:  # name the line, not the element of the chunk
-        _usage(_line_of(exc.argument, lines), exc.problem)
-    except psycopg.Error as exc:
-        sqlstate = exc.sqlstate or ""
-        text = (exc.diag.message_primary or str(exc)).strip()
-        if not sqlstate.startswith("TF"):
-            raise
-        head, sep, problem = text.partition(": ")
-        fail(f"{sqlstate} {_line_of(head, lines)}: {problem}" if sep else f"{sqlstate} {text}", EXIT_REFUSED)
-    results.extend((n, s) for (n, _), s in zip(lines, submitted, strict=True))
+        submitted = client.submit_many(conn, [request for _, request in chunk])
+    except Refused as exc:
+        fail_refused(exc, element=lambda index: f"line {chunk[index][0]}")
+    results.extend((n, s) for (n, _), s in zip(chunk, submitted, strict=True))
 
 
-def _line_of(argument: str, lines: list[tuple[int, str]]) -> str:
-    """'requests[3].priority' -> 'line 57: priority' (the line of element 3 of this chunk)."""
-    match = re.match(r"requests\[(\d+)\]\.?(.*)$", argument)
-    if not match or int(match.group(1)) >= len(lines):
-        return argument
-    line = f"line {lines[int(match.group(1))][0]}"
-    key = {"scheduled_at": "at", "delay_seconds": "delay"}.get(match.group(2), match.group(2))
-    return f"{line}: {key}" if key else line
+def _requests(stream: TextIO) -> Iterable[tuple[int, SubmitRequest]]:
+    """The requests of a --from-file stream; a bad line is a usage error naming it."""
+    try:
+        yield from read_request_lines(stream)
+    except BadLine as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _submit_from_file(stream: TextIO, dsn: str | None, as_json: bool) -> None:
     """Send the lines in chunks of FILE_CHUNK in one transaction: all are admitted or none."""
     results: list[tuple[int, client.Submitted]] = []
     with db.connect(dsn) as conn, conn.transaction():
-        chunk: list[tuple[int, str]] = []
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                chunk.append((number, line))
+        chunk: list[tuple[int, SubmitRequest]] = []
+        for number, request in _requests(stream):
+            chunk.append((number, request))
             if len(chunk) == FILE_CHUNK:
                 _submit_chunk(conn, chunk, results)
                 chunk = []
@@ -422,7 +391,7 @@ def _submit_from_file(stream: TextIO, dsn: str | None, as_json: bool) -> None:
             _submit_chunk(conn, chunk, results)
     if as_json:
         for number, res in results:
-            click.echo(json.dumps({"line": number, **client.as_dict(res)}))
+            click.echo(json.dumps({"line": number, **res.as_dict()}))
         return
     created = sum(1 for _, res in results if res.created)
     click.echo(
@@ -438,10 +407,8 @@ def _submit_from_file(stream: TextIO, dsn: str | None, as_json: bool) -> None:
 def show_cmd(task_id: int, dsn: str | None, as_json: bool) -> None:
     """Show task TASK_ID and its attempt history."""
     with db.connect(dsn) as conn:
-        try:
-            task = client.get_task(conn, task_id)
-        except client.TaskNotFound as exc:
-            fail(f"{exc.sqlstate} {exc}", EXIT_REFUSED)
+        found = client.get_task(conn, task_id)  # TaskNotFound: one line, exit code 3 (cli.app)
+    task = found.as_dict()
     if as_json:
         click.echo(to_json(task, indent=2))
         return
@@ -511,7 +478,8 @@ def list_cmd(
     """List tasks, newest first."""
     with db.connect(dsn) as conn:
         # The table shows no document: fetch none (--json gives every column).
-        rows = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit, brief=not as_json)
+        found = client.list_tasks(conn, state=state, queue=queue, task_type=task_type, limit=limit, brief=not as_json)
+    rows = [r.as_dict() for r in found]
     if as_json:
         click.echo(to_json(rows))
         return
@@ -550,7 +518,7 @@ def _each_task(
     if len(task_ids) == 1:
         with db.connect(dsn) as conn:
             res = act(conn, task_ids[0])
-        click.echo(to_json(client.as_dict(res)) if as_json else line(task_ids[0], res))
+        click.echo(to_json(res.as_dict()) if as_json else line(task_ids[0], res))
         return
     refused = 0
     docs: list[dict[str, Any]] = []
@@ -558,19 +526,15 @@ def _each_task(
         for task_id in task_ids:
             try:
                 res = act(conn, task_id)
-            except psycopg.Error as exc:
-                state = getattr(exc, "sqlstate", None) or ""
-                if not state.startswith("TF"):
-                    raise
+            except Refused as exc:
                 refused += 1
-                message = (exc.diag.message_primary or str(exc)).strip()
                 if as_json:
-                    docs.append({"task_id": task_id, "error": {"sqlstate": state, "message": message}})
+                    docs.append({"task_id": task_id, "error": {"sqlstate": exc.sqlstate, "message": exc.message}})
                 else:
-                    click.echo(f"taskforge: task {task_id}: {state} {one_line(message)}", err=True)
+                    click.echo(f"taskforge: task {task_id}: {one_line(refusal_line(exc))}", err=True)
                 continue
             if as_json:
-                docs.append({"task_id": task_id, **client.as_dict(res)})
+                docs.append({"task_id": task_id, **res.as_dict()})
             else:
                 click.echo(line(task_id, res))
     if as_json:
@@ -632,7 +596,7 @@ def retry_cmd(task_ids: tuple[int, ...], extra_attempts: int, dsn: str | None, a
 def workers_cmd(include_stopped: bool, dsn: str | None, as_json: bool) -> None:
     """List worker processes with liveness from database time (alive | stale | stopped)."""
     with db.connect(dsn) as conn:
-        rows = client.workers(conn, include_stopped=include_stopped)
+        rows = [w.as_dict() for w in client.workers(conn, include_stopped=include_stopped)]
     if as_json:
         click.echo(to_json(rows))
         return
@@ -663,7 +627,7 @@ def workers_cmd(include_stopped: bool, dsn: str | None, as_json: bool) -> None:
 def stats_cmd(dsn: str | None, as_json: bool) -> None:
     """Task counts per queue and state, and throughput over the last 1, 5 and 15 minutes."""
     with db.connect(dsn) as conn:
-        st = client.stats(conn)
+        st = client.stats(conn).as_dict()
     if as_json:
         click.echo(to_json(st))
         return
