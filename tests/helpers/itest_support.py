@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TEST_HANDLERS = Path(__file__).resolve().parent / "itest_handlers.py"
 #: The same for the async def handlers of the tests.
 ASYNC_TEST_HANDLERS = Path(__file__).resolve().parent / "itest_async_handlers.py"
+#: The same for the handlers that finalize in their own transaction (ctx.transaction()).
+TX_TEST_HANDLERS = Path(__file__).resolve().parent / "itest_tx_handlers.py"
 
 #: Generous upper bound for waits (a loaded 2-core machine runs these tests too).
 LONG = 90.0

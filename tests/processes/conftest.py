@@ -82,8 +82,8 @@ def spawn_factory(tmp_path):
         spawner.shutdown()
 
 
-#: Task types of itest_handlers.py, itest_async_handlers.py and examples/handlers_example.py,
-#: with their backoff base (s).
+#: Task types of itest_handlers.py, itest_async_handlers.py, itest_tx_handlers.py and
+#: examples/handlers_example.py, with their backoff base (s).
 TEST_TASK_TYPES = {
     "itest.fail_once": 0.1,
     "itest.nasty_error": 2,
@@ -94,6 +94,8 @@ TEST_TASK_TYPES = {
     "itest.stubborn": 2,
     "itest.async_cancellable": 0.1,
     "itest.async_blocker": 2,
+    "itest.tx_write": 2,
+    "itest.async_tx_write": 2,
     "word_count": 1,
 }
 

@@ -11,6 +11,11 @@ A context costs no lock or event until a handler waits on it: the flags are plai
 futures behind :meth:`~TaskContext.async_sleep` exist only while a coroutine waits in it.
 Times are seconds on this process's ``time.monotonic()`` clock (the default clock of asyncio
 event loops too).
+
+:meth:`TaskContext.transaction` runs a handler's own database writes and the attempt's success in
+one transaction (docs/worker.md, "Finalizing in the handler's transaction"): the worker that made
+the context gives it a :class:`TransactionSource` (its connection pools); a context made
+without one (a test calling a handler directly) raises RuntimeError there.
 """
 
 from __future__ import annotations
@@ -20,11 +25,73 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-__all__ = ["TaskContext"]
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["AttemptTransaction", "FinalizeNotAccepted", "TaskContext", "TransactionSource", "TransactionVerdict"]
 
 #: Guards the lazy creation of a context's sleep event (two threads sleeping on one context).
 _EVENT_LOCK = threading.Lock()
+
+
+class TransactionVerdict(NamedTuple):
+    """tf_finalize's answer to the success that :meth:`TaskContext.transaction` sent.
+
+    ``accepted``: the success committed with the handler's writes (``task_state`` is then
+    ``SUCCEEDED``); else the guard refused it with ``reason`` (``not_running``,
+    ``stale_attempt``, ``not_owner``, ``timed_out``, ``lease_expired``) and everything rolled
+    back (``task_state``: the task's state as the database saw it). ``result``: the result sent,
+    as JSON text (None for none).
+    """
+
+    accepted: bool
+    task_state: str
+    reason: str | None
+    result: str | None
+
+
+class FinalizeNotAccepted(Exception):
+    """Raised at the end of a :meth:`TaskContext.transaction` block when tf_finalize refused the
+    attempt's success (``reason``: ``lease_expired``, ``timed_out``, ``not_running``,
+    ``stale_attempt`` or ``not_owner``; ``task_state``: the task's state then). The transaction
+    was rolled back: none of the block's writes happened. The attempt is over (another attempt
+    may run the task, or recovery records this one); the worker sends nothing more for it."""
+
+    def __init__(self, reason: str | None, task_state: str | None) -> None:
+        self.reason = reason
+        self.task_state = task_state
+        super().__init__(
+            f"tf_finalize did not accept this attempt's success ({reason}; task is {task_state}): "
+            "the transaction was rolled back"
+        )
+
+
+class AttemptTransaction(Protocol):
+    """What :meth:`TaskContext.transaction` returns: a context manager for sync handlers
+    (``with``, a psycopg ``Connection``) and for ``async def`` ones (``async with``, a psycopg
+    ``AsyncConnection``)."""
+
+    def __enter__(self) -> psycopg.Connection[Any]: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    async def __aenter__(self) -> psycopg.AsyncConnection[Any]: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class TransactionSource(Protocol):
+    """Makes the transactions of :meth:`TaskContext.transaction` (the worker's connection pools,
+    ``taskforge.worker.transaction.TransactionPools``)."""
+
+    def transaction(self, ctx: TaskContext) -> AttemptTransaction: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -38,6 +105,9 @@ class TaskContext:
     before the claim, so never later than the database's deadline; None without a limit).
     :attr:`cancel_requested`, :attr:`lease_lost` and :attr:`timed_out` are updated by the
     worker's renewal loop (at each renewal, every lease/3 seconds) while the handler runs.
+    ``transactions``: what :meth:`transaction` takes its connections from (set by the worker).
+    ``traceparent``: the W3C trace context stored with the task at submit, or None (the worker
+    links the attempt's span to it: taskforge.tracing).
     A context is compared by identity: each attempt has its own.
     """
 
@@ -50,11 +120,15 @@ class TaskContext:
     worker_id: str | None = None
     timeout_seconds: float | None = None
     deadline: float | None = None
+    transactions: TransactionSource | None = field(default=None, repr=False)
+    traceparent: str | None = None
     _cancel_requested: bool = field(default=False, init=False, repr=False)
     _lease_lost: bool = field(default=False, init=False, repr=False)
     _timed_out: bool = field(default=False, init=False, repr=False)
     _event: threading.Event | None = field(default=None, init=False, repr=False)
     _waiters: set[asyncio.Future[bool]] | None = field(default=None, init=False, repr=False)
+    _result: Any = field(default=None, init=False, repr=False)
+    _verdict: TransactionVerdict | None = field(default=None, init=False, repr=False)
 
     @property
     def fencing_token(self) -> tuple[int, int]:
@@ -93,6 +167,65 @@ class TaskContext:
         if self.deadline is None:
             return None
         return 0.0 if self._timed_out else max(0.0, self.deadline - time.monotonic())
+
+    def transaction(self) -> AttemptTransaction:
+        """The attempt's own transaction: the handler's writes and the attempt's success commit
+        together, or not at all (River's ``JobCompleteTx``).
+
+        ``with ctx.transaction() as conn:`` (sync handlers; ``conn`` is a psycopg
+        ``Connection``) or ``async with ctx.transaction() as aconn:`` (``async def`` handlers; a
+        psycopg ``AsyncConnection``) opens a transaction on a connection of the worker's own pool
+        (the worker's DSN and role). When the block ends without an exception, the worker calls
+        ``tf_finalize`` with this attempt's fencing token (``task_id``, ``worker_id``,
+        ``attempt_number``), outcome ``succeeded`` and the result given to :meth:`set_result`,
+        inside that transaction, and commits: the task is SUCCEEDED if and only if the block's
+        writes committed. Then :attr:`committed` is True, the worker sends no other outcome for
+        the attempt (the handler's return value is not stored), and the handler should return.
+
+        Errors, all raised at the end of the block after a rollback (none of its writes
+        happened): :class:`FinalizeNotAccepted` when the guard refuses the success (lease lost,
+        deadline passed, another attempt took the task); :class:`taskforge.handlers.ResultError`
+        when the result cannot be stored; ``RetryableError`` when the connection failed in
+        ``tf_finalize`` or ``COMMIT`` (the attempt is then finalized as usual; whether a COMMIT
+        cut off in flight applied is decided by ``tf_finalize``'s guard, which refuses a second
+        outcome). An exception raised inside the block rolls it back and goes on unchanged.
+        RuntimeError when the context was not made by a worker, when a transaction of this
+        attempt is already open, when the attempt was already finalized this way, and for
+        ``with`` on a running event loop (use ``async with``). Waits at most 30 s (monotonic) for
+        a free connection of the pool (``psycopg_pool.PoolTimeout``).
+        """
+        source = self.transactions
+        if source is None:
+            raise RuntimeError(
+                "ctx.transaction() needs a context made by a worker: this one has no database connections"
+            )
+        return source.transaction(self)
+
+    def set_result(self, value: Any) -> None:
+        """The result stored with the success that :meth:`transaction` commits (any
+        JSON-serialisable value; None for none). Call it inside the block: it is encoded when the
+        block ends, where a value the database cannot store raises ResultError and rolls the
+        block back. Has no effect on an attempt that does not use :meth:`transaction` (there the
+        handler's return value is the result)."""
+        self._result = value
+
+    @property
+    def transaction_result(self) -> Any:
+        """The value last given to :meth:`set_result` (None if none)."""
+        return self._result
+
+    @property
+    def transaction_verdict(self) -> TransactionVerdict | None:
+        """tf_finalize's answer to the success sent by :meth:`transaction`; None until a block
+        ended that way."""
+        return self._verdict
+
+    @property
+    def committed(self) -> bool:
+        """True once :meth:`transaction` committed the block's writes with the attempt's success
+        (the task is SUCCEEDED)."""
+        verdict = self._verdict
+        return verdict is not None and verdict.accepted
 
     def sleep(self, seconds: float) -> bool:
         """Wait ``seconds`` (monotonic clock), returning early with True if a cancel is
@@ -145,12 +278,18 @@ class TaskContext:
             timer.cancel()
             waiters.discard(waiter)
 
-    # Called by the worker's lease renewals (taskforge.worker.leases), not by handlers.
+    # Called by the worker (its lease renewals, taskforge.worker.leases, and its transactions,
+    # taskforge.worker.transaction), not by handlers.
     def mark_cancel_requested(self) -> None:
         """Record that tf_cancel was called for the task (:attr:`cancel_requested` becomes True);
         wakes :meth:`sleep` and :meth:`async_sleep`. Any thread."""
         self._cancel_requested = True
         self.wake_sleepers()
+
+    def mark_transaction_verdict(self, verdict: TransactionVerdict) -> None:
+        """Record tf_finalize's answer to the success of :meth:`transaction` (the worker's
+        transaction records a refusal before it rolls back, a success once its COMMIT returned)."""
+        self._verdict = verdict
 
     def mark_lease_lost(self) -> None:
         """Record that the lease is lost (:attr:`lease_lost` becomes True)."""

@@ -46,7 +46,7 @@ import psycopg
 
 from . import sql
 from .database import resolve_dsn
-from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line
+from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line, set_process_field
 
 __all__ = ["PeriodicTick", "Scheduler", "SchedulerConfig", "TickResult"]
 
@@ -244,6 +244,7 @@ class Scheduler:
                 previous[sig] = signal.signal(sig, self._on_signal)
         try:
             check_schema(self._db.connection())
+            set_process_field("scheduler_id", str(self.scheduler_id))  # on every JSON log line
             cfg = self.config
             self.log.info(
                 "scheduler started: max interval %gs, batch %d, retention %s",

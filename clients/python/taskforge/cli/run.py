@@ -22,6 +22,16 @@ log_level_option = click.option(
     show_default=True,
     help="Log verbosity (one line per event on stderr; DEBUG logs every claim and finalize).",
 )
+log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    envvar="TASKFORGE_LOG_FORMAT",
+    show_envvar=True,
+    help="Log lines: text for people, or json: one object per line with time, level, logger, message and "
+    "task_id, attempt, worker_id (scheduler_id) where known.",
+)
 
 
 @click.command("worker")
@@ -94,7 +104,15 @@ log_level_option = click.option(
     help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
     "exits and leaves their leases to expire.",
 )
+@click.option(
+    "--transaction-connections",
+    type=click.IntRange(1, 10000),
+    default=None,
+    help="Most connections of each pool (sync handlers, async handlers) of ctx.transaction(), opened as "
+    "handlers ask for them. Default: min(concurrency, 10).",
+)
 @log_level_option
+@log_format_option
 def worker_command(
     dsn: str | None,
     queues: tuple[str, ...],
@@ -106,7 +124,9 @@ def worker_command(
     poll_seconds: float,
     heartbeat_seconds: float,
     grace_seconds: float,
+    transaction_connections: int | None,
     log_level: str,
+    log_format: str,
 ) -> None:
     """Run a worker: claim tasks, run their handlers, finalize the attempts.
 
@@ -117,7 +137,7 @@ def worker_command(
     from .. import handlers
     from ..worker import Worker, WorkerConfig, WorkerConfigError, WorkerStartupError, configure_logging
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_format=log_format.lower())
     for spec in imports:
         try:
             handlers.import_handler_module(spec)
@@ -139,6 +159,7 @@ def worker_command(
             poll_seconds=poll_seconds,
             grace_seconds=grace_seconds,
             name=name,
+            transaction_connections=transaction_connections,
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -191,6 +212,7 @@ def worker_command(
     help="Interval of its tf_scheduler_heartbeat (stale after 3 missed beats; see `taskforge healthcheck`).",
 )
 @log_level_option
+@log_format_option
 def scheduler_command(
     dsn: str | None,
     max_interval_seconds: float,
@@ -200,6 +222,7 @@ def scheduler_command(
     name: str | None,
     heartbeat_seconds: float,
     log_level: str,
+    log_format: str,
 ) -> None:
     """Run a scheduler: recover expired leases, promote retries, prune old history.
 
@@ -208,7 +231,7 @@ def scheduler_command(
     from ..scheduler import Scheduler, SchedulerConfig
     from ..worker import WorkerStartupError, configure_logging
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_format=log_format.lower())
     try:
         config = SchedulerConfig(
             max_interval_seconds=max_interval_seconds,

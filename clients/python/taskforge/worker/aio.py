@@ -28,13 +28,15 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..handlers import HandlerRegistry, Outcome, outcome_of_error, outcome_of_value
+from ..tracing import AttemptTracing, attempt_span
 from .attempts import AttemptTable, RunningAttempt
 from .execute import log_handler_end, prepare
 from .finalize import LOG_EVERY_SECONDS
+from .logs import attempt_fields
 
 __all__ = ["STALL_SECONDS", "AsyncRunner"]
 
@@ -50,8 +52,11 @@ class AsyncRunner:
     """Runs async handlers on one event loop (see the module docstring).
 
     ``on_done(items)`` receives attempts whose ``outcome`` is set, a loop iteration's worth at
-    a time, on the loop's thread. Call :meth:`open`, then run :meth:`run` and :meth:`watch` in
-    threads of their own; :meth:`stop` ends both.
+    a time, on the loop's thread. ``on_close()`` is awaited on the loop once it has stopped,
+    before the tasks left are cancelled (the worker closes the pool of ``ctx.transaction()``
+    there). ``tracing`` decides whether an attempt runs in a span (taskforge.tracing). Call
+    :meth:`open`, then run :meth:`run` and :meth:`watch` in threads of their own; :meth:`stop`
+    ends both.
     """
 
     def __init__(
@@ -61,8 +66,12 @@ class AsyncRunner:
         on_done: Callable[[list[RunningAttempt]], None],
         halt: threading.Event,
         logger: logging.Logger,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+        tracing: AttemptTracing | None = None,
     ) -> None:
         self._registry = registry
+        self._on_close = on_close
+        self._tracing = tracing or AttemptTracing()
         self._attempts = attempts
         self._on_done = on_done
         self._halt = halt
@@ -119,6 +128,11 @@ class AsyncRunner:
         try:
             loop.run_forever()
         finally:
+            if self._on_close is not None:  # before the tasks are cancelled: a pool's own are among them
+                try:
+                    loop.run_until_complete(asyncio.wait_for(self._on_close(), UNWIND_SECONDS))
+                except (Exception, asyncio.CancelledError):  # noqa: BLE001 - it must not hide the way out
+                    self._log.warning("closing the event loop's connections failed", exc_info=True)
             left = asyncio.all_tasks(loop)
             for task in left:
                 task.cancel()
@@ -150,17 +164,13 @@ class AsyncRunner:
         item.started = True
         debug = self._log.isEnabledFor(logging.DEBUG)
         started = time.monotonic() if debug else 0.0
-        prepared = prepare(item, self._registry)
-        if isinstance(prepared, Outcome):
-            outcome = prepared
+        tracer = self._tracing.tracer()
+        if tracer is None:
+            outcome = await self._outcome(item)
         else:
-            fn, payload = prepared
-            try:
-                value = await fn(payload, item.ctx)
-            except BaseException as exc:  # noqa: BLE001 - CancelledError, SystemExit...: this attempt only
-                outcome = outcome_of_error(exc, item.ctx)
-            else:
-                outcome = outcome_of_value(value)
+            with attempt_span(tracer, item.ctx) as span:
+                outcome = await self._outcome(item)
+                span.ended(outcome.outcome, outcome.error, item.ctx)
         if debug:
             log_handler_end(self._log, item, outcome, started)
         item.outcome = outcome
@@ -172,6 +182,18 @@ class AsyncRunner:
         ended.append(item)
         if len(ended) == 1:
             asyncio.get_running_loop().call_soon(self._flush)
+
+    async def _outcome(self, item: RunningAttempt) -> Outcome:
+        """Decode the payload, await the handler, and map how it ended (never raises)."""
+        prepared = prepare(item, self._registry)
+        if isinstance(prepared, Outcome):
+            return prepared
+        fn, payload = prepared
+        try:
+            value = await fn(payload, item.ctx)
+        except BaseException as exc:  # noqa: BLE001 - CancelledError, SystemExit...: this attempt only
+            return outcome_of_error(exc, item.ctx)
+        return outcome_of_value(value)
 
     def _flush(self) -> None:
         items, self._ended = self._ended, []
@@ -189,6 +211,7 @@ class AsyncRunner:
                 "records the attempt timed_out and the task is retried within its budget",
                 item.describe(),
                 item.ctx.timeout_seconds,
+                extra=attempt_fields(item.ctx),
             )
             self._interrupt(item)
 

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_CONCURRENCY",
     "STATEMENT_TIMEOUT_CAP_SECONDS",
     "STOP_JOIN_SECONDS",
+    "TRANSACTION_CONNECTIONS_CAP",
     "TURN_BATCH",
     "WorkerConfig",
 ]
@@ -44,6 +45,8 @@ MAX_BATCH = 1000
 TURN_BATCH = 100
 #: Most attempts one worker process holds at once (``--concurrency``).
 MAX_CONCURRENCY = 10_000
+#: Default most connections of each pool of ``ctx.transaction()`` (with fewer slots: one per slot).
+TRANSACTION_CONNECTIONS_CAP = 10
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class WorkerConfig:
     grace_seconds:     after the first SIGTERM/SIGINT, how long running handlers may finish (>= 0).
     name:              worker name shown in tf_workers (default hostname-pid).
     reconnect_max_seconds: cap of the reconnect backoff (> 0).
+    transaction_connections: most connections of each pool (sync handlers, async handlers) of
+                       ``ctx.transaction()`` (1..10000); None = min(concurrency, 10). A handler
+                       waits for a free one (at most 30 s).
 
     Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
     min(1, lease_seconds / 10), the lock_timeout of the work and renew connections;
@@ -78,6 +84,7 @@ class WorkerConfig:
     grace_seconds: float = 30.0
     name: str | None = None
     reconnect_max_seconds: float = 5.0
+    transaction_connections: int | None = None
 
     def __post_init__(self) -> None:
         if self.queues is not None:
@@ -99,6 +106,10 @@ class WorkerConfig:
             raise ValueError(f"grace_seconds: must be >= 0 and <= 86400, got {self.grace_seconds}")
         if not 0 < self.reconnect_max_seconds <= 3600:
             raise ValueError(f"reconnect_max_seconds: must be > 0, got {self.reconnect_max_seconds}")
+        if self.transaction_connections is not None and not 1 <= self.transaction_connections <= MAX_CONCURRENCY:
+            raise ValueError(
+                f"transaction_connections: must be between 1 and {MAX_CONCURRENCY}, got {self.transaction_connections}"
+            )
         if self.name is not None and not 1 <= len(self.name) <= 200:
             raise ValueError("name: must be 1 to 200 characters")
 
@@ -139,3 +150,9 @@ class WorkerConfig:
     def busy_retry_cap_seconds(self) -> float:
         """Longest wait (seconds) before a busy finalize or renewal is sent again: lease / 10."""
         return self.lease_seconds / 10.0
+
+    @property
+    def transaction_pool_size(self) -> int:
+        """Most connections of each ``ctx.transaction()`` pool: transaction_connections, else
+        min(concurrency, 10)."""
+        return self.transaction_connections or min(self.concurrency, TRANSACTION_CONNECTIONS_CAP)

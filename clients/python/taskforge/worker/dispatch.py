@@ -13,7 +13,9 @@ Hand-offs are per turn, not per task: a turn's claims go to ``start_attempts`` i
 :meth:`Dispatcher.finished_many` into one list the next turn takes whole. An attempt that ends
 after its deadline is sent no earlier than the database's deadline has surely passed
 (``claimed_at + timeout_seconds``), so the database refuses it ``timed_out`` and recovery
-records the attempt ``timed_out``, whichever thread ran it.
+records the attempt ``timed_out``, whichever thread ran it. An attempt whose handler finalized
+it in its own transaction (``ctx.transaction()``, :mod:`.transaction`) is not sent: its verdict
+is reported as an answer of a turn would be, and its slot is free for the next claim.
 
 Errors: a transient one (lost connection, failover, statement timeout) is retried on a new
 connection with capped backoff, sending the same elements again (the guard makes a repeat
@@ -34,11 +36,13 @@ from typing import Any
 import psycopg
 
 from .. import sql
+from ..context import TransactionSource
 from ..handlers import Outcome, TaskContext, error_json
 from .attempts import AttemptTable, RunningAttempt
 from .config import TURN_BATCH, WorkerConfig
 from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
 from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay, finalize_params, refusal_outcome, report_refused
+from .logs import attempt_fields
 from .rows import TURN_ROWS, TurnRow, text_array
 
 #: Margin (seconds) added to ``claimed_at + timeout_seconds`` before a timed-out attempt's
@@ -76,6 +80,8 @@ class Dispatcher:
         self.worker_id: str | None = None
         self.task_types: list[str] | None = None
         self.async_types: frozenset[str] = frozenset()
+        #: What ``ctx.transaction()`` of the attempts it starts takes its connections from.
+        self.transactions: TransactionSource | None = None
         self.wake = threading.Event()  # something to do: an attempt finished, a NOTIFY, a stop
         self.notified = threading.Event()  # a claim may find work now (NOTIFY, reconnect, stop of a wait)
         self._start_attempts = start_attempts
@@ -160,10 +166,56 @@ class Dispatcher:
         database's deadline has surely passed, see the module docstring)."""
         pending = self._pending
         for item in items:
-            timeout = item.ctx.timeout_seconds
-            if timeout is not None and item.ctx.timed_out:
+            ctx = item.ctx
+            if ctx.transaction_verdict is not None:
+                self._ended_in_transaction(item)
+                continue
+            timeout = ctx.timeout_seconds
+            if timeout is not None and ctx.timed_out:
                 item.send_after = max(item.send_after, item.claimed_at + timeout + DEADLINE_MARGIN_SECONDS)
-            pending[(item.ctx.task_id, item.ctx.attempt_number)] = item
+            pending[(ctx.task_id, ctx.attempt_number)] = item
+
+    def _ended_in_transaction(self, item: RunningAttempt) -> None:
+        """An attempt tf_finalize answered inside the handler's own transaction: nothing to send
+        (a second outcome would be refused); report it and free its slot."""
+        ctx = item.ctx
+        verdict = ctx.transaction_verdict
+        if verdict is None:
+            return
+        ended = item.outcome
+        # What the database answered was the success the transaction sent.
+        item.outcome = Outcome("succeeded", result=verdict.result)
+        if not verdict.accepted:
+            report_refused(self._log, item, verdict.reason or "", verdict.task_state)
+        else:
+            self._log.info(
+                "finalized task %s attempt %s in the handler's transaction: succeeded -> task %s",
+                ctx.task_id,
+                ctx.attempt_number,
+                verdict.task_state,
+                extra=attempt_fields(ctx),
+            )
+            if ended is not None and ended.outcome != "succeeded":
+                self._log.warning(
+                    "task %s attempt %s: the handler ended %s after its success committed in ctx.transaction() "
+                    "(the task stays %s): %s",
+                    ctx.task_id,
+                    ctx.attempt_number,
+                    ended.outcome,
+                    verdict.task_state,
+                    (ended.error or {}).get("message"),
+                    extra=attempt_fields(ctx),
+                )
+            elif ended is not None and ended.result is not None and ended.result != verdict.result:
+                self._log.warning(
+                    "task %s attempt %s: the handler returned a value after its success committed in "
+                    "ctx.transaction(); it is not stored (the task's result is what ctx.set_result gave "
+                    "inside the block)",
+                    ctx.task_id,
+                    ctx.attempt_number,
+                    extra=attempt_fields(ctx),
+                )
+        self.attempts.remove(item)
 
     def _params(self, items: list[RunningAttempt], claim: int) -> dict[str, Any]:
         cfg = self.config
@@ -241,6 +293,7 @@ class Dispatcher:
                         item.finalize_tries,
                         _outcome_name(item),
                         row.task_state,
+                        extra=attempt_fields(item.ctx),
                     )
                 elif info:
                     self._log.info(
@@ -249,6 +302,7 @@ class Dispatcher:
                         row.attempt_number,
                         _outcome_name(item),
                         row.task_state,
+                        extra=attempt_fields(item.ctx),
                     )
             else:
                 report_refused(self._log, item, row.reason or "", row.task_state)
@@ -268,6 +322,7 @@ class Dispatcher:
                 item.ctx.attempt_number,
                 item.finalize_tries,
                 delay,
+                extra=attempt_fields(item.ctx),
             )
 
     def _started(self, rows: list[TurnRow], sent_at: float) -> int:
@@ -275,7 +330,7 @@ class Dispatcher:
             return 0
         renew_at = sent_at + self.config.renew_seconds
         claimed_at = time.monotonic()
-        worker_id, async_types = self.worker_id, self.async_types
+        worker_id, async_types, transactions = self.worker_id, self.async_types, self.transactions
         items = []
         for row in rows:
             timeout = row.timeout_seconds
@@ -290,17 +345,21 @@ class Dispatcher:
                 timeout,
                 # From before the claim was sent: never later than the database's deadline.
                 None if timeout is None else sent_at + timeout,
+                transactions,
+                row.traceparent,
             )
             items.append(RunningAttempt(ctx, row.payload, renew_at, row.task_type in async_types, claimed_at))
         self.attempts.add_many(items)
         if self._log.isEnabledFor(logging.INFO):  # one line per task start and end at INFO
-            for row in rows:
+            for item in items:
+                ctx = item.ctx
                 self._log.info(
                     "claimed task %s attempt %s (%s, queue %s)",
-                    row.task_id,
-                    row.attempt_number,
-                    row.task_type,
-                    row.queue,
+                    ctx.task_id,
+                    ctx.attempt_number,
+                    ctx.task_type,
+                    ctx.queue,
+                    extra=attempt_fields(ctx),
                 )
         try:
             self._take(self._start_attempts(items))
@@ -372,6 +431,7 @@ class Dispatcher:
                         item.ctx.task_id,
                         item.ctx.attempt_number,
                         one_line(exc),
+                        extra=attempt_fields(item.ctx),
                     )
                     item.outcome = refusal_outcome(item, exc)
                     continue
@@ -381,6 +441,7 @@ class Dispatcher:
                     item.ctx.task_id,
                     item.ctx.attempt_number,
                     one_line(exc),
+                    extra=attempt_fields(item.ctx),
                 )
                 self._pending.pop(item.key, None)
                 self.attempts.remove(item)

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..handlers import Handler, HandlerRegistry, Outcome, error_json, run_handler
+from ..tracing import AttemptTracing, attempt_span
 from .attempts import RunningAttempt
+from .logs import attempt_fields
 
 __all__ = ["PAYLOAD_ERROR", "Slots", "decode_payload", "log_handler_end", "prepare"]
 
@@ -61,6 +63,7 @@ def log_handler_end(log: logging.Logger, item: RunningAttempt, outcome: Outcome,
         item.ctx.attempt_number,
         outcome.outcome,
         time.monotonic() - started,
+        extra=attempt_fields(item.ctx),
     )
 
 
@@ -70,14 +73,21 @@ class Slots:
     :meth:`submit_many` hands attempts over; when one's handler ends, its thread sets
     ``item.outcome`` and calls ``on_done(item)``. :meth:`stop` ends the threads once no attempt
     waits (a running handler is never interrupted: Python threads cannot be). :meth:`run` runs
-    one attempt in the calling thread (the dispatcher does, with ``concurrency`` 1).
+    one attempt in the calling thread (the dispatcher does, with ``concurrency`` 1). ``tracing``
+    decides whether an attempt runs in a span (taskforge.tracing; default: the global provider's).
     """
 
     def __init__(
-        self, limit: int, registry: HandlerRegistry, on_done: Callable[[RunningAttempt], None], logger: logging.Logger
+        self,
+        limit: int,
+        registry: HandlerRegistry,
+        on_done: Callable[[RunningAttempt], None],
+        logger: logging.Logger,
+        tracing: AttemptTracing | None = None,
     ) -> None:
         self.limit = limit
         self._registry = registry
+        self._tracing = tracing or AttemptTracing()
         self._on_done = on_done
         self._log = logger
         #: The slot threads started so far (they run until :meth:`stop`).
@@ -166,7 +176,17 @@ class Slots:
             self._on_done(item)
 
     def run(self, item: RunningAttempt) -> Outcome:
-        """Run the attempt's sync handler in this thread and return its outcome (never raises)."""
+        """Run the attempt's sync handler in this thread and return its outcome (never raises),
+        in the attempt's span when tracing records."""
+        tracer = self._tracing.tracer()
+        if tracer is None:
+            return self._run(item)
+        with attempt_span(tracer, item.ctx) as span:
+            outcome = self._run(item)
+            span.ended(outcome.outcome, outcome.error, item.ctx)
+        return outcome
+
+    def _run(self, item: RunningAttempt) -> Outcome:
         started = time.monotonic()
         prepared = prepare(item, self._registry)
         if isinstance(prepared, Outcome):

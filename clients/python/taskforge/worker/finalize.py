@@ -26,6 +26,7 @@ from ..handlers import Outcome, error_json
 from .attempts import RunningAttempt
 from .config import BUSY_RETRY_SECONDS
 from .connection import one_line
+from .logs import attempt_fields
 from .rows import int_array, text_array
 
 __all__ = ["BUSY", "REFUSAL_MEANING", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
@@ -108,6 +109,7 @@ def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_
             ctx.attempt_number,
             ctx.timeout_seconds,
             task_state,
+            extra=attempt_fields(ctx),
         )
     elif item.resent_after_loss and reason == "not_running":
         if sent == "succeeded" and task_state != "SUCCEEDED":
@@ -128,6 +130,7 @@ def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_
             task_state,
             sent,
             known,
+            extra=attempt_fields(ctx),
         )
     else:
         log.warning(
@@ -138,4 +141,5 @@ def report_refused(log: logging.Logger, item: RunningAttempt, reason: str, task_
             reason,
             task_state,
             REFUSAL_MEANING.get(reason, "the guard refused it"),
+            extra=attempt_fields(ctx),
         )

@@ -11,7 +11,7 @@ statements. Answers per attempt:
 * ``not_running``, ``stale_attempt``, ``not_owner``, ``lease_expired``, ``not_found``: the lease
   is lost: renewals stop and ``ctx.lease_lost`` becomes True; the handler keeps running and its
   result is still offered to tf_finalize, which decides. (For an attempt already finished and
-  being finalized this is expected and not reported.)
+  being finalized, or finalized in its handler's transaction, this is expected and not reported.)
 
 ``cancel_requested`` is copied into ``ctx.cancel_requested``; the round's newly cancelled
 attempts of async handlers are then handed, in one call, to ``on_interrupt``, which cancels
@@ -38,6 +38,7 @@ from .attempts import AttemptTable, RunningAttempt
 from .config import MAX_BATCH, WorkerConfig
 from .connection import DbConnection, is_transient_error, one_line
 from .finalize import BUSY, LOG_EVERY_SECONDS, TIMED_OUT, busy_delay
+from .logs import attempt_fields
 from .rows import RENEW_ROWS, RenewRow, int_array
 
 __all__ = ["Renewer"]
@@ -136,6 +137,7 @@ class Renewer:
                     task_id,
                     attempt_number,
                     "; cancelling its coroutine" if item.is_async and item.outcome is None else "",
+                    extra=attempt_fields(ctx),
                 )
                 ctx.mark_cancel_requested()
                 if item.is_async:
@@ -147,6 +149,7 @@ class Renewer:
                         task_id,
                         attempt_number,
                         item.busy_renewals,
+                        extra=attempt_fields(ctx),
                     )
                     item.busy_renewals = 0
                 item.next_renew = sent_at + cfg.renew_seconds
@@ -164,11 +167,14 @@ class Renewer:
                         attempt_number,
                         item.busy_renewals,
                         delay,
+                        extra=attempt_fields(ctx),
                     )
             else:
                 item.lease_lost = True
-                if item.outcome is not None:
-                    continue  # finished and being finalized: tf_finalize reports how that ended
+                if item.outcome is not None or ctx.transaction_verdict is not None:
+                    # Finished and being finalized, or finalized in the handler's own transaction
+                    # whose handler still runs: tf_finalize reports how that ended.
+                    continue
                 ctx.mark_lease_lost()
                 if reason == TIMED_OUT or ctx.timed_out:
                     # Refused timed_out, or (once recovery got there first) not_running after the
@@ -182,6 +188,7 @@ class Renewer:
                         attempt_number,
                         ctx.timeout_seconds,
                         reason,
+                        extra=attempt_fields(ctx),
                     )
                     continue
                 self._log.warning(
@@ -191,6 +198,7 @@ class Renewer:
                     task_id,
                     attempt_number,
                     reason,
+                    extra=attempt_fields(ctx),
                 )
         if interrupt and self.on_interrupt is not None:
             self.on_interrupt(interrupt)

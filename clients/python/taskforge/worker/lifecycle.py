@@ -6,7 +6,9 @@ attempts arrive, never more than those held at once (:mod:`.execute`; with ``con
 the dispatcher runs a sync handler itself); and, only when the worker claims task types with
 ``async def`` handlers, the event loop that runs them and its watchdog (:mod:`.aio`). Each
 database-facing thread has its own connection, so a slow handler, busy slots, a stalled event
-loop or a reconnect elsewhere never delay a lease renewal or a heartbeat.
+loop or a reconnect elsewhere never delay a lease renewal or a heartbeat. Handlers that finalize
+in their own transaction (``ctx.transaction()``) take connections from pools of their own
+(:mod:`.transaction`), opened at first use.
 
 Stopping: the first SIGTERM/SIGINT stops claiming; running handlers get ``grace_seconds`` to
 finish while renewals continue; their attempts are finalized; the worker deregisters and exits
@@ -30,13 +32,14 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from .. import handlers as _handlers, sql
 from ..database import resolve_dsn
 from ..handlers import HandlerRegistry
+from ..tracing import AttemptTracing
 from .aio import AsyncRunner
 from .attempts import AttemptTable, RunningAttempt
 from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
@@ -45,7 +48,12 @@ from .dispatch import Dispatcher
 from .execute import Slots
 from .heartbeat import Heartbeat, Listener
 from .leases import Renewer
+from .logs import set_process_field
 from .startup import WorkerConfigError, check_schema
+from .transaction import TransactionPools
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["EXIT_ERROR", "EXIT_FORCED", "EXIT_OK", "Worker"]
 
@@ -57,7 +65,11 @@ EXIT_OK, EXIT_FORCED, EXIT_ERROR = 0, 1, 1
 
 
 class Worker:
-    """One worker process (see the module docstring). Use :meth:`run` from the main thread."""
+    """One worker process (see the module docstring). Use :meth:`run` from the main thread.
+
+    ``tracer_provider``: the OpenTelemetry provider of the attempts' spans (default: the global
+    one, once set; taskforge.tracing).
+    """
 
     def __init__(
         self,
@@ -65,6 +77,7 @@ class Worker:
         config: WorkerConfig | None = None,
         registry: HandlerRegistry | None = None,
         logger: logging.Logger | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self.dsn = resolve_dsn(dsn)
         self.config = cfg = config or WorkerConfig()
@@ -124,10 +137,27 @@ class Worker:
             force=self._force,
             logger=self.log,
         )
-        self.slots = Slots(0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log)
+        #: The connections of ``ctx.transaction()`` (no connection until a handler asks for one).
+        self.transactions = TransactionPools(
+            self.dsn, size=cfg.transaction_pool_size, connect_kwargs=self.work_db.connect_kwargs, logger=self.log
+        )
+        self.dispatcher.transactions = self.transactions
+        #: Whether attempts run in spans (taskforge.tracing): ``tracer_provider``, else the global one.
+        self.tracing = AttemptTracing(tracer_provider)
+        self.slots = Slots(
+            0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log, self.tracing
+        )
         #: Task types claimed whose handler is ``async def`` (known after :meth:`start`).
         self.async_types: frozenset[str] = frozenset()
-        self.aio = AsyncRunner(self.registry, self.attempts, self.dispatcher.finished_many, self._halt, self.log)
+        self.aio = AsyncRunner(
+            self.registry,
+            self.attempts,
+            self.dispatcher.finished_many,
+            self._halt,
+            self.log,
+            on_close=self.transactions.aclose,
+            tracing=self.tracing,
+        )
         self.renewer = Renewer(
             config=cfg,
             db=self.renew_db,
@@ -215,6 +245,7 @@ class Worker:
             },
         ).fetchone()
         self.worker_id = str(row[0]) if row else None
+        set_process_field("worker_id", self.worker_id)  # on every JSON log line from now on
         for part in (self.dispatcher, self.renewer, self.heartbeat):
             part.worker_id = self.worker_id
         self.dispatcher.task_types = self.task_types
@@ -394,6 +425,7 @@ class Worker:
                 self._deregister_failed(exc, "tf_workers will show it stale")
                 break
         self.work_db.close(final=True)
+        self.transactions.close()
         return self._exit_code
 
     def _deregister_failed(self, exc: BaseException, consequence: str | None) -> None:
@@ -425,6 +457,7 @@ class Worker:
         # connection again: handlers that are still running are not finalized.
         for db in (self.work_db, self.renew_db, self.heartbeat_db):
             db.close(final=True)
+        self.transactions.close(timeout=1.0)
         # Best effort, on a fresh short-lived connection: the work connection may be busy.
         try:
             with psycopg.connect(

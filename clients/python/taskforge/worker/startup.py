@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import psycopg
 
 from .. import SCHEMA_VERSION, sql
+from .logs import make_formatter
 
 __all__ = ["SchemaVersionError", "WorkerConfigError", "WorkerStartupError", "check_schema", "configure_logging"]
 
@@ -43,20 +43,36 @@ def check_schema(conn: psycopg.Connection) -> int:
     return version
 
 
-def configure_logging(level: str | int = "INFO", process: str = "taskforge") -> None:
-    """One readable line per event on stderr: ``2025-01-31T12:00:00.123Z INFO taskforge.worker[pid]: ...``.
+def configure_logging(level: str | int = "INFO", process: str = "taskforge", log_format: str = "text") -> None:
+    """Log lines on stderr, one per event: ``text``, ``2025-01-31T12:00:00.123Z INFO
+    taskforge.worker[pid]: ...``, or ``json``, one object per line with time, level, logger,
+    message and the task, attempt and worker ids where known (:mod:`.logs`).
 
-    Timestamps are the local wall clock in UTC (for people; no decision uses them).
+    The ``taskforge`` loggers log at ``level`` through this handler only (one set before is
+    replaced). Other libraries' lines (``psycopg.pool``, ...) reach the root logger: unless the
+    application gave it a handler of its own, this one is added there too (replacing the one an
+    earlier call added), so that their warnings come in the same format. ValueError naming
+    ``log_format`` for another format. Timestamps are the wall clock in UTC (for people; no
+    decision uses them).
     """
     handler = logging.StreamHandler()
-    formatter = logging.Formatter(
-        "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s[%(process)d]: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S"
-    )
-    formatter.converter = time.gmtime
-    handler.setFormatter(formatter)
+    handler.setFormatter(make_formatter(log_format))
     root = logging.getLogger("taskforge")
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level if isinstance(level, int) else level.upper())
     root.propagate = False
+    top = logging.getLogger()
+    ours = [h for h in top.handlers if getattr(h, _OURS, False)]
+    if len(ours) == len(top.handlers):  # none of the application's own
+        for old in ours:
+            top.removeHandler(old)
+        other = logging.StreamHandler()
+        other.setFormatter(handler.formatter)
+        setattr(other, _OURS, True)
+        top.addHandler(other)
+
+
+#: Marks the root logger's handler that configure_logging added.
+_OURS = "taskforge_handler"
