@@ -9,6 +9,7 @@ The folders say what a test needs, and each test gets the marker of its folder
 * ``processes/`` real worker, scheduler, demo and benchmark processes, real signals
 * ``docs/``      README.md and docs/ run as written
 * ``console/``   the web console: test client, schemathesis, ``taskforge console`` processes, the browser
+* ``contrib/``   framework integrations: a Django 6 project in a Python 3.12+ virtualenv, real processes
 * ``chaos/``     faults injected into real processes and a private server (``make chaos``; the
                  marker ``chaos`` is deselected by default, see pyproject.toml)
 * ``helpers/``   modules the tests import by bare name (on pytest's ``pythonpath``)
@@ -27,7 +28,7 @@ from sqlcore_helpers import unique_name
 TESTS = Path(__file__).resolve().parent
 
 #: Test folders and their markers (registered in pyproject.toml).
-KINDS = ("unit", "sql", "cli", "processes", "docs", "console", "chaos")
+KINDS = ("unit", "sql", "cli", "processes", "docs", "console", "contrib", "chaos")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
