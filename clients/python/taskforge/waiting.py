@@ -1,0 +1,142 @@
+"""Waiting for a task to end: :func:`wait` (psycopg ``Connection``) and :func:`wait_async`
+(``AsyncConnection``), exported as ``taskforge.client.wait`` and ``taskforge.aio.wait``.
+
+The protocol, for any language (docs/sql-api.md#waiting-for-a-result): a task submitted with
+``notify_finished => true`` makes its terminal transition (SUCCEEDED, FAILED or CANCELLED, by
+whatever path) send ``pg_notify('taskforge_finished', task_id::text)`` at commit. A waiter
+
+1. runs ``LISTEN taskforge_finished`` (autocommit: it takes effect at once),
+2. then reads the task; if it is terminal already, that is the answer,
+3. else waits for a notification carrying its id, and reads again.
+
+Listening before reading is what makes the wait race-free: a task that ends between the two
+steps has its notification queued on the listening connection, never lost. The wait also re-reads
+the task every ``poll_interval`` seconds whatever arrives, so it ends on time when no
+notification can come: a task submitted without ``notify_finished``, a connection through a
+transaction-mode pooler (which cannot LISTEN), or a notification dropped with a broken session.
+
+Clock: the timeout is measured on this process's ``time.monotonic()``; the task's own times are
+the database's. A broken connection raises ``psycopg.OperationalError`` (nothing is lost: the
+task row is durable, so a new wait on a new connection reads the same answer).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from . import sql
+from .adapters import async_psycopg_connection, psycopg_connection
+from .errors import InvalidArgument, TaskNotFound
+
+if TYPE_CHECKING:
+    from .rows import Task
+
+__all__ = ["DEFAULT_POLL_INTERVAL", "FINISHED_CHANNEL", "wait", "wait_async"]
+
+#: The channel of the terminal-transition notifications; the payload is the task id as text.
+FINISHED_CHANNEL = "taskforge_finished"
+#: Seconds between re-reads of the task while waiting (the fallback when no notification comes).
+DEFAULT_POLL_INTERVAL = 1.0
+_TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+
+
+class _Wait:
+    """The rules of one wait, shared by the sync and async loops: argument checks, the deadline,
+    how long the next wait for notifications may last, and which notification is ours."""
+
+    def __init__(self, task_id: Any, timeout: Any, poll_interval: Any) -> None:
+        if isinstance(task_id, bool) or not isinstance(task_id, int):
+            raise InvalidArgument("task_id", f"must be an integer, got {type(task_id).__name__}")
+        for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise InvalidArgument(name, f"must be a finite number of seconds above 0, got {value!r}")
+        self.task_id = task_id
+        self.timeout = float(timeout)
+        self.poll_interval = float(poll_interval)
+        self.payload = str(task_id)
+        self.deadline = time.monotonic() + self.timeout
+
+    def next_slice(self) -> float:
+        """Seconds to wait for notifications before the next re-read; raises ``TimeoutError``
+        once the deadline has passed."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"task {self.task_id} did not finish within {self.timeout:g} s")
+        return min(left, self.poll_interval)
+
+    def is_ours(self, notify: psycopg.Notify) -> bool:
+        return notify.channel == FINISHED_CHANNEL and notify.payload == self.payload
+
+    @staticmethod
+    def check_autocommit(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+        if not conn.autocommit:
+            raise InvalidArgument(
+                "conn",
+                "must be in autocommit mode: LISTEN takes effect and notifications arrive only between "
+                "transactions (connect with autocommit=True, or use a connection of its own for waiting)",
+            )
+
+    @staticmethod
+    def is_terminal(row: tuple[Any, ...] | None, task_id: int) -> bool:
+        if row is None:
+            raise TaskNotFound(task_id)
+        return row[0] in _TERMINAL
+
+
+def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Task:
+    """Block until task ``task_id`` is SUCCEEDED, FAILED or CANCELLED and return it as
+    :func:`taskforge.client.get_task` does (state, result or last_error, attempts).
+
+    ``conn`` must be in autocommit mode (a connection inside a transaction cannot receive
+    notifications); any handle :func:`taskforge.adapters.psycopg_connection` accepts. ``timeout``
+    and ``poll_interval`` are float seconds (> 0) on ``time.monotonic()``. Notifications of other
+    tasks on the channel are consumed and ignored; the LISTEN is undone at the end unless the
+    connection was listening already.
+
+    Raises ``TimeoutError`` when the task is not terminal within ``timeout``,
+    :class:`taskforge.errors.TaskNotFound` for an unknown id, :class:`InvalidArgument` for a bad
+    argument or a connection not in autocommit mode, ``psycopg.OperationalError`` when the
+    connection breaks.
+    """
+    from . import client
+
+    plan = _Wait(task_id, timeout, poll_interval)
+    raw = psycopg_connection(conn)
+    plan.check_autocommit(raw)
+    was_listening = bool(sql.one_value(raw, sql.LISTENING_FINISHED))
+    raw.execute(sql.LISTEN_FINISHED)
+    try:
+        while not plan.is_terminal(raw.execute(sql.TASK_STATE, {"task_id": task_id}).fetchone(), task_id):
+            for notify in raw.notifies(timeout=plan.next_slice()):
+                if plan.is_ours(notify):
+                    break
+        return client.get_task(raw, task_id)
+    finally:
+        if not was_listening and not raw.closed and not raw.broken:
+            raw.execute(sql.UNLISTEN_FINISHED)
+
+
+async def wait_async(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Task:
+    """:func:`wait` for a psycopg ``AsyncConnection`` (or a SQLAlchemy ``AsyncConnection``),
+    returning as :func:`taskforge.aio.get_task`; the same arguments, rules and errors. Waiting
+    never blocks the event loop; cancelling the awaiting task cancels the wait."""
+    from . import aio
+
+    plan = _Wait(task_id, timeout, poll_interval)
+    raw = await async_psycopg_connection(conn)
+    plan.check_autocommit(raw)
+    was_listening = bool((await (await raw.execute(sql.LISTENING_FINISHED)).fetchone() or (False,))[0])
+    await raw.execute(sql.LISTEN_FINISHED)
+    try:
+        while not plan.is_terminal(await (await raw.execute(sql.TASK_STATE, {"task_id": task_id})).fetchone(), task_id):
+            async for notify in raw.notifies(timeout=plan.next_slice()):
+                if plan.is_ours(notify):
+                    break
+        return await aio.get_task(raw, task_id)
+    finally:
+        if not was_listening and not raw.closed and not raw.broken:
+            await raw.execute(sql.UNLISTEN_FINISHED)
