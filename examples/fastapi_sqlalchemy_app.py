@@ -7,7 +7,7 @@ insert rolls back the other; workers are woken only at commit). ``GET /tasks/{ta
 to ``wait`` seconds for the task to end (``taskforge.aio.wait``: LISTEN, then read, so a task
 that ends meanwhile is never missed) and returns its state and result.
 
-docs/integration.md walks through it; tests/client/test_fastapi_example.py runs it. To try it::
+docs/integration.md walks through it; tests/docs/test_fastapi_example.py runs it. To try it::
 
     pip install fastapi uvicorn 'sqlalchemy[asyncio]>=2'
     export TASKFORGE_DSN=postgresql://localhost/mydb          # migrated: taskforge db migrate
@@ -30,7 +30,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from taskforge import aio
-from taskforge.errors import Refused
+from taskforge.errors import Refused, TaskNotFound
 
 
 def async_engine(dsn: str) -> AsyncEngine:
@@ -82,6 +82,8 @@ async def task_outcome(task_id: int, wait: float = 10.0) -> dict[str, Any]:
             task = await aio.wait(aconn, task_id, timeout=wait)
         except TimeoutError:
             raise HTTPException(status_code=504, detail={"message": f"task {task_id} has not ended yet"}) from None
-        except Refused as exc:
+        except TaskNotFound as exc:
             raise HTTPException(status_code=404, detail={"message": exc.message}) from None
+        except Refused as exc:  # a bad argument, e.g. wait=0
+            raise HTTPException(status_code=400, detail={"field": exc.argument, "message": exc.message}) from None
     return {"task_id": task.task_id, "state": task.state, "result": task.result, "error": task.last_error}

@@ -277,7 +277,7 @@ def test_submit_from_stdin_in_chunks_of_1000_is_all_or_nothing(db_dsn, conn):
         ),
         (
             '{"task_type": "noop", "scheduled_at": "2030-01-01T10:00:00Z", "delay_seconds": 5}\n',
-            ["line 1: scheduled_at/delay_seconds: give at most one"],
+            ["line 1: delay_seconds: give at most one of scheduled_at and delay_seconds"],
         ),
         ('{"task_type": "noop", "delay_seconds": -1}\n', ["line 1: delay_seconds: must be between 0 and"]),
         ('{"task_type": "noop", "at": "2030-01-01T10:00:00Z"}\n', ["line 1: unknown key 'at'"]),

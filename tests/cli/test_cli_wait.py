@@ -12,8 +12,9 @@ import time
 import psycopg
 import pytest
 
-from sqlcore_helpers import claim, finalize, register_worker, unique_name
 from taskforge import client
+
+from sqlcore_helpers import claim, finalize, register_worker, unique_name
 
 
 def _start(dsn: str, queue: str, *args: str) -> subprocess.Popen[str]:
@@ -93,3 +94,24 @@ def test_submit_wait_is_not_for_from_file(db_dsn, tmp_path):
         check=False,
     )
     assert proc.returncode == 2 and "--wait: waits for one task: not with --from-file" in proc.stderr
+
+
+def test_submit_wait_survives_a_lost_connection(conn, db_dsn):
+    queue = unique_name()
+    proc = _start(db_dsn, queue)
+    task_id = _the_task(conn, queue, proc)
+    listening = (
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        " AND application_name = 'taskforge' AND query LIKE '%tf_tasks%'"
+    )
+    for _ in range(600):  # the CLI's session, waiting (its last statement the read of the task)
+        pids = [r[0] for r in conn.execute(listening).fetchall()]
+        if pids:
+            break
+        time.sleep(0.05)
+    assert pids, "the waiting session never showed"
+    conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
+    _end(conn, queue, task_id, "succeeded")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, (out, err)
+    assert out.splitlines()[-1].startswith(f"task {task_id} SUCCEEDED")

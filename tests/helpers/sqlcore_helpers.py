@@ -18,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
 from taskforge import sql
+from taskforge.benchmarks.statements import BENCH_CLAIM
 
 __all__ = [
     "as_uri",
@@ -142,7 +143,7 @@ def claim(
     """tf_claim; returns the rows (task_id, attempt_number, task_type, payload, queue, priority,
     max_attempts, lease_expires_at, timeout_seconds, traceparent)."""
     return conn.execute(
-        sql.CLAIM,
+        BENCH_CLAIM,
         {
             "worker_id": worker_id,
             "queues": queues,

@@ -197,7 +197,7 @@ def test_a_request_is_checked_once_and_reads_back_from_its_json_form() -> None:
                        "scheduled_at": "2031-03-04T03:06:07+00:00", "idempotency_key": "k"}  # fmt: skip
     assert SubmitRequest.from_json(element) == request
     assert SubmitRequest("noop", None).payload == {}
-    with pytest.raises(InvalidArgument, match=r"^scheduled_at/delay_seconds: give at most one$"):
+    with pytest.raises(InvalidArgument, match=r"^delay_seconds: give at most one of scheduled_at and delay_seconds$"):
         SubmitRequest("noop", scheduled_at=at, delay_seconds=1)
     with pytest.raises(InvalidArgument, match=r"^delay_seconds: must be between 0 and 3155760000 seconds"):
         SubmitRequest("noop", delay_seconds=-1)

@@ -160,3 +160,18 @@ def test_adapters_refuse_what_is_not_psycopg_3(db_dsn):
 async def test_the_async_adapter_refuses_a_synchronous_connection(db_dsn):
     with psycopg.connect(db_dsn) as sync_conn, pytest.raises(TypeError, match="expected a psycopg AsyncConnection"):
         await async_psycopg_connection(sync_conn)
+
+
+def test_reads_decode_json_on_a_connection_that_loads_jsonb_as_text(db_dsn):
+    """As Django's connections do; a JSON loader the application chose is kept."""
+    from psycopg.types.json import set_json_loads
+    from psycopg.types.string import TextLoader
+
+    queue = unique_name()
+    with psycopg.connect(db_dsn, autocommit=True) as app:
+        app.adapters.register_loader("jsonb", TextLoader)
+        task = client.submit(app, "echo", {"n": [1, 2]}, queue=queue)
+        assert client.get_task(app, task.task_id).payload == {"n": [1, 2]}
+        assert app.execute("SELECT '{\"a\": 1}'::jsonb").fetchone()[0] == '{"a": 1}'  # the connection's own rule stays
+        set_json_loads(lambda text: {"loaded by": "the application"}, app)
+        assert client.get_task(app, task.task_id).payload == {"loaded by": "the application"}

@@ -28,10 +28,12 @@ trace.set_tracer_provider(provider)
 tracer = trace.get_tracer("app")
 out = {}
 with psycopg.connect(dsn, autocommit=True) as conn, tracer.start_as_current_span("request") as parent:
-    out["parent"] = [format(parent.get_span_context().trace_id, "032x"), format(parent.get_span_context().span_id, "016x")]
+    context = parent.get_span_context()
+    out["parent"] = [format(context.trace_id, "032x"), format(context.span_id, "016x")]
     out["one"] = client.submit(conn, "echo", {}, queue=queue).task_id
     out["many"] = [t.task_id for t in client.submit_many(conn, [{"task_type": "echo", "queue": queue}] * 2)]
-    out["given"] = client.submit(conn, "echo", {}, queue=queue, traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01").task_id
+    given = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+    out["given"] = client.submit(conn, "echo", {}, queue=queue, traceparent=given).task_id
     try:
         client.submit(conn, "echo", {}, queue="not a queue name")
     except Refused as exc:

@@ -21,7 +21,9 @@ Django ``connection`` / ``connections[alias]``  its psycopg connection (Django >
 
 Nothing here imports SQLAlchemy or Django: handles are recognised by the attributes they have.
 A handle for another database driver (psycopg2, asyncpg) raises ``TypeError``: TaskForge's client
-speaks psycopg 3.
+speaks psycopg 3. A connection configured to load ``jsonb`` as text (Django's, whose ``JSONField``
+decodes it) still gives the client decoded payloads and results: :func:`decode_json` sets psycopg's
+JSON loader on the client's own cursor only, leaving the connection as the application set it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from psycopg import pq
+from psycopg.types.json import JsonbLoader, JsonLoader
 
-__all__ = ["async_psycopg_connection", "psycopg_connection"]
+__all__ = ["async_psycopg_connection", "decode_json", "psycopg_connection"]
 
 
 def _driver_connection(fairy: Any, source: Any, wanted: type) -> Any:
@@ -98,3 +102,18 @@ async def async_psycopg_connection(conn: Any) -> psycopg.AsyncConnection[Any]:
         "conn: expected a psycopg AsyncConnection or a SQLAlchemy AsyncConnection or AsyncSession; "
         f"got {type(conn).__name__}"
     )
+
+
+def decode_json(cursor: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> None:
+    """Make ``cursor`` decode ``json``/``jsonb`` columns when its connection loads them as text
+    (Django registers a text loader); a connection with a JSON loader of its own (psycopg's
+    default, or one set with ``set_json_loads``, like the CLI's tolerant one) is left as it is.
+    Only this cursor's adapters change."""
+    types = cursor.adapters.types
+    for name, loader in (("jsonb", JsonbLoader), ("json", JsonLoader)):
+        info = types.get(name)
+        if info is None:
+            continue
+        current = cursor.adapters.get_loader(info.oid, pq.Format.TEXT)
+        if current is None or not issubclass(current, (JsonLoader, JsonbLoader)):
+            cursor.adapters.register_loader(info.oid, loader)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from psycopg.rows import dict_row
 
 from . import calls
-from .adapters import async_psycopg_connection
+from .adapters import async_psycopg_connection, decode_json
 from .calls import Plan, Statement
 from .errors import refusals
 from .rows import (
@@ -78,6 +78,7 @@ T = TypeVar("T")
 async def _fetch(conn: Any, statement: Statement) -> calls.Rows:
     with refusals():
         async with conn.cursor(row_factory=dict_row) as cur:
+            decode_json(cur)
             await cur.execute(statement.query, statement.params)
             rows: calls.Rows = await cur.fetchall()
             return rows
@@ -94,7 +95,7 @@ async def run(conn: Any, plan: Plan[T]) -> T:
                 if raw is None:
                     raw = await async_psycopg_connection(conn)
                 rows = await _fetch(raw, statement)
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001  (re-raised by the plan)
                 # Into the plan, so that its blocks (the submit's span) end here, in this context.
                 statement = plan.throw(exc)
             else:

@@ -47,6 +47,35 @@ from .rows import (
 from .submission import SubmitRequest
 from .tracing import current_traceparent, submit_span
 
+__all__ = [
+    "Plan",
+    "Rows",
+    "Statement",
+    "attempts_for",
+    "cancel",
+    "finished_recently",
+    "get_task",
+    "invariant_violations",
+    "list_periodic",
+    "list_tasks",
+    "pause_queue",
+    "queues",
+    "resume_queue",
+    "retry",
+    "running_tasks",
+    "schedule_periodic",
+    "schedulers",
+    "set_queue_limit",
+    "stats",
+    "submit",
+    "submit_many",
+    "task_types",
+    "tasks_by_id",
+    "throughput_per_minute",
+    "unschedule_periodic",
+    "workers",
+]
+
 T = TypeVar("T")
 
 #: Rows of one statement: one ``dict`` (column -> value) per row.

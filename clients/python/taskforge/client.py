@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from psycopg.rows import dict_row
 
 from . import calls
-from .adapters import psycopg_connection
+from .adapters import decode_json, psycopg_connection
 from .calls import Plan, Statement
 from .checks import (
     INT4_RANGE,
@@ -151,6 +151,7 @@ T = TypeVar("T")
 
 def _fetch(conn: Any, statement: Statement) -> calls.Rows:
     with refusals(), conn.cursor(row_factory=dict_row) as cur:
+        decode_json(cur)
         cur.execute(statement.query, statement.params)
         rows: calls.Rows = cur.fetchall()
         return rows
@@ -168,7 +169,7 @@ def run(conn: Any, plan: Plan[T]) -> T:
                 if raw is None:
                     raw = psycopg_connection(conn)
                 rows = _fetch(raw, statement)
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001  (re-raised by the plan)
                 # Into the plan, so that its blocks (the submit's span) end here, in this context.
                 statement = plan.throw(exc)
             else:

@@ -84,18 +84,6 @@ HEARTBEAT = "SELECT taskforge.tf_heartbeat(worker_id => %(worker_id)s)"
 DEREGISTER_WORKER = "SELECT taskforge.tf_deregister_worker(worker_id => %(worker_id)s)"
 # tf_claim alone: the worker claims with FINALIZE_AND_CLAIM; this is the single-call form the
 # long-transaction benchmark and the tests' helpers send.
-CLAIM = """
-SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at,
-       timeout_seconds, traceparent
-  FROM taskforge.tf_claim(worker_id => %(worker_id)s, queues => %(queues)s,
-                          lease_seconds => %(lease_seconds)s, max_tasks => %(max_tasks)s,
-                          task_types => %(task_types)s)
-"""
-RENEW = """
-SELECT renewed, lease_expires_at, cancel_requested, reason
-  FROM taskforge.tf_renew(task_id => %(task_id)s, worker_id => %(worker_id)s,
-                          attempt_number => %(attempt_number)s, lease_seconds => %(lease_seconds)s)
-"""
 FINALIZE = """
 SELECT accepted, task_state, reason
   FROM taskforge.tf_finalize(task_id => %(task_id)s, worker_id => %(worker_id)s,

@@ -89,7 +89,7 @@ class SubmitRequest:
         put("priority", checks.int_arg("priority", self.priority, checks.INT4_RANGE, "int"))
         put("max_attempts", checks.int_arg("max_attempts", self.max_attempts, checks.INT4_RANGE, "int"))
         if self.scheduled_at is not None and self.delay_seconds is not None:
-            raise InvalidArgument("scheduled_at/delay_seconds", "give at most one")
+            raise InvalidArgument("delay_seconds", "give at most one of scheduled_at and delay_seconds")
         if self.scheduled_at is not None and (
             not isinstance(self.scheduled_at, _dt.datetime) or self.scheduled_at.utcoffset() is None
         ):

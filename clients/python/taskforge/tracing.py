@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HAVE_OTEL",
     "TRACER_NAME",
+    "AttemptSpan",
     "AttemptTracing",
     "attempt_span",
     "current_traceparent",
@@ -155,10 +156,14 @@ class AttemptSpan:
     def ended(self, outcome: str, error: Mapping[str, Any] | None, ctx: TaskContext) -> None:
         """Record the attempt's ``outcome`` (and its ``error``, a ``handlers.error_json`` dict);
         an outcome in :data:`FAILED_OUTCOMES` sets status ERROR with an ``exception`` event. A
-        success refused inside ``ctx.transaction()`` adds ``taskforge.finalize_refused``."""
+        success refused inside ``ctx.transaction()`` adds ``taskforge.finalize_refused``; one it
+        committed makes the outcome ``succeeded`` whatever the handler did after the block (the
+        task is SUCCEEDED: the worker sends no other outcome)."""
         span = self.span
-        span.set_attribute("taskforge.outcome", outcome)
         verdict = ctx.transaction_verdict
+        if verdict is not None and verdict.accepted:
+            outcome, error = "succeeded", None
+        span.set_attribute("taskforge.outcome", outcome)
         if verdict is not None and not verdict.accepted:
             span.set_attribute("taskforge.finalize_refused", verdict.reason or "")
         if outcome in FAILED_OUTCOMES:

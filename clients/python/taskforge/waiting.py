@@ -22,14 +22,15 @@ task row is durable, so a new wait on a new connection reads the same answer).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from psycopg import pq
 
 from . import sql
-from .adapters import async_psycopg_connection, psycopg_connection
 from .errors import InvalidArgument, TaskNotFound
 
 if TYPE_CHECKING:
@@ -72,12 +73,22 @@ class _Wait:
         return notify.channel == FINISHED_CHANNEL and notify.payload == self.payload
 
     @staticmethod
-    def check_autocommit(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
-        if not conn.autocommit:
+    def check_connection(conn: Any, wanted: type[psycopg.Connection[Any]] | type[psycopg.AsyncConnection[Any]]) -> None:
+        """``conn`` must be a psycopg connection of the ``wanted`` class, in autocommit mode and
+        outside any transaction block: LISTEN takes effect, and notifications arrive, only
+        between transactions (and a REPEATABLE READ snapshot would never see the task end).
+        An application's SQLAlchemy or Django handle is refused rather than taken over."""
+        if not isinstance(conn, wanted):
+            raise TypeError(
+                f"conn: waiting needs a {wanted.__module__}.{wanted.__name__} of its own (in autocommit mode), "
+                f"not a {type(conn).__name__}"
+            )
+        if not conn.autocommit or conn.info.transaction_status != pq.TransactionStatus.IDLE:
             raise InvalidArgument(
                 "conn",
-                "must be in autocommit mode: LISTEN takes effect and notifications arrive only between "
-                "transactions (connect with autocommit=True, or use a connection of its own for waiting)",
+                "must be in autocommit mode and outside a transaction block: LISTEN takes effect and "
+                "notifications arrive only between transactions (connect with autocommit=True, and give "
+                "the wait a connection of its own)",
             )
 
     @staticmethod
@@ -91,29 +102,32 @@ def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFA
     """Block until task ``task_id`` is SUCCEEDED, FAILED or CANCELLED and return it as
     :func:`taskforge.client.get_task` does (state, result or last_error, attempts).
 
-    ``conn`` must be in autocommit mode (a connection inside a transaction cannot receive
-    notifications); any handle :func:`taskforge.adapters.psycopg_connection` accepts. ``timeout``
+    ``conn`` must be a ``psycopg.Connection`` in autocommit mode, outside any transaction block
+    (a session inside a transaction receives no notifications): give the wait a connection of
+    its own, not the application's SQLAlchemy or Django handle. ``timeout``
     and ``poll_interval`` are float seconds (> 0) on ``time.monotonic()``. Notifications of other
     tasks on the channel are consumed and ignored; the LISTEN is undone at the end unless the
     connection was listening already.
 
     Raises ``TimeoutError`` when the task is not terminal within ``timeout``,
     :class:`taskforge.errors.TaskNotFound` for an unknown id, :class:`InvalidArgument` for a bad
-    argument or a connection not in autocommit mode, ``psycopg.OperationalError`` when the
-    connection breaks.
+    argument or a connection not in autocommit mode or inside a transaction block, ``TypeError``
+    for anything but a psycopg ``Connection``, ``psycopg.OperationalError`` when the connection
+    breaks.
     """
     from . import client
 
     plan = _Wait(task_id, timeout, poll_interval)
-    raw = psycopg_connection(conn)
-    plan.check_autocommit(raw)
+    plan.check_connection(conn, psycopg.Connection)
+    raw: psycopg.Connection[Any] = conn
     was_listening = bool(sql.one_value(raw, sql.LISTENING_FINISHED))
     raw.execute(sql.LISTEN_FINISHED)
     try:
         while not plan.is_terminal(raw.execute(sql.TASK_STATE, {"task_id": task_id}).fetchone(), task_id):
-            for notify in raw.notifies(timeout=plan.next_slice()):
-                if plan.is_ours(notify):
-                    break
+            with contextlib.closing(raw.notifies(timeout=plan.next_slice())) as notifies:
+                for notify in notifies:
+                    if plan.is_ours(notify):
+                        break
         return client.get_task(raw, task_id)
     finally:
         if not was_listening and not raw.closed and not raw.broken:
@@ -121,21 +135,22 @@ def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFA
 
 
 async def wait_async(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Task:
-    """:func:`wait` for a psycopg ``AsyncConnection`` (or a SQLAlchemy ``AsyncConnection``),
+    """:func:`wait` for a psycopg ``AsyncConnection`` (autocommit, outside a transaction block),
     returning as :func:`taskforge.aio.get_task`; the same arguments, rules and errors. Waiting
     never blocks the event loop; cancelling the awaiting task cancels the wait."""
     from . import aio
 
     plan = _Wait(task_id, timeout, poll_interval)
-    raw = await async_psycopg_connection(conn)
-    plan.check_autocommit(raw)
+    plan.check_connection(conn, psycopg.AsyncConnection)
+    raw: psycopg.AsyncConnection[Any] = conn
     was_listening = bool((await (await raw.execute(sql.LISTENING_FINISHED)).fetchone() or (False,))[0])
     await raw.execute(sql.LISTEN_FINISHED)
     try:
         while not plan.is_terminal(await (await raw.execute(sql.TASK_STATE, {"task_id": task_id})).fetchone(), task_id):
-            async for notify in raw.notifies(timeout=plan.next_slice()):
-                if plan.is_ours(notify):
-                    break
+            async with contextlib.aclosing(raw.notifies(timeout=plan.next_slice())) as notifies:
+                async for notify in notifies:
+                    if plan.is_ours(notify):
+                        break
         return await aio.get_task(raw, task_id)
     finally:
         if not was_listening and not raw.closed and not raw.broken:

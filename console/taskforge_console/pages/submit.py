@@ -7,14 +7,12 @@ naming the field (``payload: ...``, ``queue: ...``), and nothing is written.
 
 from __future__ import annotations
 
-import json
-
 from flask import Response, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
 from taskforge.rows import TaskType
-from taskforge.submission import SubmitRequest
+from taskforge.submission import JsonProblem, SubmitRequest, loads_json
 
 from ..auth import may_act
 from .blueprint import bp
@@ -62,9 +60,9 @@ def _int(values: dict[str, str], name: str) -> int:
 def _request(values: dict[str, str]) -> SubmitRequest:
     """The request of the form (client-side checks only; the database decides the rest)."""
     try:
-        payload = json.loads(values["payload"] or "{}")
-    except json.JSONDecodeError as exc:
-        raise client.InvalidArgument("payload", f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        payload = loads_json(values["payload"] or "{}")
+    except JsonProblem as exc:
+        raise client.InvalidArgument("payload", exc.problem) from None
     if not isinstance(payload, dict):
         raise client.InvalidArgument("payload", "must be a JSON object")
     delay_text = values["delay_seconds"].strip()

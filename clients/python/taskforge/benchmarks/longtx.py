@@ -77,7 +77,7 @@ class _Loop:
 
     def claim(self) -> list[tuple[Any, ...]]:
         return self.conn.execute(
-            sql.CLAIM,
+            statements.BENCH_CLAIM,
             {
                 "worker_id": self.worker_id,
                 "queues": [BENCH_QUEUE],

@@ -25,6 +25,14 @@ SELECT taskforge.tf_register_task_type(%(task_type)s, backoff_base_seconds => %(
 BENCH_SUBMIT = """
 SELECT task_id FROM taskforge.tf_submit(task_type => %(task_type)s, payload => %(payload)s, queue => %(queue)s)
 """
+# tf_claim on its own (the worker claims with tf_finalize_and_claim): longtx's claimers, the tests.
+BENCH_CLAIM = """
+SELECT task_id, attempt_number, task_type, payload, queue, priority, max_attempts, lease_expires_at,
+       timeout_seconds, traceparent
+  FROM taskforge.tf_claim(worker_id => %(worker_id)s, queues => %(queues)s,
+                          lease_seconds => %(lease_seconds)s, max_tasks => %(max_tasks)s,
+                          task_types => %(task_types)s)
+"""
 BENCH_LIVE_WORKER_PIDS = "SELECT pid FROM taskforge.tf_workers WHERE liveness = 'alive' AND pid = ANY(%(pids)s)"
 BENCH_TERMINAL_COUNT = """
 SELECT count(*) FROM taskforge.tasks

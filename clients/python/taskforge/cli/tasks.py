@@ -14,10 +14,12 @@ numbers, NUL or unpaired surrogates, a delay outside 0..100 years) or a bad ``--
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
 import sys
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO, NoReturn, TextIO
 
@@ -326,7 +328,7 @@ def submit_cmd(
             notify_finished=wait,
         )
         if wait:
-            _wait_and_exit(conn, res, wait_timeout, as_json)
+            _wait_and_exit(conn, dsn, res, wait_timeout, as_json)
     if as_json:
         click.echo(to_json(res.as_dict()))
     elif res.created:
@@ -338,15 +340,32 @@ def submit_cmd(
         )
 
 
-def _wait_and_exit(conn: Any, submitted: client.Submitted, timeout: float, as_json: bool) -> NoReturn:
-    """``submit --wait``: wait for the task's end (client.wait), print it, exit by its state."""
+#: Seconds between attempts to reconnect while ``submit --wait`` has lost its connection.
+RECONNECT_PAUSE = 1.0
+
+
+def _wait_and_exit(conn: Any, dsn: str | None, submitted: client.Submitted, timeout: float, as_json: bool) -> NoReturn:
+    """``submit --wait``: wait for the task's end (client.wait), print it, exit by its state. A
+    broken connection is replaced (every RECONNECT_PAUSE seconds until one opens) and the wait
+    goes on within the same timeout (monotonic clock): the answer is the task row, never lost."""
     if not as_json:
         click.echo(f"task {submitted.task_id} {submitted.state} ({'created' if submitted.created else 'existing'})")
-    try:
-        task = client.wait(conn, submitted.task_id, timeout=timeout)
-    except TimeoutError:
-        state = client.get_task(conn, submitted.task_id).state
-        fail(f"task {submitted.task_id} is still {state} after {timeout:g} s", EXIT_WAIT_TIMEOUT)
+    deadline = time.monotonic() + timeout
+    with contextlib.ExitStack() as reconnected:
+        while True:
+            try:
+                if conn is None:
+                    conn = reconnected.enter_context(db.connect(dsn))
+                task = client.wait(conn, submitted.task_id, timeout=max(deadline - time.monotonic(), 0.001))
+                break
+            except TimeoutError:
+                state = client.get_task(conn, submitted.task_id).state
+                fail(f"task {submitted.task_id} is still {state} after {timeout:g} s", EXIT_WAIT_TIMEOUT)
+            except psycopg.OperationalError:
+                if time.monotonic() >= deadline:
+                    raise
+                conn = None
+                time.sleep(RECONNECT_PAUSE)
     if as_json:
         click.echo(to_json(task.as_dict()))
     elif task.state == "SUCCEEDED":

@@ -144,8 +144,9 @@ class TaskForgeBackend(BaseTaskBackend):
         the task id). Sends ``task_enqueued``.
 
         Raises ``InvalidTask`` (see :meth:`validate_task`); ``TypeError`` naming ``args`` or
-        ``kwargs`` when they are not JSON; :class:`taskforge.client.InvalidArgument` or
-        ``psycopg.Error`` (SQLSTATE TF400, e.g. a task type nobody registered) from the submit.
+        ``kwargs`` when they are not JSON; :class:`taskforge.errors.Refused` from the submit
+        (:class:`~taskforge.errors.InvalidArgument` before sending, or the database's TF400, e.g.
+        a task type nobody registered).
         """
         self.validate_task(task)
         args = mapping.json_arguments("args", list(args), task.module_path)
@@ -190,8 +191,7 @@ class TaskForgeBackend(BaseTaskBackend):
         task_id = _task_id(result_id)
         conn = database.psycopg_connection(self.database)
         try:
-            with database.json_decoded(conn):
-                row = client.get_task(conn, task_id)
+            row = client.get_task(conn, task_id)
         except client.TaskNotFound:
             raise TaskResultDoesNotExist(result_id) from None
         return self.result_of(row)

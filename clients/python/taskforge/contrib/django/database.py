@@ -5,26 +5,21 @@
   ``transaction.atomic()`` a submitted task commits or rolls back with the block (a nested block
   is a savepoint) and its NOTIFY is delivered at commit; outside one, Django's autocommit
   commits it at once.
-* :func:`json_decoded`: Django makes its connections load ``jsonb`` as text (its ``JSONField``
-  decodes it); TaskForge's reads want the decoded values, for the duration of one read.
 * :func:`worker_dsn`: a libpq connection string of the alias, for the worker's own connections.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 from django.db import connections
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
-from psycopg.types.json import JsonbLoader
 
 from ... import adapters
 
-__all__ = ["json_decoded", "psycopg_connection", "worker_dsn"]
+__all__ = ["psycopg_connection", "worker_dsn"]
 
 
 def psycopg_connection(alias: str) -> psycopg.Connection[Any]:
@@ -34,22 +29,6 @@ def psycopg_connection(alias: str) -> psycopg.Connection[Any]:
     :func:`taskforge.adapters.psycopg_connection`); Django's own errors when it cannot connect.
     """
     return adapters.psycopg_connection(connections[alias])
-
-
-@contextlib.contextmanager
-def json_decoded(conn: psycopg.Connection[Any]) -> Iterator[None]:
-    """Within the block, ``conn`` loads ``jsonb`` (text format) with psycopg's JSON loader; the
-    loader it had before (Django's text loader) is put back after, also on errors. Django's
-    connections are per thread, so nothing else sees the change."""
-    types = conn.adapters.types
-    oid = types["jsonb"].oid
-    before = conn.adapters.get_loader(oid, pq.Format.TEXT)
-    conn.adapters.register_loader(oid, JsonbLoader)
-    try:
-        yield
-    finally:
-        if before is not None and before is not JsonbLoader:
-            conn.adapters.register_loader(oid, before)
 
 
 def _libpq_keywords() -> frozenset[str]:
