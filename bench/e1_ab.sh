@@ -2,7 +2,8 @@
 # E1 of two versions of TaskForge in one run: `taskforge bench e1` (one worker process, one slot
 # and batched) of the code at REV (a git worktree under .taskforge/ab/, its own db/ and package on
 # PYTHONPATH, the same virtualenv) and of this checkout, alternated ROUNDS times (default 3) so
-# that both meet the same machine. Prints each trial's tasks/s and the median of each side. For
+# that both meet the same machine. Prints each trial's tasks/s, the median of each side and the
+# ratio new/old of each round (the two runs of a round are a minute apart). For
 # changes that must cost tasks which use none of them nothing measurable (docs/benchmarks.md).
 # Never run it beside another benchmark.
 #
@@ -28,14 +29,19 @@ done
 .venv/bin/python - "$out" <<'EOF'
 import json, pathlib, statistics, sys
 out = pathlib.Path(sys.argv[1])
-rates = {}
+rates = {}  # (workload, side, round) -> tasks/s
 for trial in sorted(out.glob("*-*/trials/*.json")):
     data = json.loads(trial.read_text())["trial"]
-    side = trial.parts[-3].split("-")[0]
-    rates.setdefault((data["workload"], side), []).append(data["throughput"])
+    side, round_ = trial.parts[-3].split("-")
+    rates[(data["workload"], side, int(round_))] = data["throughput"]
     print(f"{trial.parts[-3]:8} {data['workload']:12} {data['throughput']:10,.0f} tasks/s")
-for workload in sorted({w for w, _ in rates}):
-    old, new = (statistics.median(rates.get((workload, s), [float("nan")])) for s in ("old", "new"))
-    print(f"{workload:12} median old {old:10,.0f}  new {new:10,.0f}  new/old {new / old:5.3f}")
+for workload in sorted({w for w, _, _ in rates}):
+    rounds = sorted({r for w, _, r in rates if w == workload})
+    old = [rates[(workload, "old", r)] for r in rounds if (workload, "old", r) in rates]
+    new = [rates[(workload, "new", r)] for r in rounds if (workload, "new", r) in rates]
+    paired = sorted(rates[(workload, "new", r)] / rates[(workload, "old", r)] for r in rounds
+                    if (workload, "old", r) in rates and (workload, "new", r) in rates)
+    print(f"{workload:12} median old {statistics.median(old):10,.0f}  new {statistics.median(new):10,.0f}  "
+          f"new/old of each round {', '.join(f'{x:.2f}' for x in paired)}  (median {statistics.median(paired):.3f})")
 EOF
 echo "bundles: $out"
