@@ -71,7 +71,8 @@ def test_submit_wait_json_and_a_cancel(conn, db_dsn):
     client.cancel(conn, task_id, reason="not needed")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, (out, err)
-    task = json.loads(out)
+    submitted, task = (json.loads(line) for line in out.splitlines())  # JSON lines: the submit, then the task
+    assert submitted == {"task_id": task_id, "state": "QUEUED", "created": True}
     assert (task["task_id"], task["state"], task["cancel_reason"]) == (task_id, "CANCELLED", "not needed")
 
 
@@ -94,6 +95,17 @@ def test_submit_wait_is_not_for_from_file(db_dsn, tmp_path):
         check=False,
     )
     assert proc.returncode == 2 and "--wait: waits for one task: not with --from-file" in proc.stderr
+
+
+def test_wait_timeout_without_wait_is_refused(db_dsn):
+    proc = subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "submit", "echo", "--wait-timeout", "2", "--dsn", db_dsn],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2 and "--wait-timeout: only with --wait" in proc.stderr
 
 
 def test_submit_wait_survives_a_lost_connection(conn, db_dsn):

@@ -292,6 +292,8 @@ def submit_cmd(
     """
     if wait and from_file is not None:
         _usage("--wait", "waits for one task: not with --from-file")
+    if not wait and click.get_current_context().get_parameter_source("wait_timeout") is ParameterSource.COMMANDLINE:
+        _usage("--wait-timeout", "only with --wait")
     if payload is not None and payload_file is not None:
         _usage("--payload/--payload-file", "give at most one")
     if payload_file is not None:
@@ -348,7 +350,9 @@ def _wait_and_exit(conn: Any, dsn: str | None, submitted: client.Submitted, time
     """``submit --wait``: wait for the task's end (client.wait), print it, exit by its state. A
     broken connection is replaced (every RECONNECT_PAUSE seconds until one opens) and the wait
     goes on within the same timeout (monotonic clock): the answer is the task row, never lost."""
-    if not as_json:
+    if as_json:
+        click.echo(to_json(submitted.as_dict()))
+    else:
         click.echo(f"task {submitted.task_id} {submitted.state} ({'created' if submitted.created else 'existing'})")
     deadline = time.monotonic() + timeout
     with contextlib.ExitStack() as reconnected:
