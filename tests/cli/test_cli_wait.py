@@ -14,7 +14,7 @@ import pytest
 
 from taskforge import client
 
-from sqlcore_helpers import claim, finalize, register_worker, unique_name
+from sqlcore_helpers import run_only_task, unique_name
 
 
 def _start(dsn: str, queue: str, *args: str) -> subprocess.Popen[str]:
@@ -37,13 +37,11 @@ def _the_task(conn: psycopg.Connection, queue: str, proc: subprocess.Popen[str])
     raise AssertionError("the CLI never submitted its task")
 
 
-def _end(conn: psycopg.Connection, queue: str, task_id: int, outcome: str) -> None:
-    worker = register_worker(conn, queues=[queue])
-    (row,) = claim(conn, worker, queues=[queue])
-    assert row[0] == task_id
-    result = {"n": 1} if outcome == "succeeded" else None
-    error = None if outcome == "succeeded" else {"type": "Boom", "message": "it broke"}
-    assert finalize(conn, task_id, worker, row[1], outcome, result=result, error=error)[0]
+def _end(dsn: str, queue: str, task_id: int, outcome: str) -> None:
+    if outcome == "succeeded":
+        run_only_task(dsn, queue, task_id, result={"n": 1})
+    else:
+        run_only_task(dsn, queue, task_id, outcome, error={"type": "Boom", "message": "it broke"})
 
 
 @pytest.mark.parametrize(
@@ -58,7 +56,7 @@ def test_submit_wait_prints_the_outcome_and_exits_by_it(conn, db_dsn, outcome, c
     proc = _start(db_dsn, queue, "--max-attempts", "1")
     task_id = _the_task(conn, queue, proc)
     assert client.get_task(conn, task_id).notify_finished  # --wait asks for the notification
-    _end(conn, queue, task_id, outcome)
+    _end(db_dsn, queue, task_id, outcome)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == code, (out, err)
     assert out.splitlines() == [f"task {task_id} QUEUED (created)", f"task {task_id} {line}"]
@@ -123,7 +121,7 @@ def test_submit_wait_survives_a_lost_connection(conn, db_dsn):
         time.sleep(0.05)
     assert pids, "the waiting session never showed"
     conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
-    _end(conn, queue, task_id, "succeeded")
+    _end(db_dsn, queue, task_id, "succeeded")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, (out, err)
     assert out.splitlines()[-1].startswith(f"task {task_id} SUCCEEDED")

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from taskforge import client
 
 from itest_support import ROOT
-from sqlcore_helpers import as_uri, claim, finalize, register_worker, unique_name
+from sqlcore_helpers import as_uri, run_only_task, unique_name
 
 EXAMPLE = ROOT / "examples" / "fastapi_sqlalchemy_app.py"
 
@@ -44,14 +44,6 @@ def _orders(conn: psycopg.Connection) -> int:
     return conn.execute("SELECT count(*) FROM public.shop_orders").fetchone()[0]
 
 
-def _ship(dsn: str, queue: str, task_id: int) -> None:
-    with psycopg.connect(dsn, autocommit=True) as worker_conn:
-        worker = register_worker(worker_conn, queues=[queue])
-        (row,) = claim(worker_conn, worker, queues=[queue])
-        assert row[0] == task_id
-        assert finalize(worker_conn, task_id, worker, row[1], result={"shipped": True})[0]
-
-
 def test_orders_and_their_tasks_commit_together_and_results_are_awaited(app_module, conn, db_dsn):
     queue = unique_name("shop")
     with TestClient(app_module.app) as http:
@@ -70,7 +62,7 @@ def test_orders_and_their_tasks_commit_together_and_results_are_awaited(app_modu
         assert (_orders(conn), len(client.list_tasks(conn, queue=queue))) == (1, 1)
 
         assert http.get(f"/tasks/{task_id}", params={"wait": 0.3}).status_code == 504
-        shipper = threading.Timer(0.3, _ship, (db_dsn, queue, task_id))
+        shipper = threading.Timer(0.3, run_only_task, (db_dsn, queue, task_id), {"result": {"shipped": True}})
         shipper.start()
         try:
             outcome = http.get(f"/tasks/{task_id}", params={"wait": 60})

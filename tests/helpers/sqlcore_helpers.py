@@ -36,6 +36,7 @@ __all__ = [
     "promote",
     "recover",
     "register_worker",
+    "run_only_task",
     "submit",
     "submit_many",
     "unique_name",
@@ -175,6 +176,24 @@ def finalize(
             "error": Jsonb(error) if error is not None else None,
         },
     ).fetchone()
+
+
+def run_only_task(
+    dsn: str,
+    queue: str,
+    task_id: int,
+    outcome: str = "succeeded",
+    result: dict | None = None,
+    error: dict | None = None,
+) -> None:
+    """Do what a worker would with ``task_id``, the only task of ``queue``: register a worker, claim
+    the task, finalize it with ``outcome`` (and ``result`` / ``error``), on a session of its own
+    (callable from another thread). Asserts the claim found that task and the finalize was accepted."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        worker = register_worker(conn, queues=[queue])
+        (row,) = claim(conn, worker, queues=[queue])
+        assert row[0] == task_id, (row, task_id)
+        assert finalize(conn, task_id, worker, row[1], outcome, result=result, error=error)[0]
 
 
 def nested_json(levels: int) -> str:

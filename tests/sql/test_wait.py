@@ -14,7 +14,7 @@ from taskforge import aio, client
 from taskforge.errors import InvalidArgument, TaskNotFound
 from taskforge.waiting import FINISHED_CHANNEL
 
-from sqlcore_helpers import claim, finalize, register_worker, unique_name
+from sqlcore_helpers import run_only_task, unique_name
 
 #: Far longer than any correct wake-up: a wait that took this long missed its notification.
 SLOW = 60.0
@@ -22,14 +22,10 @@ SLOW = 60.0
 
 def _finish(dsn: str, task_id: int, queue: str, outcome: str = "succeeded") -> None:
     """Claim ``task_id`` (the only task of ``queue``) as a new worker and finalize it."""
-    with psycopg.connect(dsn, autocommit=True) as other:
-        worker = register_worker(other, queues=[queue])
-        (row,) = claim(other, worker, queues=[queue])
-        assert row[0] == task_id
-        error = None if outcome == "succeeded" else {"type": "Boom", "message": "no"}
-        result = {"done": task_id} if outcome == "succeeded" else None
-        accepted, _state, _reason = finalize(other, task_id, worker, row[1], outcome, result=result, error=error)
-        assert accepted
+    if outcome == "succeeded":
+        run_only_task(dsn, queue, task_id, result={"done": task_id})
+    else:
+        run_only_task(dsn, queue, task_id, outcome, error={"type": "Boom", "message": "no"})
 
 
 def _listening(conn: psycopg.Connection) -> list[str]:

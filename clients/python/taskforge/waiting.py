@@ -23,14 +23,13 @@ task row is durable, so a new wait on a new connection reads the same answer).
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import pq
 
-from . import sql
+from . import checks, sql
 from .errors import InvalidArgument, TaskNotFound
 
 if TYPE_CHECKING:
@@ -50,16 +49,20 @@ class _Wait:
     how long the next wait for notifications may last, and which notification is ours."""
 
     def __init__(self, task_id: Any, timeout: Any, poll_interval: Any) -> None:
-        if isinstance(task_id, bool) or not isinstance(task_id, int):
-            raise InvalidArgument("task_id", f"must be an integer, got {type(task_id).__name__}")
-        for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                raise InvalidArgument(name, f"must be a finite number of seconds above 0, got {value!r}")
-        self.task_id = task_id
-        self.timeout = float(timeout)
-        self.poll_interval = float(poll_interval)
+        if task_id is None:
+            raise InvalidArgument("task_id", "must be an integer, got None")
+        self.task_id: int = checks.int_arg("task_id", task_id, checks.INT8_RANGE, "bigint")
+        self.timeout = self._positive("timeout", timeout)
+        self.poll_interval = self._positive("poll_interval", poll_interval)
         self.payload = str(task_id)
         self.deadline = time.monotonic() + self.timeout
+
+    @staticmethod
+    def _positive(argument: str, value: Any) -> float:
+        seconds = checks.finite_seconds(argument, value)
+        if seconds <= 0:
+            raise InvalidArgument(argument, f"must be a number of seconds above 0, got {seconds:g}")
+        return seconds
 
     def next_slice(self) -> float:
         """Seconds to wait for notifications before the next re-read; raises ``TimeoutError``
