@@ -51,6 +51,13 @@
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
 -- Clock:      now (the caller's): the due test and the guard of finishing attempts.
+-- Flow control: keyed tasks (a rate, concurrency or ordering key) are not in the indexes of the
+--             pick above (their predicate says NOT keyed): when the same first statement finds a
+--             due keyed task (tasks_keyed_due_idx, empty where flow control is not used), the
+--             keyed pick (taskforge._tf_claim_keyed) chooses among them under their rules and
+--             against the plain picks; the claim starts its choice and as many plain picks as
+--             leave room, in claim order. An attempt the same call finalizes does not free a
+--             concurrency key's slot for that call (the key is counted before the turn).
 -- By hand:    use tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_pick(
     worker_id uuid,
@@ -86,9 +93,13 @@ DECLARE
     v_more bigint[];
     v_limited record;
     v_room bigint;
+    v_keyed_due timestamptz;
+    v_keyed bigint[];
+    v_held_queues text[] := '{}';
+    v_held_room int[] := '{}';
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
-        ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
+        ' WHERE t.state = ''QUEUED'' AND NOT t.keyed AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
         '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
         '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
         '   AND ($5::text[] IS NULL OR t.queue <> ALL ($5))'
@@ -105,8 +116,10 @@ BEGIN
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
-      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL),
+           (SELECT t.scheduled_at FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due
       FROM taskforge.workers w
      WHERE w.worker_id = _tf_claim_pick.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
@@ -151,6 +164,7 @@ BEGIN
                  ORDER BY q.queue
                    FOR UPDATE SKIP LOCKED
             LOOP
+                v_more := NULL;
                 SELECT v_limited.max_running - count(*) INTO v_room
                   FROM taskforge.tasks t
                  WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
@@ -173,6 +187,9 @@ BEGIN
                             least(v_room, _tf_claim_pick.max_tasks), NULL::text[];
                     v_limited_ids := v_limited_ids || v_more;
                 END IF;
+                -- What is left of its room, for the keyed pick.
+                v_held_queues := v_held_queues || v_limited.queue::text;
+                v_held_room := v_held_room || greatest(0, v_room - coalesce(cardinality(v_more), 0))::int;
             END LOOP;
             PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
         END IF;
@@ -192,27 +209,27 @@ BEGIN
     ELSIF v_queues IS NULL AND _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
                AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
@@ -228,6 +245,26 @@ BEGIN
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks);
         PERFORM set_config('enable_sort', 'off', true);
+    END IF;
+    IF v_keyed_due <= v_now THEN
+        -- Keyed tasks are due: the keyed pick, then as many plain picks as leave room.
+        v_keyed := taskforge._tf_claim_keyed(_tf_claim_pick.worker_id, _tf_claim_pick.queues, _tf_claim_pick.task_types,
+                                             _tf_claim_pick.max_tasks, v_now, coalesce(v_ids, '{}'),
+                                             v_held_queues, v_held_room);
+        IF cardinality(v_keyed) > 0 THEN
+            PERFORM set_config('enable_sort', 'on', true);
+            v_ids := ARRAY(
+                SELECT u.task_id FROM (
+                    SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t WHERE t.task_id = ANY (v_keyed)
+                    UNION ALL
+                    SELECT p.task_id, p.priority, p.created_at
+                      FROM (SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t
+                             WHERE t.task_id = ANY (v_ids)
+                             ORDER BY t.priority DESC, t.created_at, t.task_id
+                             LIMIT _tf_claim_pick.max_tasks - cardinality(v_keyed)) AS p) AS u
+                 ORDER BY u.priority DESC, u.created_at, u.task_id);
+            PERFORM set_config('enable_sort', 'off', true);
+        END IF;
     END IF;
     RETURN coalesce(v_ids, '{}');
 END;

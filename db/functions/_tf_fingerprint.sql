@@ -1,7 +1,8 @@
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz,
 --                           timeout_seconds double precision DEFAULT NULL,
---                           delay_seconds double precision DEFAULT NULL) -> bytea
+--                           delay_seconds double precision DEFAULT NULL,
+--                           flow jsonb DEFAULT NULL) -> bytea
 --                                                                        (private helper)
 --
 -- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
@@ -19,13 +20,19 @@
 --             null): the delay as the caller gave it, not the instant it yields, so a replay of
 --             a delayed submit later has the same fingerprint. A request with a delay has a NULL
 --             scheduled_at (tf_submit refuses both), and 9 elements never equal 7 or 8.
+--             flow, when not NULL, is appended last as a JSON object (never a number or null,
+--             so it cannot be mistaken for the elements before it): the request's dependencies
+--             and flow-control keys, {"depends_on": [parent ids, sorted, distinct],
+--             "rate_key": ..., "concurrency_key": ..., "ordering_key": ...} with only the keys
+--             given (built by taskforge._tf_submit_one); a request with none is unchanged.
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
     task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz,
-    timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL)
+    timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
+    flow jsonb DEFAULT NULL)
 RETURNS bytea
 LANGUAGE plpgsql
 IMMUTABLE
@@ -38,13 +45,14 @@ BEGIN
             to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
         ) || CASE WHEN delay_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds, delay_seconds)
                   WHEN timeout_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds)
-                  ELSE '[]'::jsonb END)::text,
+                  ELSE '[]'::jsonb END
+          || CASE WHEN flow IS NOT NULL THEN jsonb_build_array(flow) ELSE '[]'::jsonb END)::text,
         'UTF8'));
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision, double precision) IS
-    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL, a delay as given).';
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision, double precision, jsonb) IS
+    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL, a delay as given, dependencies and flow keys when given).';
 REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
-    text, jsonb, text, int, int, timestamptz, double precision, double precision
+    text, jsonb, text, int, int, timestamptz, double precision, double precision, jsonb
 ) FROM PUBLIC;

@@ -2,7 +2,9 @@
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false,
 --     timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
---     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL)
+--     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL,
+--     depends_on bigint[] DEFAULT NULL, rate_key text DEFAULT NULL,
+--     concurrency_key text DEFAULT NULL, ordering_key text DEFAULT NULL)
 --   -> (task_id bigint, state text, created boolean, due_now boolean)   (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
@@ -11,7 +13,12 @@
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes timeout_seconds when given, else its type's timeout_seconds
 --             (the attempt deadline) as it is now; its scheduled_at is scheduled_at, else
---             now + delay_seconds, else now.
+--             now + delay_seconds, else now. With depends_on it starts BLOCKED while a parent
+--             is not SUCCEEDED (parents_pending counts them), QUEUED when all are, and
+--             CANCELLED (cancel_reason 'dependency_failed', no attempt) when one is FAILED or
+--             CANCELLED already; the edges go into taskforge.task_dependencies and each parent
+--             is marked has_children, so its terminal transition releases or cancels the child
+--             (taskforge._tf_release_children).
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL (now + delay_seconds with a
@@ -27,11 +34,23 @@
 --                              as tf_submit's (its header has the rules: at most one of
 --                              scheduled_at and delay_seconds, the delay as given in the
 --                              fingerprint, the other two outside it).
+--             depends_on       parent task ids (resolved: tf_submit_many turns positions into
+--                              ids first), at most 1000, no NULL element; duplicates count once.
+--                              NULL or empty: none. In the fingerprint (sorted, distinct).
+--             rate_key, concurrency_key, ordering_key
+--                              flow-control keys (docs/flow-control.md), 1..200 characters or
+--                              NULL; in the fingerprint when given. An ordering key's row in
+--                              taskforge.ordering_keys is locked until the caller commits, so
+--                              the submits of one key commit in task id order.
 -- Returns:    the task id, its current state, whether this call created it, and due_now:
 --             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
 --             the requests that are due_now.
--- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
+--             TF404 '<prefix>depends_on: task N does not exist'.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter. With
+--             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
+--             at the same time waits, or is waited for, so no release is missed); with an
+--             ordering key, its taskforge.ordering_keys row (FOR UPDATE).
 -- Clock:      none of its own (uses now).
 -- By hand:    no; call tf_submit.
 CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
@@ -49,6 +68,10 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     delay_seconds double precision DEFAULT NULL,
     notify_finished boolean DEFAULT false,
     traceparent text DEFAULT NULL,
+    depends_on bigint[] DEFAULT NULL,
+    rate_key text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL,
+    ordering_key text DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean,
@@ -67,6 +90,14 @@ DECLARE
     v_timeout double precision;
     v_scheduled_at timestamptz;
     v_payload_bytes int;
+    v_parents bigint[];
+    v_flow jsonb;
+    v_state text := 'QUEUED';
+    v_pending int := 0;
+    v_failed int := 0;
+    v_found int;
+    v_missing bigint;
+    v_locked boolean := false;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -142,34 +173,107 @@ BEGIN
             || 'neither id all zeros (e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), got %s',
             quote_literal(left(_tf_submit_one.traceparent, 100))));
     END IF;
+    IF cardinality(_tf_submit_one.depends_on) > 0 THEN
+        IF array_position(_tf_submit_one.depends_on, NULL) IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(p || 'depends_on', format('must not contain NULL (element %s is NULL)',
+                array_position(_tf_submit_one.depends_on, NULL) - 1));
+        END IF;
+        v_parents := ARRAY(SELECT DISTINCT d FROM unnest(_tf_submit_one.depends_on) AS d ORDER BY d);
+        IF cardinality(v_parents) > 1000 THEN
+            PERFORM taskforge._tf_invalid(p || 'depends_on', format('must name at most 1000 parent tasks, got %s',
+                cardinality(v_parents)));
+        END IF;
+    END IF;
+    IF _tf_submit_one.rate_key IS NOT NULL AND length(_tf_submit_one.rate_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'rate_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.rate_key)));
+    END IF;
+    IF _tf_submit_one.concurrency_key IS NOT NULL AND length(_tf_submit_one.concurrency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'concurrency_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.concurrency_key)));
+    END IF;
+    IF _tf_submit_one.ordering_key IS NOT NULL AND length(_tf_submit_one.ordering_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'ordering_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.ordering_key)));
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
         _tf_submit_one.due_now := false;
         RETURN;
     END IF;
 
+    IF v_parents IS NOT NULL OR _tf_submit_one.rate_key IS NOT NULL OR _tf_submit_one.concurrency_key IS NOT NULL
+       OR _tf_submit_one.ordering_key IS NOT NULL THEN
+        v_flow := jsonb_strip_nulls(jsonb_build_object(
+            'depends_on', to_jsonb(v_parents), 'rate_key', _tf_submit_one.rate_key,
+            'concurrency_key', _tf_submit_one.concurrency_key, 'ordering_key', _tf_submit_one.ordering_key));
+    END IF;
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
             _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
-            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds);
+            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds, v_flow);
     END IF;
 
     LOOP
+        IF NOT v_locked THEN
+            -- The parents, locked in id order; their states as now committed decide the start.
+            IF v_parents IS NOT NULL THEN
+                SELECT count(*), count(*) FILTER (WHERE l.state <> 'SUCCEEDED'),
+                       count(*) FILTER (WHERE l.state IN ('FAILED', 'CANCELLED'))
+                  INTO v_found, v_pending, v_failed
+                  FROM (SELECT t.task_id, t.state FROM taskforge.tasks t
+                         WHERE t.task_id = ANY (v_parents) ORDER BY t.task_id FOR NO KEY UPDATE) AS l;
+                IF v_found < cardinality(v_parents) THEN
+                    SELECT min(d) INTO v_missing FROM unnest(v_parents) AS d
+                     WHERE NOT EXISTS (SELECT 1 FROM taskforge.tasks t WHERE t.task_id = d);
+                    RAISE EXCEPTION USING ERRCODE = 'TF404',
+                        MESSAGE = format('%sdepends_on: task %s does not exist', p, v_missing),
+                        COLUMN = p || 'depends_on';
+                END IF;
+                UPDATE taskforge.tasks t SET has_children = true
+                 WHERE t.task_id = ANY (v_parents) AND NOT t.has_children;
+                v_state := CASE WHEN v_failed > 0 THEN 'CANCELLED' WHEN v_pending > 0 THEN 'BLOCKED' ELSE 'QUEUED' END;
+            END IF;
+            IF _tf_submit_one.ordering_key IS NOT NULL THEN
+                INSERT INTO taskforge.ordering_keys AS o (ordering_key, created_at)
+                VALUES (_tf_submit_one.ordering_key, _tf_submit_one.now)
+                ON CONFLICT (ordering_key) DO NOTHING;
+                PERFORM 1 FROM taskforge.ordering_keys o WHERE o.ordering_key = _tf_submit_one.ordering_key FOR UPDATE;
+            END IF;
+            IF _tf_submit_one.concurrency_key IS NOT NULL THEN
+                INSERT INTO taskforge.concurrency_keys AS c (concurrency_key, created_at, updated_at)
+                VALUES (_tf_submit_one.concurrency_key, _tf_submit_one.now, _tf_submit_one.now)
+                ON CONFLICT (concurrency_key) DO NOTHING;
+            END IF;
+            v_locked := true;
+        END IF;
+
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
                 idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
-                created_at, updated_at)
+                parents_pending, rate_key, concurrency_key, ordering_key, keyed,
+                cancel_requested_at, cancel_reason, finished_at, created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, 'QUEUED', v_scheduled_at,
+                _tf_submit_one.max_attempts, v_state, v_scheduled_at,
                 _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
-                _tf_submit_one.traceparent, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.traceparent, CASE WHEN v_state = 'BLOCKED' THEN v_pending ELSE 0 END,
+                _tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key,
+                coalesce(_tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key) IS NOT NULL,
+                CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
+                CASE WHEN v_state = 'CANCELLED' THEN 'dependency_failed' END,
+                CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
+                _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
         IF _tf_submit_one.task_id IS NOT NULL THEN
-            _tf_submit_one.state := 'QUEUED';
+            IF v_parents IS NOT NULL THEN
+                INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
+                SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
+            END IF;
+            _tf_submit_one.state := v_state;
             _tf_submit_one.created := true;
-            _tf_submit_one.due_now := v_scheduled_at <= _tf_submit_one.now;
+            _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
             RETURN;
         END IF;
 
@@ -185,7 +289,7 @@ BEGIN
                         p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
                     COLUMN = p || 'idempotency_key',
                     HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
-                        || 'scheduled_at or delay_seconds, and timeout_seconds.';
+                        || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
             END IF;
             _tf_submit_one.created := false;
             _tf_submit_one.due_now := false;
@@ -196,9 +300,9 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text, bigint[], text, text, text) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
     text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision,
-    double precision, boolean, text
+    double precision, boolean, text, bigint[], text, text, text
 ) FROM PUBLIC;

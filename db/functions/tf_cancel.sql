@@ -2,7 +2,10 @@
 --   -> TABLE(task_state text, cancel_requested boolean)
 --
 -- Purpose:    stop a task.
---               QUEUED / RETRYING  -> CANCELLED now (it never runs again).
+--               BLOCKED / QUEUED / RETRYING -> CANCELLED now (it never runs again); the
+--                                     BLOCKED descendants of a task that has children end
+--                                     CANCELLED too, cancel_reason 'dependency_failed'
+--                                     (taskforge._tf_release_children).
 --               RUNNING            -> cancel requested: the task keeps running; tf_renew reports
 --                                     cancel_requested = true to its worker; at tf_finalize a
 --                                     success stays SUCCEEDED (the work happened) and any other
@@ -16,7 +19,7 @@
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
 -- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
--- Notify:     when it ends a QUEUED or RETRYING task submitted with notify_finished:
+-- Notify:     when it ends a BLOCKED, QUEUED or RETRYING task submitted with notify_finished:
 --             pg_notify('taskforge_finished', task_id), on commit (the row trigger of
 --             taskforge._tf_notify_finished). A cancel request on a RUNNING task notifies
 --             nothing until the task ends.
@@ -41,9 +44,9 @@ BEGIN
     v_task_id := tf_cancel.task_id;  -- checked: a whole number within bigint
     v_task := taskforge._tf_lock_task(v_task_id);
 
-    IF v_task.state IN ('QUEUED', 'RETRYING') THEN
+    IF v_task.state IN ('BLOCKED', 'QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t
-           SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
+           SET state = 'CANCELLED', parents_pending = 0, cancel_requested_at = v_now, cancel_reason = v_reason,
                finished_at = v_now, updated_at = v_now
          WHERE t.task_id = v_task_id;
         RETURN QUERY SELECT 'CANCELLED'::text, true;
@@ -61,6 +64,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
-    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
+    'Cancel a task: BLOCKED/QUEUED/RETRYING -> CANCELLED now (BLOCKED descendants too, dependency_failed); RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;

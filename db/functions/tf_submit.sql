@@ -2,11 +2,13 @@
 --     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
 --     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL,
 --     delay_seconds double precision DEFAULT NULL, notify_finished boolean DEFAULT false,
---     traceparent text DEFAULT NULL)
+--     traceparent text DEFAULT NULL, depends_on bigint[] DEFAULT NULL, rate_key text DEFAULT NULL,
+--     concurrency_key text DEFAULT NULL, ordering_key text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
---             eligible once scheduled_at (NULL = now, or now + delay_seconds) has passed.
+--             eligible once scheduled_at (NULL = now, or now + delay_seconds) has passed; with
+--             depends_on it starts BLOCKED until its parents SUCCEEDED (below).
 -- Parameters: task_type        a registered type (tf_register_task_type).
 --             payload          a JSON object, at most 1 MiB as JSON text and nested at most
 --                              100 levels deep (objects and arrays; the payload object is level
@@ -51,10 +53,32 @@
 --                              stored and returned as the last column of every claim of the
 --                              task (tf_claim, tf_finalize_and_claim), so a worker can link its
 --                              attempt's span to it.
+--             The last four were appended together (issue 18; docs/workflows.md and
+--             docs/flow-control.md):
+--             depends_on       parent task ids: NULL or empty for none, else at most 1000
+--                              existing tasks (duplicates count once; a NULL element is TF400,
+--                              a missing task TF404 COLUMN 'depends_on'). The task starts
+--                              BLOCKED while a parent is not SUCCEEDED and becomes QUEUED in the
+--                              transaction of its last parent's success; when a parent ends
+--                              FAILED or CANCELLED (or already has), it ends CANCELLED with
+--                              cancel_reason 'dependency_failed' and no attempt, and so do its
+--                              own BLOCKED descendants. Only existing tasks can be parents, so
+--                              no cycle can be formed.
+--             rate_key         a key of 1..200 characters or NULL: the task starts only with a
+--                              token of its key's bucket (tf_set_rate_limit; a key without one
+--                              is unlimited).
+--             concurrency_key  1..200 characters or NULL: at most the key's max_running
+--                              (tf_set_concurrency_limit; none: unlimited) of its tasks RUNNING
+--                              at once, and claims rotate across keys (fair claiming).
+--             ordering_key     1..200 characters or NULL: the key's tasks run one at a time in
+--                              task id order (the order their submits commit in: each submit
+--                              locks the key's row); the next starts once the previous is
+--                              terminal, and the whole key waits while one is RETRYING.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
 --             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
 --             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL),
---             timeout_seconds when one is given, and delay_seconds when one is given, as given
+--             timeout_seconds when one is given, depends_on and the three keys when given,
+--             and delay_seconds when one is given, as given
 --             (not the instant it yields): replaying a delayed submit, later, with the same key
 --             returns the stored task (created = false, its scheduled_at from the first call)
 --             instead of TF409. notify_finished and traceparent are not part of it: a replay
@@ -70,7 +94,8 @@
 --             COLUMN '<argument>'; TF409 key reused with a different request, COLUMN
 --             'idempotency_key' (docs/sql-api.md#errors). Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
 --             key can raise 40001 (serialization_failure): retry the transaction.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter; the
+--             parents' rows (depends_on) and the ordering key's row until commit.
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit);
 --             with notify_finished, later, pg_notify('taskforge_finished', task_id) when it ends.
 -- Clock:      clock_timestamp() once at entry: created_at, the default schedule and the base of
@@ -88,7 +113,11 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     timeout_seconds double precision DEFAULT NULL,
     delay_seconds double precision DEFAULT NULL,
     notify_finished boolean DEFAULT false,
-    traceparent text DEFAULT NULL)
+    traceparent text DEFAULT NULL,
+    depends_on bigint[] DEFAULT NULL,
+    rate_key text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL,
+    ordering_key text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
 ROWS 1
@@ -107,7 +136,9 @@ BEGIN
                                     v_now, '', timeout_seconds => tf_submit.timeout_seconds,
                                     delay_seconds => tf_submit.delay_seconds,
                                     notify_finished => tf_submit.notify_finished,
-                                    traceparent => tf_submit.traceparent);
+                                    traceparent => tf_submit.traceparent, depends_on => tf_submit.depends_on,
+                                    rate_key => tf_submit.rate_key, concurrency_key => tf_submit.concurrency_key,
+                                    ordering_key => tf_submit.ordering_key);
     IF r.due_now THEN
         PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
@@ -115,11 +146,13 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text) IS
-    'Admit a task (QUEUED, no attempts), due at scheduled_at or after delay_seconds (database clock). Idempotency key + SHA-256 request fingerprint (the delay as given; not notify_finished or traceparent): replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now; with notify_finished, NOTIFY taskforge_finished(task_id) when it ends. traceparent is returned by its claims. Errors: TF400, TF409.';
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text, bigint[], text, text, text) IS
+    'Admit a task (QUEUED, no attempts), due at scheduled_at or after delay_seconds (database clock). Idempotency key + SHA-256 request fingerprint (the delay as given; not notify_finished or traceparent): replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now; with notify_finished, NOTIFY taskforge_finished(task_id) when it ends. traceparent is returned by its claims. depends_on: BLOCKED until every parent SUCCEEDED (CANCELLED dependency_failed if one fails); rate_key, concurrency_key, ordering_key: flow control. Errors: TF400, TF404 (depends_on), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text,
+    bigint[], text, text, text
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text,
+    bigint[], text, text, text
 ) TO taskforge_client;

@@ -30,6 +30,16 @@
 --                                tf_submit). Not in the fingerprint.
 --               traceparent      a W3C traceparent string (tf_submit's rule) or null. Not in
 --                                the fingerprint.
+--               depends_on       a JSON array of parent task ids (whole JSON numbers) or null.
+--               depends_on_positions
+--                                a JSON array of 0-based positions of EARLIER elements of this
+--                                call (a position >= the element's own is TF400), or null: their
+--                                tasks are parents too, so a whole graph is submitted in one call
+--                                and one transaction. Both lists together obey tf_submit's
+--                                depends_on rules (at most 1000, the fingerprint covers the
+--                                resolved ids: a replayed graph resolves to the same ids).
+--               rate_key, concurrency_key, ordering_key
+--                                strings or null (tf_submit's rules).
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
 --             (no eleven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
@@ -66,7 +76,8 @@ DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
                                     'idempotency_key', 'timeout_seconds', 'delay_seconds', 'notify_finished',
-                                    'traceparent'];
+                                    'traceparent', 'depends_on', 'depends_on_positions', 'rate_key',
+                                    'concurrency_key', 'ordering_key'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -82,6 +93,11 @@ DECLARE
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
+    v_ids bigint[] := '{}';
+    v_parents bigint[];
+    v_list text;
+    v_elem jsonb;
+    v_pos int;
     r record;
 BEGIN
     IF tf_submit_many.requests IS NULL OR jsonb_typeof(tf_submit_many.requests) <> 'array' THEN
@@ -109,8 +125,11 @@ BEGIN
         IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
            OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
            OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string'
-           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' THEN
-            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent'] LOOP
+           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' OR jsonb_typeof(v_request -> 'rate_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'concurrency_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'ordering_key') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent',
+                                         'rate_key', 'concurrency_key', 'ordering_key'] LOOP
                 IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
                         jsonb_typeof(v_request -> v_key)));
@@ -176,11 +195,45 @@ BEGIN
             v_notify := CASE WHEN jsonb_typeof(v_value) = 'boolean' THEN v_value::boolean END;
         END IF;
 
+        -- Parents: task ids, and positions of earlier elements turned into their task ids.
+        v_parents := NULL;
+        IF v_request ? 'depends_on' OR v_request ? 'depends_on_positions' THEN
+            v_parents := '{}';
+            FOREACH v_list IN ARRAY ARRAY['depends_on', 'depends_on_positions'] LOOP
+                v_value := v_request -> v_list;
+                CONTINUE WHEN v_value IS NULL OR jsonb_typeof(v_value) = 'null';
+                IF jsonb_typeof(v_value) <> 'array' THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_list, format('must be a JSON array of whole numbers, got %s',
+                        left(v_value::text, 100)));
+                END IF;
+                FOR v_pos IN 0 .. jsonb_array_length(v_value) - 1 LOOP
+                    v_elem := v_value -> v_pos;
+                    IF jsonb_typeof(v_elem) <> 'number' OR v_elem::numeric <> trunc(v_elem::numeric)
+                       OR v_elem::numeric NOT BETWEEN 0 AND 9223372036854775807 THEN
+                        PERFORM taskforge._tf_invalid(v_prefix || v_list, format('element %s must be a whole number >= 0, got %s',
+                            v_pos, left(v_elem::text, 100)));
+                    END IF;
+                    IF v_list = 'depends_on' THEN
+                        v_parents := v_parents || (v_elem::numeric)::bigint;
+                    ELSIF v_elem::numeric >= v_index THEN
+                        PERFORM taskforge._tf_invalid(v_prefix || v_list, format(
+                            'element %s must be the position of an earlier element (0..%s), got %s', v_pos, v_index - 1, v_elem));
+                    ELSE
+                        v_parents := v_parents || v_ids[(v_elem::numeric)::int + 1];
+                    END IF;
+                END LOOP;
+            END LOOP;
+        END IF;
+
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
                                       v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
                                       v_now, v_prefix, timeout_seconds => v_timeout, delay_seconds => v_delay,
-                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent');
+                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent',
+                                      depends_on => v_parents, rate_key => v_request ->> 'rate_key',
+                                      concurrency_key => v_request ->> 'concurrency_key',
+                                      ordering_key => v_request ->> 'ordering_key');
+        v_ids := v_ids || r.task_id;
         IF r.due_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;
@@ -195,6 +248,6 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
-    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished and traceparent included), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished, traceparent, depends_on and the flow keys included, plus depends_on_positions: earlier elements as parents), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;

@@ -16,9 +16,9 @@
 -- The task state machine of docs/state-machine.md.
 CREATE DOMAIN taskforge.task_state AS text
     CONSTRAINT task_state_known
-        CHECK (VALUE IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED'));
+        CHECK (VALUE IN ('BLOCKED', 'QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED'));
 COMMENT ON DOMAIN taskforge.task_state IS
-    'A task state: QUEUED | RUNNING | RETRYING | SUCCEEDED | FAILED | CANCELLED (docs/state-machine.md).';
+    'A task state: BLOCKED | QUEUED | RUNNING | RETRYING | SUCCEEDED | FAILED | CANCELLED (docs/state-machine.md).';
 
 -- The states of one attempt, and what ended it.
 CREATE DOMAIN taskforge.attempt_state AS text
@@ -50,6 +50,11 @@ COMMENT ON DOMAIN taskforge.attempt_budget IS 'A task''s max_attempts: 1..10000 
 CREATE DOMAIN taskforge.idempotency_key AS text
     CONSTRAINT idempotency_key_length CHECK (length(VALUE) BETWEEN 1 AND 200);
 COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 characters.';
+-- A flow-control key of a task (rate_key, concurrency_key, ordering_key): any text of 1..200
+-- characters, so that a tenant or entity id can be used as it is.
+CREATE DOMAIN taskforge.flow_key AS text
+    CONSTRAINT flow_key_length CHECK (length(VALUE) BETWEEN 1 AND 200);
+COMMENT ON DOMAIN taskforge.flow_key IS 'A rate, concurrency or ordering key, 1..200 characters.';
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';

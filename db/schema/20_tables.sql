@@ -112,6 +112,18 @@ CREATE TABLE taskforge.tasks (
     -- tf_submit's traceparent: the W3C trace context of the submitter (NULL = none), returned
     -- with every claim of the task. Format: the domain (15_domains.sql, 50_name_rules.sql).
     traceparent        taskforge.traceparent,
+    -- Dependencies (tf_submit's depends_on, docs/workflows.md): while BLOCKED, the number of
+    -- parents not yet SUCCEEDED (0 otherwise); and whether any task depends on this one (the row
+    -- trigger tasks_release_children, 55_triggers.sql, looks at no other row).
+    parents_pending    int NOT NULL DEFAULT 0,
+    has_children       boolean NOT NULL DEFAULT false,
+    -- Flow control (tf_submit's rate_key, concurrency_key, ordering_key; docs/flow-control.md),
+    -- and keyed: true when any of the three is set. Keyed tasks are not in the plain claim
+    -- indexes: the claim's keyed pick (taskforge._tf_claim_keyed) chooses them under their rules.
+    rate_key           taskforge.flow_key,
+    concurrency_key    taskforge.flow_key,
+    ordering_key       taskforge.flow_key,
+    keyed              boolean NOT NULL DEFAULT false,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -135,6 +147,59 @@ CREATE TABLE taskforge.tasks (
 );
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
+
+-- The edges of task dependencies (tf_submit's depends_on): the child waits BLOCKED until every
+-- parent SUCCEEDED. Rows are written only at the child's submit, and deleted by tf_prune with
+-- the tasks they name. No foreign keys on purpose: a foreign key to tasks would add a trigger
+-- call to every UPDATE of tasks, the hot path of every task, dependent or not.
+CREATE TABLE taskforge.task_dependencies (
+    child_task_id  bigint NOT NULL,
+    parent_task_id bigint NOT NULL,
+    PRIMARY KEY (child_task_id, parent_task_id),
+    CONSTRAINT task_dependencies_not_self CHECK (child_task_id <> parent_task_id)
+);
+COMMENT ON TABLE taskforge.task_dependencies IS
+    'Dependency edges: child_task_id runs only after parent_task_id SUCCEEDED. Written by tf_submit/tf_submit_many (depends_on).';
+
+-- Rate limits per rate key (tf_set_rate_limit): a token bucket of burst tokens refilled at
+-- per_second. A claim takes one token per task it starts, under this row's lock. A rate key
+-- with no row here is not limited.
+CREATE TABLE taskforge.rate_limits (
+    rate_key     taskforge.flow_key PRIMARY KEY,
+    per_second   double precision NOT NULL
+        CONSTRAINT rate_limits_per_second_range CHECK (per_second > 0 AND per_second <= 1000000),
+    burst        int NOT NULL CONSTRAINT rate_limits_burst_range CHECK (burst BETWEEN 1 AND 1000000),
+    -- The bucket as of refilled_at (database clock, never moved backwards).
+    tokens       double precision NOT NULL,
+    refilled_at  timestamptz NOT NULL,
+    created_at   timestamptz NOT NULL,
+    updated_at   timestamptz NOT NULL,
+    CONSTRAINT rate_limits_tokens_range CHECK (tokens >= 0 AND tokens <= burst)
+);
+COMMENT ON TABLE taskforge.rate_limits IS
+    'Token buckets per rate key (per_second, burst; tokens as of refilled_at). Written by tf_set_rate_limit and by claims.';
+
+-- Concurrency keys: one row per key ever submitted (tf_submit adds it), with its limit
+-- (tf_set_concurrency_limit; NULL = unlimited) and when a claim last started one of its tasks
+-- (the rotation of fair claiming: the key served longest ago goes first).
+CREATE TABLE taskforge.concurrency_keys (
+    concurrency_key  taskforge.flow_key PRIMARY KEY,
+    max_running      int CONSTRAINT concurrency_keys_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    last_claimed_at  timestamptz,
+    created_at       timestamptz NOT NULL,
+    updated_at       timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.concurrency_keys IS
+    'Concurrency keys: limit of RUNNING tasks per key (NULL = unlimited) and the rotation stamp of fair claiming.';
+
+-- Ordering keys: one row per key ever submitted. tf_submit locks it, so that the submits of one
+-- key commit in task id order (the order the key's tasks then run in).
+CREATE TABLE taskforge.ordering_keys (
+    ordering_key  taskforge.flow_key PRIMARY KEY,
+    created_at    timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.ordering_keys IS
+    'Ordering keys: locked by each submit of the key so that its tasks commit, and run, in task id order.';
 
 -- One execution of a task, numbered 1..N per task. History is never rewritten: a row is
 -- inserted RUNNING by tf_claim and gets exactly one final state.
@@ -195,11 +260,29 @@ COMMENT ON TABLE taskforge.periodic_schedules IS
 -- so the cost of claim/promote/recover does not grow with finished history.
 
 -- tf_claim: due QUEUED tasks in claim order (priority DESC, created_at, task_id) across all queues.
+-- Keyed tasks (flow control) are not in it, nor in the next: the keyed pick has its own.
 CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at, task_id)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
 -- tf_claim with a queue filter: the same order within one queue.
 CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
+-- The keyed pick (taskforge._tf_claim_keyed): whether any keyed task is QUEUED (one probe per
+-- claim, on an index that is empty where flow control is not used) ...
+CREATE INDEX tasks_keyed_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'QUEUED' AND keyed;
+-- ... the QUEUED tasks of each concurrency key in claim order, and the RUNNING ones (its count) ...
+CREATE INDEX tasks_concurrency_key_idx ON taskforge.tasks (concurrency_key, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED' AND concurrency_key IS NOT NULL;
+CREATE INDEX tasks_concurrency_running_idx ON taskforge.tasks (concurrency_key)
+    WHERE state = 'RUNNING' AND concurrency_key IS NOT NULL;
+-- ... the unfinished tasks of each ordering key in task id order (the first is its head) ...
+CREATE INDEX tasks_ordering_key_idx ON taskforge.tasks (ordering_key, task_id)
+    WHERE ordering_key IS NOT NULL AND finished_at IS NULL;
+-- ... and the QUEUED tasks of each rate key that carry no other key, in claim order.
+CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED' AND rate_key IS NOT NULL AND concurrency_key IS NULL AND ordering_key IS NULL;
+-- The dependency edges from the parent's side (releasing or cancelling its children).
+CREATE INDEX task_dependencies_parent_idx ON taskforge.task_dependencies (parent_task_id);
 -- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
 -- few due rows here and sorts them, instead of walking the claim order past future tasks.
 CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
@@ -248,3 +331,5 @@ ALTER TABLE taskforge.attempts SET (
 ALTER TABLE taskforge.workers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.rate_limits SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.concurrency_keys SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);

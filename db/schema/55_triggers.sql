@@ -1,6 +1,7 @@
--- Row triggers, after the functions they call. One only: the finished notification of tasks
+-- Row triggers, after the functions they call. Two: the finished notification of tasks
 -- submitted with notify_finished (taskforge._tf_notify_finished, whose header says why this is
--- a trigger). The WHEN clause keeps every other task off it: for a row without the flag an
+-- a trigger), and the dependency rules of tasks that have children
+-- (taskforge._tf_release_children). The WHEN clause keeps every other task off it: for a row without the flag an
 -- UPDATE pays the test of one boolean column and queues no trigger event (measured on the worker
 -- turn: docs/benchmarks.md, "The hot path in SQL"). UPDATE OF state: statements that leave the
 -- state alone (renewals, cancel requests) do not even test it.
@@ -9,3 +10,10 @@ CREATE TRIGGER tasks_notify_finished
     FOR EACH ROW
     WHEN (new.notify_finished)
     EXECUTE FUNCTION taskforge._tf_notify_finished();
+-- The same pattern for dependencies: only a task that has children (has_children, set when a
+-- child is submitted) calls the rules; every other row pays the test of one boolean column.
+CREATE TRIGGER tasks_release_children
+    AFTER UPDATE OF state ON taskforge.tasks
+    FOR EACH ROW
+    WHEN (new.has_children)
+    EXECUTE FUNCTION taskforge._tf_release_children();

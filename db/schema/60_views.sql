@@ -15,10 +15,49 @@ SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priori
        t.payload::jsonb AS payload, t.result, t.last_error,
        a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
-       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent
+       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent,
+       t.parents_pending, t.has_children, t.rate_key::text AS rate_key,
+       t.concurrency_key::text AS concurrency_key, t.ordering_key::text AS ordering_key
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
+
+-- Dependency edges with both ends' states (tf_submit's depends_on): a child's parents and their
+-- results (what a handler reads as its parents' results), a parent's children.
+CREATE VIEW taskforge.tf_task_dependencies AS
+SELECT d.child_task_id, c.task_type AS child_task_type, c.state::text AS child_state,
+       c.parents_pending AS child_parents_pending,
+       d.parent_task_id, p.task_type AS parent_task_type, p.state::text AS parent_state,
+       p.result AS parent_result, p.finished_at AS parent_finished_at
+  FROM taskforge.task_dependencies d
+  JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+  JOIN taskforge.tasks p ON p.task_id = d.parent_task_id;
+COMMENT ON VIEW taskforge.tf_task_dependencies IS
+    'Dependency edges (child waits for parent) with both tasks'' type and state, and the parent''s result.';
+
+-- Flow-control settings with their live counts (docs/flow-control.md): rate limits with the
+-- tokens available now (database time), and concurrency keys with their RUNNING and QUEUED tasks.
+CREATE VIEW taskforge.tf_rate_limits AS
+SELECT r.rate_key::text AS rate_key, r.per_second, r.burst,
+       least(r.burst::double precision,
+             r.tokens + r.per_second * greatest(0, extract(epoch FROM now() - r.refilled_at)::double precision))
+           AS tokens_now,
+       (SELECT count(*) FROM taskforge.tasks t WHERE t.state = 'QUEUED' AND t.keyed AND t.rate_key = r.rate_key)
+           AS queued,
+       r.refilled_at, r.created_at, r.updated_at
+  FROM taskforge.rate_limits r;
+COMMENT ON VIEW taskforge.tf_rate_limits IS
+    'Rate limits per rate key: per_second, burst, tokens available now (database time), QUEUED tasks of the key.';
+CREATE VIEW taskforge.tf_concurrency_keys AS
+SELECT k.concurrency_key::text AS concurrency_key, k.max_running,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.state = 'RUNNING' AND t.concurrency_key = k.concurrency_key) AS running,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.state = 'QUEUED' AND t.concurrency_key = k.concurrency_key) AS queued,
+       k.last_claimed_at, k.created_at, k.updated_at
+  FROM taskforge.concurrency_keys k;
+COMMENT ON VIEW taskforge.tf_concurrency_keys IS
+    'Concurrency keys: max_running (NULL = unlimited), RUNNING and QUEUED counts, when a claim last started one (fair rotation).';
 
 -- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
 CREATE VIEW taskforge.tf_attempts AS
@@ -79,7 +118,7 @@ CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
- CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+ CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
   LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;
@@ -251,7 +290,58 @@ SELECT 'attempt final state without finish time, or running with one', a.task_id
 UNION ALL
 SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.attempt_number,
        format('lease_expires_at=%s finished_at=%s', a.lease_expires_at, a.finished_at)
-  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at;
+  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at
+UNION ALL
+-- Dependencies (taskforge._tf_release_children).
+SELECT 'blocked task whose parents_pending is not its count of parents not SUCCEEDED', t.task_id, NULL,
+       format('parents_pending=%s unfinished parents=%s', t.parents_pending, u.unfinished)
+  FROM taskforge.tasks t
+ CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE p.state <> 'SUCCEEDED') AS unfinished,
+                            count(*) FILTER (WHERE p.state IN ('FAILED', 'CANCELLED')) AS failed
+                       FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+                      WHERE d.child_task_id = t.task_id) u
+ WHERE t.state = 'BLOCKED' AND (u.unfinished = 0 OR u.unfinished <> t.parents_pending)
+UNION ALL
+SELECT 'blocked task with a FAILED or CANCELLED parent, or with attempts', t.task_id, NULL,
+       format('attempt_count=%s', t.attempt_count)
+  FROM taskforge.tasks t
+ WHERE t.state = 'BLOCKED'
+   AND (t.attempt_count > 0
+        OR EXISTS (SELECT 1 FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+                    WHERE d.child_task_id = t.task_id AND p.state IN ('FAILED', 'CANCELLED')))
+UNION ALL
+SELECT 'live task past its BLOCKED state with a parent not SUCCEEDED', d.child_task_id, NULL,
+       format('state=%s parent=%s parent state=%s', c.state, d.parent_task_id, p.state)
+  FROM taskforge.task_dependencies d
+  JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+  JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+ WHERE c.state IN ('QUEUED', 'RUNNING', 'RETRYING') AND p.state <> 'SUCCEEDED'
+UNION ALL
+SELECT 'parent of a dependency edge not marked has_children', d.parent_task_id, NULL,
+       format('child=%s', d.child_task_id)
+  FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+ WHERE NOT p.has_children
+UNION ALL
+-- Flow control (taskforge._tf_claim_keyed).
+SELECT 'concurrency key with more RUNNING tasks than its max_running', NULL, NULL,
+       format('concurrency_key=%s running=%s max_running=%s', k.concurrency_key, r.running, k.max_running)
+  FROM taskforge.concurrency_keys k
+ CROSS JOIN LATERAL (SELECT count(*) AS running FROM taskforge.tasks t
+                      WHERE t.state = 'RUNNING' AND t.concurrency_key = k.concurrency_key) r
+ WHERE r.running > k.max_running
+UNION ALL
+SELECT 'ordering key with more than one RUNNING task, or one running ahead of an earlier live task', t.task_id, NULL,
+       format('ordering_key=%s earlier live task=%s (%s)', t.ordering_key, e.task_id, e.state)
+  FROM taskforge.tasks t
+  JOIN taskforge.tasks e ON e.ordering_key = t.ordering_key AND e.task_id < t.task_id
+       AND e.finished_at IS NULL AND e.ordering_key IS NOT NULL
+ WHERE t.state = 'RUNNING' AND t.ordering_key IS NOT NULL
+UNION ALL
+SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
+       format('keyed=%s rate_key=%s concurrency_key=%s ordering_key=%s', t.keyed, t.rate_key, t.concurrency_key,
+              t.ordering_key)
+  FROM taskforge.tasks t
+ WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL);
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
@@ -295,10 +385,12 @@ COMMENT ON VIEW taskforge.tf_snapshot_holders IS
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
+              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
+                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
     TO taskforge_client;

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 39f80ea76462a101). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 0d222f27951639c3). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -94,9 +94,9 @@ SET ROLE taskforge_owner;
 -- The task state machine of docs/state-machine.md.
 CREATE DOMAIN taskforge.task_state AS text
     CONSTRAINT task_state_known
-        CHECK (VALUE IN ('QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED'));
+        CHECK (VALUE IN ('BLOCKED', 'QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'CANCELLED'));
 COMMENT ON DOMAIN taskforge.task_state IS
-    'A task state: QUEUED | RUNNING | RETRYING | SUCCEEDED | FAILED | CANCELLED (docs/state-machine.md).';
+    'A task state: BLOCKED | QUEUED | RUNNING | RETRYING | SUCCEEDED | FAILED | CANCELLED (docs/state-machine.md).';
 
 -- The states of one attempt, and what ended it.
 CREATE DOMAIN taskforge.attempt_state AS text
@@ -128,6 +128,11 @@ COMMENT ON DOMAIN taskforge.attempt_budget IS 'A task''s max_attempts: 1..10000 
 CREATE DOMAIN taskforge.idempotency_key AS text
     CONSTRAINT idempotency_key_length CHECK (length(VALUE) BETWEEN 1 AND 200);
 COMMENT ON DOMAIN taskforge.idempotency_key IS 'An idempotency key, 1..200 characters.';
+-- A flow-control key of a task (rate_key, concurrency_key, ordering_key): any text of 1..200
+-- characters, so that a tenant or entity id can be used as it is.
+CREATE DOMAIN taskforge.flow_key AS text
+    CONSTRAINT flow_key_length CHECK (length(VALUE) BETWEEN 1 AND 200);
+COMMENT ON DOMAIN taskforge.flow_key IS 'A rate, concurrency or ordering key, 1..200 characters.';
 -- The name format is added in 50_name_rules.sql, from its one home (taskforge._tf_name_pattern).
 CREATE DOMAIN taskforge.queue_name AS text;
 COMMENT ON DOMAIN taskforge.queue_name IS 'A queue name (format: taskforge._tf_name_pattern(''queue'')).';
@@ -267,6 +272,18 @@ CREATE TABLE taskforge.tasks (
     -- tf_submit's traceparent: the W3C trace context of the submitter (NULL = none), returned
     -- with every claim of the task. Format: the domain (15_domains.sql, 50_name_rules.sql).
     traceparent        taskforge.traceparent,
+    -- Dependencies (tf_submit's depends_on, docs/workflows.md): while BLOCKED, the number of
+    -- parents not yet SUCCEEDED (0 otherwise); and whether any task depends on this one (the row
+    -- trigger tasks_release_children, 55_triggers.sql, looks at no other row).
+    parents_pending    int NOT NULL DEFAULT 0,
+    has_children       boolean NOT NULL DEFAULT false,
+    -- Flow control (tf_submit's rate_key, concurrency_key, ordering_key; docs/flow-control.md),
+    -- and keyed: true when any of the three is set. Keyed tasks are not in the plain claim
+    -- indexes: the claim's keyed pick (taskforge._tf_claim_keyed) chooses them under their rules.
+    rate_key           taskforge.flow_key,
+    concurrency_key    taskforge.flow_key,
+    ordering_key       taskforge.flow_key,
+    keyed              boolean NOT NULL DEFAULT false,
     result             jsonb,
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
@@ -290,6 +307,59 @@ CREATE TABLE taskforge.tasks (
 );
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
+
+-- The edges of task dependencies (tf_submit's depends_on): the child waits BLOCKED until every
+-- parent SUCCEEDED. Rows are written only at the child's submit, and deleted by tf_prune with
+-- the tasks they name. No foreign keys on purpose: a foreign key to tasks would add a trigger
+-- call to every UPDATE of tasks, the hot path of every task, dependent or not.
+CREATE TABLE taskforge.task_dependencies (
+    child_task_id  bigint NOT NULL,
+    parent_task_id bigint NOT NULL,
+    PRIMARY KEY (child_task_id, parent_task_id),
+    CONSTRAINT task_dependencies_not_self CHECK (child_task_id <> parent_task_id)
+);
+COMMENT ON TABLE taskforge.task_dependencies IS
+    'Dependency edges: child_task_id runs only after parent_task_id SUCCEEDED. Written by tf_submit/tf_submit_many (depends_on).';
+
+-- Rate limits per rate key (tf_set_rate_limit): a token bucket of burst tokens refilled at
+-- per_second. A claim takes one token per task it starts, under this row's lock. A rate key
+-- with no row here is not limited.
+CREATE TABLE taskforge.rate_limits (
+    rate_key     taskforge.flow_key PRIMARY KEY,
+    per_second   double precision NOT NULL
+        CONSTRAINT rate_limits_per_second_range CHECK (per_second > 0 AND per_second <= 1000000),
+    burst        int NOT NULL CONSTRAINT rate_limits_burst_range CHECK (burst BETWEEN 1 AND 1000000),
+    -- The bucket as of refilled_at (database clock, never moved backwards).
+    tokens       double precision NOT NULL,
+    refilled_at  timestamptz NOT NULL,
+    created_at   timestamptz NOT NULL,
+    updated_at   timestamptz NOT NULL,
+    CONSTRAINT rate_limits_tokens_range CHECK (tokens >= 0 AND tokens <= burst)
+);
+COMMENT ON TABLE taskforge.rate_limits IS
+    'Token buckets per rate key (per_second, burst; tokens as of refilled_at). Written by tf_set_rate_limit and by claims.';
+
+-- Concurrency keys: one row per key ever submitted (tf_submit adds it), with its limit
+-- (tf_set_concurrency_limit; NULL = unlimited) and when a claim last started one of its tasks
+-- (the rotation of fair claiming: the key served longest ago goes first).
+CREATE TABLE taskforge.concurrency_keys (
+    concurrency_key  taskforge.flow_key PRIMARY KEY,
+    max_running      int CONSTRAINT concurrency_keys_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    last_claimed_at  timestamptz,
+    created_at       timestamptz NOT NULL,
+    updated_at       timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.concurrency_keys IS
+    'Concurrency keys: limit of RUNNING tasks per key (NULL = unlimited) and the rotation stamp of fair claiming.';
+
+-- Ordering keys: one row per key ever submitted. tf_submit locks it, so that the submits of one
+-- key commit in task id order (the order the key's tasks then run in).
+CREATE TABLE taskforge.ordering_keys (
+    ordering_key  taskforge.flow_key PRIMARY KEY,
+    created_at    timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.ordering_keys IS
+    'Ordering keys: locked by each submit of the key so that its tasks commit, and run, in task id order.';
 
 -- One execution of a task, numbered 1..N per task. History is never rewritten: a row is
 -- inserted RUNNING by tf_claim and gets exactly one final state.
@@ -350,11 +420,29 @@ COMMENT ON TABLE taskforge.periodic_schedules IS
 -- so the cost of claim/promote/recover does not grow with finished history.
 
 -- tf_claim: due QUEUED tasks in claim order (priority DESC, created_at, task_id) across all queues.
+-- Keyed tasks (flow control) are not in it, nor in the next: the keyed pick has its own.
 CREATE INDEX tasks_claim_order_idx ON taskforge.tasks (priority DESC, created_at, task_id)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
 -- tf_claim with a queue filter: the same order within one queue.
 CREATE INDEX tasks_claim_queue_idx ON taskforge.tasks (queue, priority DESC, created_at, task_id)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
+-- The keyed pick (taskforge._tf_claim_keyed): whether any keyed task is QUEUED (one probe per
+-- claim, on an index that is empty where flow control is not used) ...
+CREATE INDEX tasks_keyed_due_idx ON taskforge.tasks (scheduled_at)
+    WHERE state = 'QUEUED' AND keyed;
+-- ... the QUEUED tasks of each concurrency key in claim order, and the RUNNING ones (its count) ...
+CREATE INDEX tasks_concurrency_key_idx ON taskforge.tasks (concurrency_key, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED' AND concurrency_key IS NOT NULL;
+CREATE INDEX tasks_concurrency_running_idx ON taskforge.tasks (concurrency_key)
+    WHERE state = 'RUNNING' AND concurrency_key IS NOT NULL;
+-- ... the unfinished tasks of each ordering key in task id order (the first is its head) ...
+CREATE INDEX tasks_ordering_key_idx ON taskforge.tasks (ordering_key, task_id)
+    WHERE ordering_key IS NOT NULL AND finished_at IS NULL;
+-- ... and the QUEUED tasks of each rate key that carry no other key, in claim order.
+CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, created_at, task_id)
+    WHERE state = 'QUEUED' AND rate_key IS NOT NULL AND concurrency_key IS NULL AND ordering_key IS NULL;
+-- The dependency edges from the parent's side (releasing or cancelling its children).
+CREATE INDEX task_dependencies_parent_idx ON taskforge.task_dependencies (parent_task_id);
 -- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
 -- few due rows here and sorts them, instead of walking the claim order past future tasks.
 CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
@@ -403,6 +491,8 @@ ALTER TABLE taskforge.attempts SET (
 ALTER TABLE taskforge.workers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.rate_limits SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+ALTER TABLE taskforge.concurrency_keys SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 
 -- >>> db/functions/_tf_attempt_state_after.sql
 -- taskforge._tf_attempt_state_after(outcome text) -> text                  (private helper)
@@ -951,6 +1041,299 @@ COMMENT ON FUNCTION taskforge._tf_check_task_id(text, numeric) IS
     'Private: validates a task id argument (not NULL, a whole number within bigint) or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 
+-- >>> db/functions/_tf_claim_keyed.sql
+-- taskforge._tf_claim_keyed(worker_id uuid, queues text[], task_types text[], max_tasks int,
+--     now timestamptz, picked bigint[], held_queues text[], held_room int[]) -> bigint[]
+--                                                                        (private helper)
+--
+-- Purpose:    the keyed pick of a claim (taskforge._tf_claim_pick calls it when a keyed task,
+--             one with a rate, concurrency or ordering key, is due): choose and lock due QUEUED
+--             keyed tasks under their flow rules (docs/flow-control.md):
+--               concurrency key  at most the key's max_running RUNNING (counted under the
+--                                key's taskforge.concurrency_keys row lock, as a queue limit);
+--               ordering key     only the key's head (its unfinished task of lowest id) can
+--                                start, so its tasks run one at a time in id order;
+--               rate key         one token of the key's bucket per task (taskforge.rate_limits,
+--                                under its row lock; refilled to now, never backwards).
+--             Fair claiming: candidates are taken group by group, a group being a concurrency
+--             key (up to max_tasks of its tasks in claim order), an ordering key's head, or a
+--             rate key's tasks that carry no other key; they are tried in the order priority
+--             DESC, then the task's rank within its group (the first of every group before
+--             the second of any), then the concurrency key served longest ago first
+--             (concurrency_keys.last_claimed_at, stamped by each claim that starts one of its
+--             tasks), then created_at, task_id. So with equal priorities a claim of one task
+--             rotates across the keys that have work: with K such keys, a key's n-th waiting
+--             task starts within about n * K claims, however long the other keys' backlogs.
+--             A keyed task also competes with the claim's plain picks: it is taken only while
+--             fewer than max_tasks tasks rank before it (plain picks ahead of it in claim order,
+--             plus keyed tasks already taken), so no token or slot is spent on a task the
+--             claim then drops.
+-- Parameters: worker_id, queues, task_types, max_tasks, now
+--                          as taskforge._tf_claim_pick's (validated there).
+--             picked       the plain picks of the same claim (locked, QUEUED), in claim order.
+--             held_queues, held_room
+--                          the limited queues whose row lock this claim holds and the room
+--                          left in each after its plain picks; keyed tasks of any other
+--                          limited queue, and of paused queues, are not taken.
+-- Returns:    the ids taken (locked FOR UPDATE by this transaction, QUEUED), at most
+--             max_tasks; the caller starts them with its plain picks (taskforge._tf_turn).
+-- Errors:     none of its own.
+-- Locks:      FOR UPDATE SKIP LOCKED on the tasks taken, on the concurrency_keys rows of the
+--             limited keys it takes from (and of unlimited ones, for the rotation stamp, when
+--             free), and on the rate_limits rows of the rate keys it takes from: a key whose
+--             row another claimer holds is skipped this time, never waited for. Under
+--             REPEATABLE READ or SERIALIZABLE, limited concurrency keys and rate-limited keys
+--             are skipped (their counts need READ COMMITTED's fresh reads).
+-- Exactness:  a rate key is skipped when its bucket was refilled at a later instant than this
+--             claim's now (a claimer whose clock read came before another's commit), so the
+--             bucket's refill times follow the claims' now in lock order and the window bound
+--             burst + per_second * T holds for the attempts' started_at exactly.
+-- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
+--             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
+--             tasks_rate_key_idx and by the rows of concurrency_keys, so the cost follows the
+--             number of keys with work, not the length of their backlogs.
+-- Clock:      now (the caller's).
+-- By hand:    no; call tf_claim.
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_keyed(
+    worker_id uuid,
+    queues text[],
+    task_types text[],
+    max_tasks int,
+    now timestamptz,
+    picked bigint[],
+    held_queues text[],
+    held_room int[])
+RETURNS bigint[]
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+SET enable_sort = on
+SET enable_bitmapscan = on
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := _tf_claim_keyed.now;
+    v_read_committed boolean := current_setting('transaction_isolation') = 'read committed';
+    v_skip_queues text[];
+    v_queue_room int[] := coalesce(_tf_claim_keyed.held_room, '{}');
+    v_taken bigint[] := '{}';
+    -- Concurrency keys met in this call: their room left (NULL: unlimited) and whether this
+    -- call holds their row (for the rotation stamp); keys to skip.
+    v_ck text[] := '{}';
+    v_ck_room int[] := '{}';
+    v_ck_held boolean[] := '{}';
+    v_ck_used boolean[] := '{}';
+    v_ck_skip text[] := '{}';
+    -- Rate keys met in this call: tokens left (NULL: the key has no limit); keys to skip.
+    v_rk text[] := '{}';
+    v_rk_tokens double precision[] := '{}';
+    v_rk_skip text[] := '{}';
+    v_i int;
+    v_ahead int;
+    v_found boolean;
+    v_max int;
+    v_room int;
+    v_rate taskforge.rate_limits%ROWTYPE;
+    c record;
+BEGIN
+    SELECT array_agg(q.queue) INTO v_skip_queues
+      FROM taskforge.queues q
+     WHERE q.paused_at IS NOT NULL
+        OR (q.max_running IS NOT NULL AND q.queue <> ALL (coalesce(_tf_claim_keyed.held_queues, '{}')));
+    v_skip_queues := coalesce(v_skip_queues, '{}');
+
+    FOR c IN
+        WITH RECURSIVE
+        -- Ordering keys with unfinished tasks and their heads (a loose scan: one index
+        -- descent per key).
+        heads AS (
+            (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+              WHERE t.ordering_key IS NOT NULL AND t.finished_at IS NULL
+              ORDER BY t.ordering_key, t.task_id LIMIT 1)
+            UNION ALL
+            SELECT n.ordering_key, n.task_id
+              FROM heads h
+             CROSS JOIN LATERAL (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+                                  WHERE t.ordering_key > h.ordering_key AND t.finished_at IS NULL
+                                  ORDER BY t.ordering_key, t.task_id LIMIT 1) n
+        ),
+        -- Rate keys of QUEUED tasks that carry no other key (a loose scan as well).
+        rate_keys AS (
+            (SELECT t.rate_key FROM taskforge.tasks t
+              WHERE t.state = 'QUEUED' AND t.rate_key IS NOT NULL AND t.concurrency_key IS NULL
+                AND t.ordering_key IS NULL
+              ORDER BY t.rate_key LIMIT 1)
+            UNION ALL
+            SELECT n.rate_key
+              FROM rate_keys r
+             CROSS JOIN LATERAL (SELECT t.rate_key FROM taskforge.tasks t
+                                  WHERE t.state = 'QUEUED' AND t.rate_key > r.rate_key AND t.concurrency_key IS NULL
+                                    AND t.ordering_key IS NULL
+                                  ORDER BY t.rate_key LIMIT 1) n
+        ),
+        candidates AS (
+            -- Each concurrency key: its first due tasks in claim order (ordering heads only).
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key,
+                   row_number() OVER (PARTITION BY k.concurrency_key ORDER BY t.priority DESC, t.created_at, t.task_id)
+                       AS rank,
+                   k.last_claimed_at AS served_at
+              FROM taskforge.concurrency_keys k
+             CROSS JOIN LATERAL (
+                  SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key
+                    FROM taskforge.tasks t
+                   WHERE t.state = 'QUEUED' AND t.concurrency_key = k.concurrency_key
+                     AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+                     AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
+                     AND (_tf_claim_keyed.task_types IS NULL OR t.task_type = ANY (_tf_claim_keyed.task_types))
+                     AND t.queue <> ALL (v_skip_queues)
+                     AND (t.ordering_key IS NULL
+                          OR NOT EXISTS (SELECT 1 FROM taskforge.tasks e
+                                          WHERE e.ordering_key = t.ordering_key AND e.finished_at IS NULL
+                                            AND e.task_id < t.task_id))
+                   ORDER BY t.priority DESC, t.created_at, t.task_id
+                   LIMIT _tf_claim_keyed.max_tasks) t
+            UNION ALL
+            -- Each ordering key's head, when it is a due QUEUED task without a concurrency key.
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL
+              FROM heads h
+              JOIN taskforge.tasks t ON t.task_id = h.task_id
+             WHERE t.state = 'QUEUED' AND t.concurrency_key IS NULL
+               AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+               AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
+               AND (_tf_claim_keyed.task_types IS NULL OR t.task_type = ANY (_tf_claim_keyed.task_types))
+               AND t.queue <> ALL (v_skip_queues)
+            UNION ALL
+            -- Each rate key: its first due tasks that carry no other key.
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL,
+                   row_number() OVER (PARTITION BY r.rate_key ORDER BY t.priority DESC, t.created_at, t.task_id), NULL
+              FROM rate_keys r
+             CROSS JOIN LATERAL (
+                  SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key
+                    FROM taskforge.tasks t
+                   WHERE t.state = 'QUEUED' AND t.rate_key = r.rate_key AND t.concurrency_key IS NULL
+                     AND t.ordering_key IS NULL
+                     AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+                     AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
+                     AND (_tf_claim_keyed.task_types IS NULL OR t.task_type = ANY (_tf_claim_keyed.task_types))
+                     AND t.queue <> ALL (v_skip_queues)
+                   ORDER BY t.priority DESC, t.created_at, t.task_id
+                   LIMIT _tf_claim_keyed.max_tasks) t
+        )
+        SELECT * FROM candidates
+         ORDER BY priority DESC, rank, served_at NULLS FIRST, created_at, task_id
+    LOOP
+        EXIT WHEN cardinality(v_taken) >= _tf_claim_keyed.max_tasks;
+        -- Plain picks ahead of it in claim order, plus the keyed tasks taken: the claim's room.
+        IF cardinality(_tf_claim_keyed.picked) > 0 THEN
+            SELECT count(*) INTO v_ahead FROM taskforge.tasks p
+             WHERE p.task_id = ANY (_tf_claim_keyed.picked)
+               AND (p.priority > c.priority OR (p.priority = c.priority AND (p.created_at, p.task_id) < (c.created_at, c.task_id)));
+            CONTINUE WHEN v_ahead + cardinality(v_taken) >= _tf_claim_keyed.max_tasks;
+        END IF;
+        -- A limited queue: only one this claim holds, with room left.
+        v_i := array_position(_tf_claim_keyed.held_queues, c.queue::text);
+        CONTINUE WHEN v_i IS NOT NULL AND v_queue_room[v_i] <= 0;
+        -- Its concurrency key: locked (or skipped) at first sight, then its room.
+        IF c.concurrency_key IS NOT NULL THEN
+            CONTINUE WHEN c.concurrency_key = ANY (v_ck_skip);
+            IF NOT (c.concurrency_key = ANY (v_ck)) THEN
+                SELECT true, k.max_running INTO v_found, v_max FROM taskforge.concurrency_keys k
+                 WHERE k.concurrency_key = c.concurrency_key FOR UPDATE SKIP LOCKED;
+                IF v_found IS NULL THEN
+                    -- Held by another claimer: a limited key waits for the next claim; an
+                    -- unlimited one is taken without its rotation stamp.
+                    SELECT k.max_running INTO v_max FROM taskforge.concurrency_keys k
+                     WHERE k.concurrency_key = c.concurrency_key;
+                    IF v_max IS NOT NULL THEN
+                        v_ck_skip := v_ck_skip || c.concurrency_key::text;
+                        CONTINUE;
+                    END IF;
+                    v_room := NULL;
+                ELSIF v_max IS NOT NULL THEN
+                    IF NOT v_read_committed THEN
+                        v_ck_skip := v_ck_skip || c.concurrency_key::text;
+                        CONTINUE;
+                    END IF;
+                    SELECT v_max - count(*) INTO v_room FROM taskforge.tasks t
+                     WHERE t.state = 'RUNNING' AND t.concurrency_key = c.concurrency_key;
+                ELSE
+                    v_room := NULL;
+                END IF;
+                v_ck := v_ck || c.concurrency_key::text;
+                v_ck_room := v_ck_room || v_room;
+                v_ck_held := v_ck_held || (v_found IS NOT NULL);
+                v_ck_used := v_ck_used || false;
+                v_found := NULL;
+            END IF;
+            v_i := array_position(v_ck, c.concurrency_key::text);
+            CONTINUE WHEN v_ck_room[v_i] <= 0;
+        END IF;
+        -- Its rate key: the bucket locked (or skipped) at first sight and refilled to now.
+        IF c.rate_key IS NOT NULL THEN
+            CONTINUE WHEN c.rate_key = ANY (v_rk_skip);
+            IF NOT (c.rate_key = ANY (v_rk)) THEN
+                v_rate := NULL;
+                SELECT * INTO v_rate FROM taskforge.rate_limits r WHERE r.rate_key = c.rate_key FOR UPDATE SKIP LOCKED;
+                IF v_rate.rate_key IS NULL THEN
+                    IF EXISTS (SELECT 1 FROM taskforge.rate_limits r WHERE r.rate_key = c.rate_key) THEN
+                        v_rk_skip := v_rk_skip || c.rate_key::text;  -- held by another claimer
+                        CONTINUE;
+                    END IF;
+                    v_rk := v_rk || c.rate_key::text;
+                    v_rk_tokens := v_rk_tokens || NULL::double precision;  -- no limit
+                ELSIF NOT v_read_committed OR v_rate.refilled_at > v_now THEN
+                    v_rk_skip := v_rk_skip || c.rate_key::text;
+                    CONTINUE;
+                ELSE
+                    v_rk := v_rk || c.rate_key::text;
+                    v_rk_tokens := v_rk_tokens || least(v_rate.burst::double precision,
+                        v_rate.tokens + v_rate.per_second * extract(epoch FROM v_now - v_rate.refilled_at)::double precision);
+                END IF;
+            END IF;
+            v_i := array_position(v_rk, c.rate_key::text);
+            CONTINUE WHEN v_rk_tokens[v_i] < 1;
+        END IF;
+        -- The task itself, if no other claimer has it.
+        PERFORM 1 FROM taskforge.tasks t WHERE t.task_id = c.task_id AND t.state = 'QUEUED' FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        v_taken := v_taken || c.task_id;
+        v_i := array_position(_tf_claim_keyed.held_queues, c.queue::text);
+        IF v_i IS NOT NULL THEN
+            v_queue_room[v_i] := v_queue_room[v_i] - 1;
+        END IF;
+        IF c.concurrency_key IS NOT NULL THEN
+            v_i := array_position(v_ck, c.concurrency_key::text);
+            v_ck_room[v_i] := v_ck_room[v_i] - 1;
+            v_ck_used[v_i] := true;
+        END IF;
+        IF c.rate_key IS NOT NULL THEN
+            v_i := array_position(v_rk, c.rate_key::text);
+            v_rk_tokens[v_i] := v_rk_tokens[v_i] - 1;
+        END IF;
+    END LOOP;
+
+    -- The buckets this call holds, as of now; the rotation stamps of the keys it served.
+    IF cardinality(v_rk) > 0 THEN
+        UPDATE taskforge.rate_limits r
+           SET tokens = greatest(0, k.tokens), refilled_at = v_now
+          FROM unnest(v_rk, v_rk_tokens) AS k(rate_key, tokens)
+         WHERE r.rate_key = k.rate_key AND k.tokens IS NOT NULL;
+    END IF;
+    IF true = ANY (v_ck_used) THEN
+        UPDATE taskforge.concurrency_keys k
+           SET last_claimed_at = v_now
+          FROM unnest(v_ck, v_ck_held, v_ck_used) AS u(concurrency_key, held, used)
+         WHERE k.concurrency_key = u.concurrency_key AND u.held AND u.used;
+    END IF;
+    RETURN v_taken;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timestamptz, bigint[], text[], int[]) IS
+    'Private: the keyed pick of a claim (rate, concurrency and ordering keys, fair rotation across concurrency keys); returns the locked ids for taskforge._tf_turn.';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timestamptz, bigint[], text[], int[]) FROM PUBLIC;
+
 -- >>> db/functions/_tf_claim_pick.sql
 -- taskforge._tf_claim_pick(worker_id uuid, queues text[], lease_seconds double precision,
 --     max_tasks int, task_types text[], now timestamptz, finishing_ids bigint[] DEFAULT NULL,
@@ -1005,6 +1388,13 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
 -- Clock:      now (the caller's): the due test and the guard of finishing attempts.
+-- Flow control: keyed tasks (a rate, concurrency or ordering key) are not in the indexes of the
+--             pick above (their predicate says NOT keyed): when the same first statement finds a
+--             due keyed task (tasks_keyed_due_idx, empty where flow control is not used), the
+--             keyed pick (taskforge._tf_claim_keyed) chooses among them under their rules and
+--             against the plain picks; the claim starts its choice and as many plain picks as
+--             leave room, in claim order. An attempt the same call finalizes does not free a
+--             concurrency key's slot for that call (the key is counted before the turn).
 -- By hand:    use tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_pick(
     worker_id uuid,
@@ -1040,9 +1430,13 @@ DECLARE
     v_more bigint[];
     v_limited record;
     v_room bigint;
+    v_keyed_due timestamptz;
+    v_keyed bigint[];
+    v_held_queues text[] := '{}';
+    v_held_room int[] := '{}';
     c_candidates constant text :=
         'SELECT t.task_id FROM taskforge.tasks t'
-        ' WHERE t.state = ''QUEUED'' AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
+        ' WHERE t.state = ''QUEUED'' AND NOT t.keyed AND t.scheduled_at <= $1 AND t.attempt_count < t.max_attempts'
         '   AND ($2::text[] IS NULL OR t.queue = ANY ($2))'
         '   AND ($3::text[] IS NULL OR t.task_type = ANY ($3))'
         '   AND ($5::text[] IS NULL OR t.queue <> ALL ($5))'
@@ -1059,8 +1453,10 @@ BEGIN
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL)
-      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL),
+           (SELECT t.scheduled_at FROM taskforge.tasks t
+             WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
+      INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due
       FROM taskforge.workers w
      WHERE w.worker_id = _tf_claim_pick.worker_id AND w.stopped_at IS NULL;
     -- Validation (the helpers raise TF400 naming the argument). The name arrays a worker
@@ -1105,6 +1501,7 @@ BEGIN
                  ORDER BY q.queue
                    FOR UPDATE SKIP LOCKED
             LOOP
+                v_more := NULL;
                 SELECT v_limited.max_running - count(*) INTO v_room
                   FROM taskforge.tasks t
                  WHERE t.state = 'RUNNING' AND t.queue = v_limited.queue;
@@ -1127,6 +1524,9 @@ BEGIN
                             least(v_room, _tf_claim_pick.max_tasks), NULL::text[];
                     v_limited_ids := v_limited_ids || v_more;
                 END IF;
+                -- What is left of its room, for the keyed pick.
+                v_held_queues := v_held_queues || v_limited.queue::text;
+                v_held_room := v_held_room || greatest(0, v_room - coalesce(cardinality(v_more), 0))::int;
             END LOOP;
             PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
         END IF;
@@ -1146,27 +1546,27 @@ BEGIN
     ELSIF v_queues IS NULL AND _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF v_queues IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSIF _tf_claim_pick.task_types IS NULL THEN
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     ELSE
         v_ids := ARRAY(
             SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
+             WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND t.queue = v_queues[1]
                AND t.task_type = ANY (_tf_claim_pick.task_types)
              ORDER BY t.priority DESC, t.created_at, t.task_id
@@ -1182,6 +1582,26 @@ BEGIN
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks);
         PERFORM set_config('enable_sort', 'off', true);
+    END IF;
+    IF v_keyed_due <= v_now THEN
+        -- Keyed tasks are due: the keyed pick, then as many plain picks as leave room.
+        v_keyed := taskforge._tf_claim_keyed(_tf_claim_pick.worker_id, _tf_claim_pick.queues, _tf_claim_pick.task_types,
+                                             _tf_claim_pick.max_tasks, v_now, coalesce(v_ids, '{}'),
+                                             v_held_queues, v_held_room);
+        IF cardinality(v_keyed) > 0 THEN
+            PERFORM set_config('enable_sort', 'on', true);
+            v_ids := ARRAY(
+                SELECT u.task_id FROM (
+                    SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t WHERE t.task_id = ANY (v_keyed)
+                    UNION ALL
+                    SELECT p.task_id, p.priority, p.created_at
+                      FROM (SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t
+                             WHERE t.task_id = ANY (v_ids)
+                             ORDER BY t.priority DESC, t.created_at, t.task_id
+                             LIMIT _tf_claim_pick.max_tasks - cardinality(v_keyed)) AS p) AS u
+                 ORDER BY u.priority DESC, u.created_at, u.task_id);
+            PERFORM set_config('enable_sort', 'off', true);
+        END IF;
     END IF;
     RETURN coalesce(v_ids, '{}');
 END;
@@ -1608,7 +2028,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz,
 --                           timeout_seconds double precision DEFAULT NULL,
---                           delay_seconds double precision DEFAULT NULL) -> bytea
+--                           delay_seconds double precision DEFAULT NULL,
+--                           flow jsonb DEFAULT NULL) -> bytea
 --                                                                        (private helper)
 --
 -- Purpose:    the idempotency fingerprint of a submit request: SHA-256 over a canonical form.
@@ -1626,13 +2047,19 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 --             null): the delay as the caller gave it, not the instant it yields, so a replay of
 --             a delayed submit later has the same fingerprint. A request with a delay has a NULL
 --             scheduled_at (tf_submit refuses both), and 9 elements never equal 7 or 8.
+--             flow, when not NULL, is appended last as a JSON object (never a number or null,
+--             so it cannot be mistaken for the elements before it): the request's dependencies
+--             and flow-control keys, {"depends_on": [parent ids, sorted, distinct],
+--             "rate_key": ..., "concurrency_key": ..., "ordering_key": ...} with only the keys
+--             given (built by taskforge._tf_submit_one); a request with none is unchanged.
 -- Returns:    32 bytes.
 -- Errors:     none (callers validate first).  Locks: none.
 -- Clock:      none; the result depends on its arguments only (IMMUTABLE).
 -- By hand:    harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_fingerprint(
     task_type text, payload jsonb, queue text, priority int, max_attempts int, scheduled_at timestamptz,
-    timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL)
+    timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
+    flow jsonb DEFAULT NULL)
 RETURNS bytea
 LANGUAGE plpgsql
 IMMUTABLE
@@ -1645,15 +2072,16 @@ BEGIN
             to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z" BC')
         ) || CASE WHEN delay_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds, delay_seconds)
                   WHEN timeout_seconds IS NOT NULL THEN jsonb_build_array(timeout_seconds)
-                  ELSE '[]'::jsonb END)::text,
+                  ELSE '[]'::jsonb END
+          || CASE WHEN flow IS NOT NULL THEN jsonb_build_array(flow) ELSE '[]'::jsonb END)::text,
         'UTF8'));
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision, double precision) IS
-    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL, a delay as given).';
+COMMENT ON FUNCTION taskforge._tf_fingerprint(text, jsonb, text, int, int, timestamptz, double precision, double precision, jsonb) IS
+    'Private: SHA-256 of the canonical submit request (key order free, schedule in UTC, NULL schedule kept NULL, a delay as given, dependencies and flow keys when given).';
 REVOKE ALL ON FUNCTION taskforge._tf_fingerprint(
-    text, jsonb, text, int, int, timestamptz, double precision, double precision
+    text, jsonb, text, int, int, timestamptz, double precision, double precision, jsonb
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_guard.sql
@@ -2002,6 +2430,130 @@ COMMENT ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) IS
     'Private: true when an (outcome, result) element of a batch finalize is acceptable (a known outcome; a result of at most 1 MiB, nested at most 100 levels).';
 REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
 
+-- >>> db/functions/_tf_release_children.sql
+-- taskforge._tf_release_children() -> trigger                          (private helper)
+--
+-- Purpose:    the one home of the dependency rules (tf_submit's depends_on, docs/workflows.md):
+--             when a task that has children (tasks.has_children) changes state, its children
+--             follow, in the same transaction:
+--               -> SUCCEEDED         each BLOCKED child counts one unfinished parent fewer
+--                                    (parents_pending); the child whose count reaches 0 becomes
+--                                    QUEUED, due at its own scheduled_at, and its queue gets the
+--                                    usual wake-up (pg_notify('taskforge', queue)) when it is due.
+--               -> FAILED, CANCELLED every BLOCKED descendant (children, their children, ...,
+--                                    through BLOCKED tasks only) ends CANCELLED with cancel_reason
+--                                    'dependency_failed', finished_at now and no attempt, in one
+--                                    statement (the descendants' own firings see it done).
+--               FAILED or CANCELLED -> a live state (tf_retry, the operator's redrive)
+--                                    each child that was CANCELLED with 'dependency_failed'
+--                                    becomes BLOCKED again, counting its parents not SUCCEEDED,
+--                                    unless another of its parents is still FAILED or CANCELLED;
+--                                    such a child has children of its own, so the same rule
+--                                    carries the redrive down the graph (one trigger level per
+--                                    generation).
+--             A SUCCEEDED task never changes state again, so each parent's success is counted
+--             once.
+-- Fires:      as the row trigger tasks_release_children (db/schema/55_triggers.sql): AFTER UPDATE
+--             OF state ON taskforge.tasks FOR EACH ROW WHEN (NEW.has_children). Why a trigger:
+--             the terminal states are written by taskforge._tf_turn (finalize), tf_recover,
+--             tf_cancel and the cancel cascade itself; the table is on every such path. Tasks
+--             without children pay the WHEN test of one boolean column and never call this.
+-- Concurrency: the children are changed by UPDATE statements, which lock each child row and
+--             re-read its latest version: two parents of one child succeeding in concurrent
+--             transactions are counted one after the other (the second waits for the first's
+--             commit), so the last success always sees a count of 1. A submit that adds a child
+--             locks the parent first (taskforge._tf_submit_one), so a parent cannot end unseen
+--             between the child's read of its state and the child's commit. The redrive locks
+--             the other parents (FOR SHARE) before it counts them, so a parent succeeding at the
+--             same time is either counted as SUCCEEDED or decrements the count afterwards.
+--             Two transactions ending parents that share children in opposite orders can
+--             deadlock (40P01; one is rolled back and the worker's finalize is retried).
+-- Returns:    NULL (an AFTER trigger's result is ignored).
+-- Errors:     none of its own.
+-- Locks:      the children's (and descendants') rows; for the redrive, the other parents' rows.
+-- Clock:      NEW.updated_at: the now of the statement that changed the parent, so the child's
+--             finished_at or updated_at equals its parent's.
+-- By hand:    not callable (a trigger function).
+CREATE OR REPLACE FUNCTION taskforge._tf_release_children()
+RETURNS trigger
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_now timestamptz := NEW.updated_at;
+    v_queues text[];
+BEGIN
+    IF OLD.state IS NOT DISTINCT FROM NEW.state THEN
+        RETURN NULL;
+    END IF;
+    IF NEW.state = 'SUCCEEDED' THEN
+        WITH released AS (
+            UPDATE taskforge.tasks c
+               SET parents_pending = c.parents_pending - 1,
+                   state = CASE WHEN c.parents_pending <= 1 THEN 'QUEUED' ELSE 'BLOCKED' END,
+                   updated_at = v_now
+              FROM taskforge.task_dependencies d
+             WHERE d.parent_task_id = NEW.task_id AND c.task_id = d.child_task_id AND c.state = 'BLOCKED'
+            RETURNING c.state, c.queue, c.scheduled_at
+        )
+        SELECT array_agg(DISTINCT r.queue) INTO v_queues
+          FROM released r WHERE r.state = 'QUEUED' AND r.scheduled_at <= v_now;
+        IF v_queues IS NOT NULL THEN
+            PERFORM taskforge._tf_notify_queues(v_queues);
+        END IF;
+    ELSIF NEW.state IN ('FAILED', 'CANCELLED') THEN
+        IF pg_trigger_depth() > 1 AND OLD.state = 'BLOCKED' AND NEW.cancel_reason = 'dependency_failed' THEN
+            -- Cancelled by the cascade below, which has reached its descendants already.
+            RETURN NULL;
+        END IF;
+        WITH RECURSIVE descendants AS (
+            SELECT d.child_task_id AS task_id
+              FROM taskforge.task_dependencies d
+             WHERE d.parent_task_id = NEW.task_id
+            UNION
+            SELECT d.child_task_id
+              FROM descendants s
+              JOIN taskforge.task_dependencies d ON d.parent_task_id = s.task_id
+        )
+        UPDATE taskforge.tasks c
+           SET state = 'CANCELLED', parents_pending = 0, cancel_requested_at = v_now,
+               cancel_reason = 'dependency_failed', finished_at = v_now, updated_at = v_now
+          FROM descendants s
+         WHERE c.task_id = s.task_id AND c.state = 'BLOCKED';
+    ELSIF OLD.state IN ('FAILED', 'CANCELLED') AND NEW.state NOT IN ('FAILED', 'CANCELLED') THEN
+        -- The other parents of the children to redrive, locked before they are counted.
+        PERFORM 1
+           FROM taskforge.tasks p
+          WHERE p.task_id IN (SELECT o.parent_task_id
+                                FROM taskforge.task_dependencies d
+                                JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+                                JOIN taskforge.task_dependencies o ON o.child_task_id = c.task_id
+                               WHERE d.parent_task_id = NEW.task_id AND c.state = 'CANCELLED'
+                                 AND c.cancel_reason = 'dependency_failed' AND o.parent_task_id <> NEW.task_id)
+          ORDER BY p.task_id
+            FOR SHARE OF p;
+        UPDATE taskforge.tasks c
+           SET state = 'BLOCKED',
+               parents_pending = (SELECT count(*) FROM taskforge.task_dependencies o
+                                    JOIN taskforge.tasks p ON p.task_id = o.parent_task_id
+                                   WHERE o.child_task_id = c.task_id AND p.state <> 'SUCCEEDED'),
+               cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, updated_at = v_now
+          FROM taskforge.task_dependencies d
+         WHERE d.parent_task_id = NEW.task_id AND c.task_id = d.child_task_id
+           AND c.state = 'CANCELLED' AND c.cancel_reason = 'dependency_failed'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.task_dependencies o
+                             JOIN taskforge.tasks p ON p.task_id = o.parent_task_id
+                            WHERE o.child_task_id = c.task_id AND p.state IN ('FAILED', 'CANCELLED'));
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_release_children() IS
+    'Private trigger (tasks_release_children): a parent SUCCEEDED releases its BLOCKED children when their last parent succeeds (QUEUED); FAILED/CANCELLED cancels its BLOCKED descendants (dependency_failed); a redriven parent re-blocks the children it cancelled.';
+REVOKE ALL ON FUNCTION taskforge._tf_release_children() FROM PUBLIC;
+
 -- >>> db/functions/_tf_renew_attempts.sql
 -- taskforge._tf_renew_attempts(worker_id uuid, task_ids bigint[], attempt_numbers int[],
 --     lease_seconds double precision)
@@ -2167,7 +2719,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --     max_attempts numeric, scheduled_at timestamptz, idempotency_key text, now timestamptz,
 --     argument_prefix text, validate_only boolean DEFAULT false,
 --     timeout_seconds double precision DEFAULT NULL, delay_seconds double precision DEFAULT NULL,
---     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL)
+--     notify_finished boolean DEFAULT false, traceparent text DEFAULT NULL,
+--     depends_on bigint[] DEFAULT NULL, rate_key text DEFAULT NULL,
+--     concurrency_key text DEFAULT NULL, ordering_key text DEFAULT NULL)
 --   -> (task_id bigint, state text, created boolean, due_now boolean)   (private helper)
 --
 -- Purpose:    the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic
@@ -2176,7 +2730,12 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --             reservation, fingerprint, replay, TF409) are tf_submit's; see its header.
 --             The new task takes timeout_seconds when given, else its type's timeout_seconds
 --             (the attempt deadline) as it is now; its scheduled_at is scheduled_at, else
---             now + delay_seconds, else now.
+--             now + delay_seconds, else now. With depends_on it starts BLOCKED while a parent
+--             is not SUCCEEDED (parents_pending counts them), QUEUED when all are, and
+--             CANCELLED (cancel_reason 'dependency_failed', no attempt) when one is FAILED or
+--             CANCELLED already; the edges go into taskforge.task_dependencies and each parent
+--             is marked has_children, so its terminal transition releases or cancels the child
+--             (taskforge._tf_release_children).
 -- Parameters: task_type .. idempotency_key  one request, as tf_submit receives it.
 --             now              the caller's clock_timestamp(): created_at, updated_at and the
 --                              schedule when scheduled_at is NULL (now + delay_seconds with a
@@ -2192,11 +2751,23 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --                              as tf_submit's (its header has the rules: at most one of
 --                              scheduled_at and delay_seconds, the delay as given in the
 --                              fingerprint, the other two outside it).
+--             depends_on       parent task ids (resolved: tf_submit_many turns positions into
+--                              ids first), at most 1000, no NULL element; duplicates count once.
+--                              NULL or empty: none. In the fingerprint (sorted, distinct).
+--             rate_key, concurrency_key, ordering_key
+--                              flow-control keys (docs/flow-control.md), 1..200 characters or
+--                              NULL; in the fingerprint when given. An ordering key's row in
+--                              taskforge.ordering_keys is locked until the caller commits, so
+--                              the submits of one key commit in task id order.
 -- Returns:    the task id, its current state, whether this call created it, and due_now:
 --             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
 --             the requests that are due_now.
--- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...'.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
+--             TF404 '<prefix>depends_on: task N does not exist'.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter. With
+--             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
+--             at the same time waits, or is waited for, so no release is missed); with an
+--             ordering key, its taskforge.ordering_keys row (FOR UPDATE).
 -- Clock:      none of its own (uses now).
 -- By hand:    no; call tf_submit.
 CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
@@ -2214,6 +2785,10 @@ CREATE OR REPLACE FUNCTION taskforge._tf_submit_one(
     delay_seconds double precision DEFAULT NULL,
     notify_finished boolean DEFAULT false,
     traceparent text DEFAULT NULL,
+    depends_on bigint[] DEFAULT NULL,
+    rate_key text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL,
+    ordering_key text DEFAULT NULL,
     OUT task_id bigint,
     OUT state text,
     OUT created boolean,
@@ -2232,6 +2807,14 @@ DECLARE
     v_timeout double precision;
     v_scheduled_at timestamptz;
     v_payload_bytes int;
+    v_parents bigint[];
+    v_flow jsonb;
+    v_state text := 'QUEUED';
+    v_pending int := 0;
+    v_failed int := 0;
+    v_found int;
+    v_missing bigint;
+    v_locked boolean := false;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -2307,34 +2890,107 @@ BEGIN
             || 'neither id all zeros (e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01), got %s',
             quote_literal(left(_tf_submit_one.traceparent, 100))));
     END IF;
+    IF cardinality(_tf_submit_one.depends_on) > 0 THEN
+        IF array_position(_tf_submit_one.depends_on, NULL) IS NOT NULL THEN
+            PERFORM taskforge._tf_invalid(p || 'depends_on', format('must not contain NULL (element %s is NULL)',
+                array_position(_tf_submit_one.depends_on, NULL) - 1));
+        END IF;
+        v_parents := ARRAY(SELECT DISTINCT d FROM unnest(_tf_submit_one.depends_on) AS d ORDER BY d);
+        IF cardinality(v_parents) > 1000 THEN
+            PERFORM taskforge._tf_invalid(p || 'depends_on', format('must name at most 1000 parent tasks, got %s',
+                cardinality(v_parents)));
+        END IF;
+    END IF;
+    IF _tf_submit_one.rate_key IS NOT NULL AND length(_tf_submit_one.rate_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'rate_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.rate_key)));
+    END IF;
+    IF _tf_submit_one.concurrency_key IS NOT NULL AND length(_tf_submit_one.concurrency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'concurrency_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.concurrency_key)));
+    END IF;
+    IF _tf_submit_one.ordering_key IS NOT NULL AND length(_tf_submit_one.ordering_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(p || 'ordering_key', format('must be 1 to 200 characters, got %s',
+            length(_tf_submit_one.ordering_key)));
+    END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
         _tf_submit_one.due_now := false;
         RETURN;
     END IF;
 
+    IF v_parents IS NOT NULL OR _tf_submit_one.rate_key IS NOT NULL OR _tf_submit_one.concurrency_key IS NOT NULL
+       OR _tf_submit_one.ordering_key IS NOT NULL THEN
+        v_flow := jsonb_strip_nulls(jsonb_build_object(
+            'depends_on', to_jsonb(v_parents), 'rate_key', _tf_submit_one.rate_key,
+            'concurrency_key', _tf_submit_one.concurrency_key, 'ordering_key', _tf_submit_one.ordering_key));
+    END IF;
     IF _tf_submit_one.idempotency_key IS NOT NULL THEN
         v_fingerprint := taskforge._tf_fingerprint(_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue,
             _tf_submit_one.priority::int, _tf_submit_one.max_attempts::int, _tf_submit_one.scheduled_at,
-            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds);
+            _tf_submit_one.timeout_seconds, _tf_submit_one.delay_seconds, v_flow);
     END IF;
 
     LOOP
+        IF NOT v_locked THEN
+            -- The parents, locked in id order; their states as now committed decide the start.
+            IF v_parents IS NOT NULL THEN
+                SELECT count(*), count(*) FILTER (WHERE l.state <> 'SUCCEEDED'),
+                       count(*) FILTER (WHERE l.state IN ('FAILED', 'CANCELLED'))
+                  INTO v_found, v_pending, v_failed
+                  FROM (SELECT t.task_id, t.state FROM taskforge.tasks t
+                         WHERE t.task_id = ANY (v_parents) ORDER BY t.task_id FOR NO KEY UPDATE) AS l;
+                IF v_found < cardinality(v_parents) THEN
+                    SELECT min(d) INTO v_missing FROM unnest(v_parents) AS d
+                     WHERE NOT EXISTS (SELECT 1 FROM taskforge.tasks t WHERE t.task_id = d);
+                    RAISE EXCEPTION USING ERRCODE = 'TF404',
+                        MESSAGE = format('%sdepends_on: task %s does not exist', p, v_missing),
+                        COLUMN = p || 'depends_on';
+                END IF;
+                UPDATE taskforge.tasks t SET has_children = true
+                 WHERE t.task_id = ANY (v_parents) AND NOT t.has_children;
+                v_state := CASE WHEN v_failed > 0 THEN 'CANCELLED' WHEN v_pending > 0 THEN 'BLOCKED' ELSE 'QUEUED' END;
+            END IF;
+            IF _tf_submit_one.ordering_key IS NOT NULL THEN
+                INSERT INTO taskforge.ordering_keys AS o (ordering_key, created_at)
+                VALUES (_tf_submit_one.ordering_key, _tf_submit_one.now)
+                ON CONFLICT (ordering_key) DO NOTHING;
+                PERFORM 1 FROM taskforge.ordering_keys o WHERE o.ordering_key = _tf_submit_one.ordering_key FOR UPDATE;
+            END IF;
+            IF _tf_submit_one.concurrency_key IS NOT NULL THEN
+                INSERT INTO taskforge.concurrency_keys AS c (concurrency_key, created_at, updated_at)
+                VALUES (_tf_submit_one.concurrency_key, _tf_submit_one.now, _tf_submit_one.now)
+                ON CONFLICT (concurrency_key) DO NOTHING;
+            END IF;
+            v_locked := true;
+        END IF;
+
         INSERT INTO taskforge.tasks AS t
                (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
                 idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
-                created_at, updated_at)
+                parents_pending, rate_key, concurrency_key, ordering_key, keyed,
+                cancel_requested_at, cancel_reason, finished_at, created_at, updated_at)
         VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, 'QUEUED', v_scheduled_at,
+                _tf_submit_one.max_attempts, v_state, v_scheduled_at,
                 _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
-                _tf_submit_one.traceparent, _tf_submit_one.now, _tf_submit_one.now)
+                _tf_submit_one.traceparent, CASE WHEN v_state = 'BLOCKED' THEN v_pending ELSE 0 END,
+                _tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key,
+                coalesce(_tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key) IS NOT NULL,
+                CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
+                CASE WHEN v_state = 'CANCELLED' THEN 'dependency_failed' END,
+                CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
+                _tf_submit_one.now, _tf_submit_one.now)
         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
         IF _tf_submit_one.task_id IS NOT NULL THEN
-            _tf_submit_one.state := 'QUEUED';
+            IF v_parents IS NOT NULL THEN
+                INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
+                SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
+            END IF;
+            _tf_submit_one.state := v_state;
             _tf_submit_one.created := true;
-            _tf_submit_one.due_now := v_scheduled_at <= _tf_submit_one.now;
+            _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
             RETURN;
         END IF;
 
@@ -2350,7 +3006,7 @@ BEGIN
                         p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
                     COLUMN = p || 'idempotency_key',
                     HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
-                        || 'scheduled_at or delay_seconds, and timeout_seconds.';
+                        || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
             END IF;
             _tf_submit_one.created := false;
             _tf_submit_one.due_now := false;
@@ -2361,11 +3017,11 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text) IS
+COMMENT ON FUNCTION taskforge._tf_submit_one(text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision, double precision, boolean, text, bigint[], text, text, text) IS
     'Private: the per-request core of tf_submit, tf_submit_many and tf_enqueue_periodic (validate, insert or resolve the idempotency key; validate only for tf_schedule_periodic). No NOTIFY. Errors: TF400, TF409 with the argument prefixed.';
 REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
     text, jsonb, text, numeric, numeric, timestamptz, text, timestamptz, text, boolean, double precision,
-    double precision, boolean, text
+    double precision, boolean, text, bigint[], text, text, text
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_task_state.sql
@@ -2855,7 +3511,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double
 --   -> TABLE(task_state text, cancel_requested boolean)
 --
 -- Purpose:    stop a task.
---               QUEUED / RETRYING  -> CANCELLED now (it never runs again).
+--               BLOCKED / QUEUED / RETRYING -> CANCELLED now (it never runs again); the
+--                                     BLOCKED descendants of a task that has children end
+--                                     CANCELLED too, cancel_reason 'dependency_failed'
+--                                     (taskforge._tf_release_children).
 --               RUNNING            -> cancel requested: the task keeps running; tf_renew reports
 --                                     cancel_requested = true to its worker; at tf_finalize a
 --                                     success stays SUCCEEDED (the work happened) and any other
@@ -2869,7 +3528,7 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_backoff(numeric, double precision, double
 -- Returns:    one row: the state after the call and whether a cancel has been requested.
 -- Errors:     TF400 task_id NULL or not a whole number within bigint; TF404 no such task.
 -- Locks:      the tasks row FOR UPDATE.
--- Notify:     when it ends a QUEUED or RETRYING task submitted with notify_finished:
+-- Notify:     when it ends a BLOCKED, QUEUED or RETRYING task submitted with notify_finished:
 --             pg_notify('taskforge_finished', task_id), on commit (the row trigger of
 --             taskforge._tf_notify_finished). A cancel request on a RUNNING task notifies
 --             nothing until the task ends.
@@ -2894,9 +3553,9 @@ BEGIN
     v_task_id := tf_cancel.task_id;  -- checked: a whole number within bigint
     v_task := taskforge._tf_lock_task(v_task_id);
 
-    IF v_task.state IN ('QUEUED', 'RETRYING') THEN
+    IF v_task.state IN ('BLOCKED', 'QUEUED', 'RETRYING') THEN
         UPDATE taskforge.tasks t
-           SET state = 'CANCELLED', cancel_requested_at = v_now, cancel_reason = v_reason,
+           SET state = 'CANCELLED', parents_pending = 0, cancel_requested_at = v_now, cancel_reason = v_reason,
                finished_at = v_now, updated_at = v_now
          WHERE t.task_id = v_task_id;
         RETURN QUERY SELECT 'CANCELLED'::text, true;
@@ -2914,7 +3573,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_cancel(numeric, text) IS
-    'Cancel a task: QUEUED/RETRYING -> CANCELLED now; RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
+    'Cancel a task: BLOCKED/QUEUED/RETRYING -> CANCELLED now (BLOCKED descendants too, dependency_failed); RUNNING -> cancel requested (honoured at finalize/recover); terminal unchanged. Ending a task submitted with notify_finished sends NOTIFY taskforge_finished. Errors: TF400, TF404.';
 REVOKE ALL ON FUNCTION taskforge.tf_cancel(numeric, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_cancel(numeric, text) TO taskforge_client;
 
@@ -3500,6 +4159,69 @@ COMMENT ON FUNCTION taskforge.tf_heartbeat(uuid) IS
 REVOKE ALL ON FUNCTION taskforge.tf_heartbeat(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_heartbeat(uuid) TO taskforge_worker;
 
+-- >>> db/functions/tf_parent_results.sql
+-- taskforge.tf_parent_results(task_id numeric, worker_id uuid, attempt_number numeric)
+--   -> TABLE(parent_task_id bigint, state text, result jsonb)
+--
+-- Purpose:    what a handler reads as its parents' results (ctx.parent_results in the Python
+--             and Node workers): one row per parent of the task (tf_submit's depends_on), with
+--             its state (SUCCEEDED for every parent of a task that started) and its result.
+--             Workers read no view (docs/design.md §7), so this function is their way, and
+--             like tf_renew it takes the attempt's fencing token: only the worker running
+--             that attempt gets the rows. Clients and the console read the view
+--             tf_task_dependencies instead.
+-- Parameters: task_id, worker_id, attempt_number  the attempt (tf_claim's columns).
+-- Returns:    the parents in task id order; no rows for a task without parents.
+-- Errors:     TF400 naming the argument; TF404 no such task; TF409 'task_id: ...' when that
+--             attempt does not hold the task (not RUNNING, another attempt or another worker).
+-- Locks:      none.
+-- Clock:      none.
+-- By hand:    yes, with a held attempt.
+CREATE OR REPLACE FUNCTION taskforge.tf_parent_results(task_id numeric, worker_id uuid, attempt_number numeric)
+RETURNS TABLE(parent_task_id bigint, state text, result jsonb)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_task_id bigint;
+    v_task taskforge.tasks%ROWTYPE;
+BEGIN
+    PERFORM taskforge._tf_check_task_id('task_id', tf_parent_results.task_id);
+    v_task_id := tf_parent_results.task_id;  -- checked: a whole number within bigint
+    IF tf_parent_results.worker_id IS NULL THEN
+        PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
+    END IF;
+    PERFORM taskforge._tf_check_int('attempt_number', tf_parent_results.attempt_number, 1, 10000);
+    SELECT * INTO v_task FROM taskforge.tasks t WHERE t.task_id = v_task_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF404', MESSAGE = format('task_id: no task %s', v_task_id),
+            COLUMN = 'task_id';
+    END IF;
+    IF v_task.state <> 'RUNNING' OR v_task.owner_worker_id IS DISTINCT FROM tf_parent_results.worker_id
+       OR v_task.attempt_count <> tf_parent_results.attempt_number THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('task_id: attempt %s of task %s is not held by worker %s (task is %s at attempt %s)',
+                             tf_parent_results.attempt_number, v_task_id, tf_parent_results.worker_id,
+                             v_task.state, v_task.attempt_count),
+            COLUMN = 'task_id';
+    END IF;
+    RETURN QUERY
+        SELECT p.task_id, p.state::text, p.result
+          FROM taskforge.task_dependencies d
+          JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+         WHERE d.child_task_id = v_task_id
+         ORDER BY p.task_id;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) IS
+    'A running attempt''s parents (depends_on) with their state and result, for the worker holding that attempt (fencing token as tf_renew). Errors: TF400, TF404, TF409 (attempt not held).';
+REVOKE ALL ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) TO taskforge_worker;
+
 -- >>> db/functions/tf_pause_queue.sql
 -- taskforge.tf_pause_queue(queue text) -> boolean
 --
@@ -3613,6 +4335,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 --             more than older_than_seconds ago, oldest first, at most max_tasks per call; their
 --             attempts go with them (ON DELETE CASCADE) and their idempotency keys become free.
 --             Call repeatedly while it returns max_tasks (the scheduler does, with --retain-days).
+--             A parent (depends_on) is kept while one of its children is not terminal, so the
+--             child's handler can still read its result; the dependency edges of the deleted
+--             tasks are deleted with them.
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
@@ -3634,6 +4359,7 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_cutoff timestamptz;
     v_deleted int;
+    v_ids bigint[];
 BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
     PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
@@ -3643,16 +4369,30 @@ BEGIN
         SELECT t.task_id
           FROM taskforge.tasks t
          WHERE t.finished_at < v_cutoff
+           -- A parent stays while a child is not terminal (its handler may read the result).
+           AND (NOT t.has_children
+                OR NOT EXISTS (SELECT 1 FROM taskforge.task_dependencies d
+                                 JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+                                WHERE d.parent_task_id = t.task_id AND c.finished_at IS NULL))
          ORDER BY t.finished_at
          LIMIT tf_prune.max_tasks
            FOR UPDATE OF t SKIP LOCKED
     )
-    DELETE FROM taskforge.tasks t
-     USING victims v
-     WHERE t.task_id = v.task_id
-       AND t.finished_at < v_cutoff
-       AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED');
-    GET DIAGNOSTICS v_deleted = ROW_COUNT;
+    , deleted AS (
+        DELETE FROM taskforge.tasks t
+         USING victims v
+         WHERE t.task_id = v.task_id
+           AND t.finished_at < v_cutoff
+           AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+        RETURNING t.task_id
+    )
+    SELECT array_agg(d.task_id) INTO v_ids FROM deleted d;
+    v_deleted := coalesce(cardinality(v_ids), 0);
+    -- Their dependency edges, both ways (task_dependencies has no foreign keys: 20_tables.sql).
+    IF v_deleted > 0 AND EXISTS (SELECT 1 FROM taskforge.task_dependencies LIMIT 1) THEN
+        DELETE FROM taskforge.task_dependencies d
+         WHERE d.child_task_id = ANY (v_ids) OR d.parent_task_id = ANY (v_ids);
+    END IF;
     RETURN v_deleted;
 END;
 $fn$;
@@ -4209,13 +4949,19 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_resume_queue(text) TO taskforge_client;
 --             extra_attempts), so at least extra_attempts further attempts are allowed.
 --             The task keeps its id, idempotency key and fingerprint; result, last_error and
 --             the cancel request are cleared.
+--             A task with parents (depends_on) goes back to BLOCKED instead when a parent is
+--             not SUCCEEDED, and a parent FAILED or CANCELLED refuses the retry (TF409: redrive
+--             the parent first). A redriven task that has children brings back the children it
+--             cancelled ('dependency_failed') as BLOCKED, and so on down the graph
+--             (taskforge._tf_release_children): tf_retry of a failed parent replays its flow.
 -- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
 --             writes gets TF400 naming it, not 42883); extra_attempts  whole number 1..1000.
--- Returns:    one row: 'QUEUED' and the new max_attempts.
+-- Returns:    one row: 'QUEUED' (or 'BLOCKED', above) and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
---             (a success is never replayed; cancel first to replay waiting work).
--- Locks:      the tasks row FOR UPDATE.
+--             (a success is never replayed; cancel first to replay waiting work), or a
+--             parent of it is FAILED or CANCELLED.
+-- Locks:      the tasks row FOR UPDATE; with parents, their rows FOR SHARE.
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
@@ -4233,6 +4979,9 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_task taskforge.tasks%ROWTYPE;
     v_budget int;
+    v_pending int := 0;
+    v_failed_parent bigint;
+    v_state text := 'QUEUED';
 BEGIN
     PERFORM taskforge._tf_check_task_id('task_id', tf_retry.task_id);
     v_task_id := tf_retry.task_id;  -- checked: a whole number within bigint
@@ -4249,18 +4998,39 @@ BEGIN
         PERFORM taskforge._tf_invalid('extra_attempts', format('would raise max_attempts to %s; the limit is 10000', v_budget));
     END IF;
 
+    -- Parents (depends_on): locked, then judged.
+    PERFORM 1 FROM taskforge.tasks p
+     WHERE p.task_id IN (SELECT d.parent_task_id FROM taskforge.task_dependencies d WHERE d.child_task_id = v_task_id)
+     ORDER BY p.task_id FOR SHARE OF p;
+    SELECT count(*) FILTER (WHERE p.state <> 'SUCCEEDED'),
+           min(p.task_id) FILTER (WHERE p.state IN ('FAILED', 'CANCELLED'))
+      INTO v_pending, v_failed_parent
+      FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+     WHERE d.child_task_id = v_task_id;
+    IF v_failed_parent IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409',
+            MESSAGE = format('task_id: task %s depends on task %s, which is %s; retry that one first',
+                             v_task_id, v_failed_parent, taskforge._tf_task_state(v_failed_parent)),
+            COLUMN = 'task_id';
+    END IF;
+    IF v_pending > 0 THEN
+        v_state := 'BLOCKED';
+    END IF;
+
     UPDATE taskforge.tasks t
-       SET state = 'QUEUED', max_attempts = v_budget, scheduled_at = v_now,
+       SET state = v_state, parents_pending = v_pending, max_attempts = v_budget, scheduled_at = v_now,
            finished_at = NULL, result = NULL, last_error = NULL,
            cancel_requested_at = NULL, cancel_reason = NULL, updated_at = v_now
      WHERE t.task_id = v_task_id;
-    PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
-    RETURN QUERY SELECT 'QUEUED'::text, v_budget;
+    IF v_state = 'QUEUED' THEN
+        PERFORM taskforge._tf_notify_queues(ARRAY[v_task.queue]);
+    END IF;
+    RETURN QUERY SELECT v_state, v_budget;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_retry(numeric, numeric) IS
-    'Dead-letter redrive: FAILED/CANCELLED -> QUEUED with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
+    'Dead-letter redrive: FAILED/CANCELLED -> QUEUED (BLOCKED while a parent is unfinished; TF409 if one failed; its cancelled dependants come back) with budget max(max_attempts, attempts + extra_attempts); history kept. Errors: TF400, TF404, TF409 (state does not allow it).';
 REVOKE ALL ON FUNCTION taskforge.tf_retry(numeric, numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_retry(numeric, numeric) TO taskforge_client;
 
@@ -4475,6 +5245,71 @@ REVOKE ALL ON FUNCTION taskforge.tf_schema_version() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_schema_version()
     TO taskforge_worker, taskforge_scheduler, taskforge_client;
 
+-- >>> db/functions/tf_set_concurrency_limit.sql
+-- taskforge.tf_set_concurrency_limit(concurrency_key text, max_running numeric) -> int
+--
+-- Purpose:    set or clear the limit of a concurrency key (tf_submit's concurrency_key): at no
+--             instant are more than max_running of the key's tasks RUNNING, however many
+--             claimers run. Claims of a key are serialised on its taskforge.concurrency_keys row
+--             (a claimer that finds it locked skips the key for that claim, it never waits), and
+--             count the key's RUNNING tasks under that lock, as for a queue limit
+--             (tf_set_queue_limit). Lowering a limit below the RUNNING count stops nothing: the
+--             key gets no new claims until it is under the limit again. Every concurrency key
+--             takes part in fair claiming whether it has a limit or not (docs/flow-control.md).
+-- Parameters: concurrency_key  1..200 characters (it need not have tasks yet).
+--             max_running      whole number 1..1000000, or NULL to remove the limit.
+-- Returns:    the previous limit (NULL = it was unlimited).
+-- Errors:     TF400 naming the argument. Nothing written on error.
+-- Locks:      the key's taskforge.concurrency_keys row (created if missing) FOR UPDATE.
+-- Notify:     pg_notify('taskforge', queue) for each queue with QUEUED tasks of the key when the
+--             limit is raised or removed.
+-- Clock:      clock_timestamp() at entry (updated_at).
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_set_concurrency_limit(concurrency_key text, max_running numeric)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_old int;
+    v_queues text[];
+BEGIN
+    IF tf_set_concurrency_limit.concurrency_key IS NULL
+       OR length(tf_set_concurrency_limit.concurrency_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('concurrency_key', format('must be 1 to 200 characters, got %s',
+            coalesce(length(tf_set_concurrency_limit.concurrency_key)::text, 'NULL')));
+    END IF;
+    IF tf_set_concurrency_limit.max_running IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('max_running', tf_set_concurrency_limit.max_running, 1, 1000000);
+    END IF;
+    INSERT INTO taskforge.concurrency_keys AS k (concurrency_key, created_at, updated_at)
+    VALUES (tf_set_concurrency_limit.concurrency_key, v_now, v_now)
+    ON CONFLICT (concurrency_key) DO NOTHING;
+    SELECT k.max_running INTO v_old FROM taskforge.concurrency_keys k
+     WHERE k.concurrency_key = tf_set_concurrency_limit.concurrency_key FOR UPDATE;
+    UPDATE taskforge.concurrency_keys k
+       SET max_running = tf_set_concurrency_limit.max_running, updated_at = v_now
+     WHERE k.concurrency_key = tf_set_concurrency_limit.concurrency_key;
+    IF v_old IS NOT NULL AND (tf_set_concurrency_limit.max_running IS NULL OR tf_set_concurrency_limit.max_running > v_old) THEN
+        SELECT array_agg(DISTINCT t.queue) INTO v_queues FROM taskforge.tasks t
+         WHERE t.state = 'QUEUED' AND t.concurrency_key = tf_set_concurrency_limit.concurrency_key;
+        IF v_queues IS NOT NULL THEN
+            PERFORM taskforge._tf_notify_queues(v_queues);
+        END IF;
+    END IF;
+    RETURN v_old;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) IS
+    'Set (1..1000000) or clear (NULL) the maximum number of RUNNING tasks of a concurrency key; returns the previous limit. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) TO taskforge_client;
+
 -- >>> db/functions/tf_set_queue_limit.sql
 -- taskforge.tf_set_queue_limit(queue text, max_running numeric) -> int
 --
@@ -4525,16 +5360,104 @@ COMMENT ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) IS
 REVOKE ALL ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskforge_client;
 
+-- >>> db/functions/tf_set_rate_limit.sql
+-- taskforge.tf_set_rate_limit(rate_key text, per_second double precision, burst numeric DEFAULT NULL)
+--   -> TABLE(previous_per_second double precision, previous_burst int)
+--
+-- Purpose:    set or clear the rate limit of a rate key (tf_submit's rate_key): a token bucket
+--             holding at most burst tokens, refilled at per_second tokens per second of database
+--             time. Each task of the key that a claim starts takes one token, in the claim's own
+--             transaction and under the bucket's row lock, so in any window of T seconds (the
+--             attempts' started_at) at most burst + per_second * T of the key's tasks start,
+--             however many claimers run (docs/flow-control.md). A task with no token waits
+--             QUEUED; nothing is refused at submit. A new bucket starts full; changing a
+--             limit keeps the tokens the bucket holds now (at most the new burst).
+-- Parameters: rate_key    1..200 characters.
+--             per_second  finite, 0 < r <= 1000000 tokens per second, or NULL to remove the
+--                         limit (the key's tasks then start without tokens).
+--             burst       whole number 1..1000000, or NULL for max(1, ceil(per_second)).
+-- Returns:    one row: the limit before the call (NULLs when there was none).
+-- Errors:     TF400 naming the argument. Nothing written on error.
+-- Locks:      the key's taskforge.rate_limits row (FOR UPDATE when it exists).
+-- Notify:     pg_notify('taskforge', queue) for each queue with QUEUED tasks of the key when the
+--             limit is raised or removed, so idle workers look again.
+-- Clock:      clock_timestamp() at entry: the bucket's refill time.
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_set_rate_limit(
+    rate_key text,
+    per_second double precision,
+    burst numeric DEFAULT NULL)
+RETURNS TABLE(previous_per_second double precision, previous_burst int)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_old taskforge.rate_limits%ROWTYPE;
+    v_burst int;
+    v_tokens double precision;
+    v_queues text[];
+BEGIN
+    IF tf_set_rate_limit.rate_key IS NULL OR length(tf_set_rate_limit.rate_key) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid('rate_key', format('must be 1 to 200 characters, got %s',
+            coalesce(length(tf_set_rate_limit.rate_key)::text, 'NULL')));
+    END IF;
+    IF tf_set_rate_limit.per_second IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true);
+    END IF;
+    IF tf_set_rate_limit.burst IS NOT NULL THEN
+        PERFORM taskforge._tf_check_int('burst', tf_set_rate_limit.burst, 1, 1000000);
+        IF tf_set_rate_limit.per_second IS NULL THEN
+            PERFORM taskforge._tf_invalid('burst', 'must be NULL when per_second is NULL (the limit is removed)');
+        END IF;
+    END IF;
+    SELECT * INTO v_old FROM taskforge.rate_limits r WHERE r.rate_key = tf_set_rate_limit.rate_key FOR UPDATE;
+    IF tf_set_rate_limit.per_second IS NULL THEN
+        DELETE FROM taskforge.rate_limits r WHERE r.rate_key = tf_set_rate_limit.rate_key;
+    ELSE
+        v_burst := coalesce(tf_set_rate_limit.burst::int, greatest(1, ceil(tf_set_rate_limit.per_second)::int));
+        v_tokens := CASE WHEN v_old.rate_key IS NULL THEN v_burst
+                         ELSE least(v_burst, v_old.tokens + v_old.per_second
+                                    * greatest(0, extract(epoch FROM v_now - v_old.refilled_at)::double precision)) END;
+        INSERT INTO taskforge.rate_limits AS r (rate_key, per_second, burst, tokens, refilled_at, created_at, updated_at)
+        VALUES (tf_set_rate_limit.rate_key, tf_set_rate_limit.per_second, v_burst, v_tokens,
+                greatest(v_now, v_old.refilled_at), v_now, v_now)
+        ON CONFLICT (rate_key) DO UPDATE
+           SET per_second = excluded.per_second, burst = excluded.burst, tokens = excluded.tokens,
+               refilled_at = excluded.refilled_at, updated_at = excluded.updated_at;
+    END IF;
+    IF v_old.rate_key IS NOT NULL AND (tf_set_rate_limit.per_second IS NULL OR tf_set_rate_limit.per_second > v_old.per_second
+                                       OR v_burst > v_old.burst) THEN
+        SELECT array_agg(DISTINCT t.queue) INTO v_queues FROM taskforge.tasks t
+         WHERE t.state = 'QUEUED' AND t.keyed AND t.rate_key = tf_set_rate_limit.rate_key;
+        IF v_queues IS NOT NULL THEN
+            PERFORM taskforge._tf_notify_queues(v_queues);
+        END IF;
+    END IF;
+    RETURN QUERY SELECT v_old.per_second, v_old.burst;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_set_rate_limit(text, double precision, numeric) IS
+    'Set (per_second > 0, burst 1..1000000, default ceil(per_second)) or remove (NULL) the token-bucket rate limit of a rate key: at most burst + per_second * T starts in any T seconds. Returns the previous limit. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_set_rate_limit(text, double precision, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_rate_limit(text, double precision, numeric) TO taskforge_client;
+
 -- >>> db/functions/tf_submit.sql
 -- taskforge.tf_submit(task_type text, payload jsonb DEFAULT '{}', queue text DEFAULT 'default',
 --     priority numeric DEFAULT 0, max_attempts numeric DEFAULT 3, scheduled_at timestamptz DEFAULT NULL,
 --     idempotency_key text DEFAULT NULL, timeout_seconds double precision DEFAULT NULL,
 --     delay_seconds double precision DEFAULT NULL, notify_finished boolean DEFAULT false,
---     traceparent text DEFAULT NULL)
+--     traceparent text DEFAULT NULL, depends_on bigint[] DEFAULT NULL, rate_key text DEFAULT NULL,
+--     concurrency_key text DEFAULT NULL, ordering_key text DEFAULT NULL)
 --   -> TABLE(task_id bigint, state text, created boolean)
 --
 -- Purpose:    admit one task. A committed task starts QUEUED with no attempts and becomes
---             eligible once scheduled_at (NULL = now, or now + delay_seconds) has passed.
+--             eligible once scheduled_at (NULL = now, or now + delay_seconds) has passed; with
+--             depends_on it starts BLOCKED until its parents SUCCEEDED (below).
 -- Parameters: task_type        a registered type (tf_register_task_type).
 --             payload          a JSON object, at most 1 MiB as JSON text and nested at most
 --                              100 levels deep (objects and arrays; the payload object is level
@@ -4579,10 +5502,32 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 --                              stored and returned as the last column of every claim of the
 --                              task (tf_claim, tf_finalize_and_claim), so a worker can link its
 --                              attempt's span to it.
+--             The last four were appended together (issue 18; docs/workflows.md and
+--             docs/flow-control.md):
+--             depends_on       parent task ids: NULL or empty for none, else at most 1000
+--                              existing tasks (duplicates count once; a NULL element is TF400,
+--                              a missing task TF404 COLUMN 'depends_on'). The task starts
+--                              BLOCKED while a parent is not SUCCEEDED and becomes QUEUED in the
+--                              transaction of its last parent's success; when a parent ends
+--                              FAILED or CANCELLED (or already has), it ends CANCELLED with
+--                              cancel_reason 'dependency_failed' and no attempt, and so do its
+--                              own BLOCKED descendants. Only existing tasks can be parents, so
+--                              no cycle can be formed.
+--             rate_key         a key of 1..200 characters or NULL: the task starts only with a
+--                              token of its key's bucket (tf_set_rate_limit; a key without one
+--                              is unlimited).
+--             concurrency_key  1..200 characters or NULL: at most the key's max_running
+--                              (tf_set_concurrency_limit; none: unlimited) of its tasks RUNNING
+--                              at once, and claims rotate across keys (fair claiming).
+--             ordering_key     1..200 characters or NULL: the key's tasks run one at a time in
+--                              task id order (the order their submits commit in: each submit
+--                              locks the key's row); the next starts once the previous is
+--                              terminal, and the whole key waits while one is RETRYING.
 -- Idempotency: the key is reserved by a partial unique index for as long as the task row
 --             exists. The request fingerprint (taskforge._tf_fingerprint) covers task_type,
 --             payload, queue, priority, max_attempts and scheduled_at (UTC; NULL stays NULL),
---             timeout_seconds when one is given, and delay_seconds when one is given, as given
+--             timeout_seconds when one is given, depends_on and the three keys when given,
+--             and delay_seconds when one is given, as given
 --             (not the instant it yields): replaying a delayed submit, later, with the same key
 --             returns the stored task (created = false, its scheduled_at from the first call)
 --             instead of TF409. notify_finished and traceparent are not part of it: a replay
@@ -4598,7 +5543,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_limit(text, numeric) TO taskfor
 --             COLUMN '<argument>'; TF409 key reused with a different request, COLUMN
 --             'idempotency_key' (docs/sql-api.md#errors). Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
 --             key can raise 40001 (serialization_failure): retry the transaction.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter.
+-- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter; the
+--             parents' rows (depends_on) and the ordering key's row until commit.
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit);
 --             with notify_finished, later, pg_notify('taskforge_finished', task_id) when it ends.
 -- Clock:      clock_timestamp() once at entry: created_at, the default schedule and the base of
@@ -4616,7 +5562,11 @@ CREATE OR REPLACE FUNCTION taskforge.tf_submit(
     timeout_seconds double precision DEFAULT NULL,
     delay_seconds double precision DEFAULT NULL,
     notify_finished boolean DEFAULT false,
-    traceparent text DEFAULT NULL)
+    traceparent text DEFAULT NULL,
+    depends_on bigint[] DEFAULT NULL,
+    rate_key text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL,
+    ordering_key text DEFAULT NULL)
 RETURNS TABLE(task_id bigint, state text, created boolean)
 LANGUAGE plpgsql
 ROWS 1
@@ -4635,7 +5585,9 @@ BEGIN
                                     v_now, '', timeout_seconds => tf_submit.timeout_seconds,
                                     delay_seconds => tf_submit.delay_seconds,
                                     notify_finished => tf_submit.notify_finished,
-                                    traceparent => tf_submit.traceparent);
+                                    traceparent => tf_submit.traceparent, depends_on => tf_submit.depends_on,
+                                    rate_key => tf_submit.rate_key, concurrency_key => tf_submit.concurrency_key,
+                                    ordering_key => tf_submit.ordering_key);
     IF r.due_now THEN
         PERFORM taskforge._tf_notify_queues(ARRAY[tf_submit.queue]);
     END IF;
@@ -4643,13 +5595,15 @@ BEGIN
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text) IS
-    'Admit a task (QUEUED, no attempts), due at scheduled_at or after delay_seconds (database clock). Idempotency key + SHA-256 request fingerprint (the delay as given; not notify_finished or traceparent): replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now; with notify_finished, NOTIFY taskforge_finished(task_id) when it ends. traceparent is returned by its claims. Errors: TF400, TF409.';
+COMMENT ON FUNCTION taskforge.tf_submit(text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text, bigint[], text, text, text) IS
+    'Admit a task (QUEUED, no attempts), due at scheduled_at or after delay_seconds (database clock). Idempotency key + SHA-256 request fingerprint (the delay as given; not notify_finished or traceparent): replay returns the stored task with created=false; a different request is TF409. NOTIFY taskforge(queue) when due now; with notify_finished, NOTIFY taskforge_finished(task_id) when it ends. traceparent is returned by its claims. depends_on: BLOCKED until every parent SUCCEEDED (CANCELLED dependency_failed if one fails); rate_key, concurrency_key, ordering_key: flow control. Errors: TF400, TF404 (depends_on), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text,
+    bigint[], text, text, text
 ) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
-    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text
+    text, jsonb, text, numeric, numeric, timestamptz, text, double precision, double precision, boolean, text,
+    bigint[], text, text, text
 ) TO taskforge_client;
 
 -- >>> db/functions/tf_submit_many.sql
@@ -4685,6 +5639,16 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_submit(
 --                                tf_submit). Not in the fingerprint.
 --               traceparent      a W3C traceparent string (tf_submit's rule) or null. Not in
 --                                the fingerprint.
+--               depends_on       a JSON array of parent task ids (whole JSON numbers) or null.
+--               depends_on_positions
+--                                a JSON array of 0-based positions of EARLIER elements of this
+--                                call (a position >= the element's own is TF400), or null: their
+--                                tasks are parents too, so a whole graph is submitted in one call
+--                                and one transaction. Both lists together obey tf_submit's
+--                                depends_on rules (at most 1000, the fingerprint covers the
+--                                resolved ids: a replayed graph resolves to the same ids).
+--               rate_key, concurrency_key, ordering_key
+--                                strings or null (tf_submit's rules).
 --             Why one jsonb array and not parallel arrays: a request keeps its keys together
 --             (no eleven arrays to keep aligned), an element can omit a key and get tf_submit's
 --             default, the JSON-lines file of `taskforge submit --from-file` maps one to one,
@@ -4721,7 +5685,8 @@ DECLARE
     c_max_requests constant int := 10000;
     c_keys constant text[] := ARRAY['task_type', 'payload', 'queue', 'priority', 'max_attempts', 'scheduled_at',
                                     'idempotency_key', 'timeout_seconds', 'delay_seconds', 'notify_finished',
-                                    'traceparent'];
+                                    'traceparent', 'depends_on', 'depends_on_positions', 'rate_key',
+                                    'concurrency_key', 'ordering_key'];
     v_now timestamptz := clock_timestamp();
     v_count int;
     v_request jsonb;
@@ -4737,6 +5702,11 @@ DECLARE
     v_scheduled_at timestamptz;
     v_queue text;
     v_due_queues text[] := '{}';
+    v_ids bigint[] := '{}';
+    v_parents bigint[];
+    v_list text;
+    v_elem jsonb;
+    v_pos int;
     r record;
 BEGIN
     IF tf_submit_many.requests IS NULL OR jsonb_typeof(tf_submit_many.requests) <> 'array' THEN
@@ -4764,8 +5734,11 @@ BEGIN
         IF jsonb_typeof(v_request -> 'task_type') <> 'string' OR jsonb_typeof(v_request -> 'queue') <> 'string'
            OR jsonb_typeof(v_request -> 'idempotency_key') <> 'string'
            OR jsonb_typeof(v_request -> 'scheduled_at') <> 'string'
-           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' THEN
-            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent'] LOOP
+           OR jsonb_typeof(v_request -> 'traceparent') <> 'string' OR jsonb_typeof(v_request -> 'rate_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'concurrency_key') <> 'string'
+           OR jsonb_typeof(v_request -> 'ordering_key') <> 'string' THEN
+            FOREACH v_key IN ARRAY ARRAY['task_type', 'queue', 'idempotency_key', 'scheduled_at', 'traceparent',
+                                         'rate_key', 'concurrency_key', 'ordering_key'] LOOP
                 IF jsonb_typeof(v_request -> v_key) NOT IN ('string', 'null') THEN
                     PERFORM taskforge._tf_invalid(v_prefix || v_key, format('must be a JSON string or null, got %s',
                         jsonb_typeof(v_request -> v_key)));
@@ -4831,11 +5804,45 @@ BEGIN
             v_notify := CASE WHEN jsonb_typeof(v_value) = 'boolean' THEN v_value::boolean END;
         END IF;
 
+        -- Parents: task ids, and positions of earlier elements turned into their task ids.
+        v_parents := NULL;
+        IF v_request ? 'depends_on' OR v_request ? 'depends_on_positions' THEN
+            v_parents := '{}';
+            FOREACH v_list IN ARRAY ARRAY['depends_on', 'depends_on_positions'] LOOP
+                v_value := v_request -> v_list;
+                CONTINUE WHEN v_value IS NULL OR jsonb_typeof(v_value) = 'null';
+                IF jsonb_typeof(v_value) <> 'array' THEN
+                    PERFORM taskforge._tf_invalid(v_prefix || v_list, format('must be a JSON array of whole numbers, got %s',
+                        left(v_value::text, 100)));
+                END IF;
+                FOR v_pos IN 0 .. jsonb_array_length(v_value) - 1 LOOP
+                    v_elem := v_value -> v_pos;
+                    IF jsonb_typeof(v_elem) <> 'number' OR v_elem::numeric <> trunc(v_elem::numeric)
+                       OR v_elem::numeric NOT BETWEEN 0 AND 9223372036854775807 THEN
+                        PERFORM taskforge._tf_invalid(v_prefix || v_list, format('element %s must be a whole number >= 0, got %s',
+                            v_pos, left(v_elem::text, 100)));
+                    END IF;
+                    IF v_list = 'depends_on' THEN
+                        v_parents := v_parents || (v_elem::numeric)::bigint;
+                    ELSIF v_elem::numeric >= v_index THEN
+                        PERFORM taskforge._tf_invalid(v_prefix || v_list, format(
+                            'element %s must be the position of an earlier element (0..%s), got %s', v_pos, v_index - 1, v_elem));
+                    ELSE
+                        v_parents := v_parents || v_ids[(v_elem::numeric)::int + 1];
+                    END IF;
+                END LOOP;
+            END LOOP;
+        END IF;
+
         v_queue := CASE WHEN v_request ? 'queue' THEN v_request ->> 'queue' ELSE 'default' END;
         r := taskforge._tf_submit_one(v_request ->> 'task_type', coalesce(v_request -> 'payload', '{}'::jsonb),
                                       v_queue, v_nums[1], v_nums[2], v_scheduled_at, v_request ->> 'idempotency_key',
                                       v_now, v_prefix, timeout_seconds => v_timeout, delay_seconds => v_delay,
-                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent');
+                                      notify_finished => v_notify, traceparent => v_request ->> 'traceparent',
+                                      depends_on => v_parents, rate_key => v_request ->> 'rate_key',
+                                      concurrency_key => v_request ->> 'concurrency_key',
+                                      ordering_key => v_request ->> 'ordering_key');
+        v_ids := v_ids || r.task_id;
         IF r.due_now AND v_queue <> ALL (v_due_queues) THEN
             v_due_queues := v_due_queues || v_queue;
         END IF;
@@ -4850,7 +5857,7 @@ END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_submit_many(jsonb) IS
-    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished and traceparent included), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
+    'Batch tf_submit: a JSON array of 1..10000 request objects (tf_submit''s parameter names as keys, delay_seconds, notify_finished, traceparent, depends_on and the flow keys included, plus depends_on_positions: earlier elements as parents), each under exactly tf_submit''s rules; one row per request in input order; one NOTIFY per queue with due work. Errors: TF400 naming requests[i].argument (also its COLUMN), TF409.';
 REVOKE ALL ON FUNCTION taskforge.tf_submit_many(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_submit_many(jsonb) TO taskforge_client;
 
@@ -4915,9 +5922,10 @@ $names$;
 ALTER DOMAIN taskforge.traceparent ADD CONSTRAINT traceparent_format CHECK (taskforge._tf_traceparent_ok(VALUE));
 
 -- >>> db/schema/55_triggers.sql
--- Row triggers, after the functions they call. One only: the finished notification of tasks
+-- Row triggers, after the functions they call. Two: the finished notification of tasks
 -- submitted with notify_finished (taskforge._tf_notify_finished, whose header says why this is
--- a trigger). The WHEN clause keeps every other task off it: for a row without the flag an
+-- a trigger), and the dependency rules of tasks that have children
+-- (taskforge._tf_release_children). The WHEN clause keeps every other task off it: for a row without the flag an
 -- UPDATE pays the test of one boolean column and queues no trigger event (measured on the worker
 -- turn: docs/benchmarks.md, "The hot path in SQL"). UPDATE OF state: statements that leave the
 -- state alone (renewals, cancel requests) do not even test it.
@@ -4926,6 +5934,13 @@ CREATE TRIGGER tasks_notify_finished
     FOR EACH ROW
     WHEN (new.notify_finished)
     EXECUTE FUNCTION taskforge._tf_notify_finished();
+-- The same pattern for dependencies: only a task that has children (has_children, set when a
+-- child is submitted) calls the rules; every other row pays the test of one boolean column.
+CREATE TRIGGER tasks_release_children
+    AFTER UPDATE OF state ON taskforge.tasks
+    FOR EACH ROW
+    WHEN (new.has_children)
+    EXECUTE FUNCTION taskforge._tf_release_children();
 
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run
@@ -4945,10 +5960,49 @@ SELECT t.task_id, t.task_type, t.queue::text AS queue, t.priority::int AS priori
        t.payload::jsonb AS payload, t.result, t.last_error,
        a.state::text AS current_attempt_state, a.worker_id AS current_attempt_worker_id,
        a.started_at AS current_attempt_started_at, a.finished_at AS current_attempt_finished_at,
-       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent
+       t.timeout_seconds, t.deadline_at, t.notify_finished, t.traceparent::text AS traceparent,
+       t.parents_pending, t.has_children, t.rate_key::text AS rate_key,
+       t.concurrency_key::text AS concurrency_key, t.ordering_key::text AS ordering_key
   FROM taskforge.tasks t
   LEFT JOIN taskforge.attempts a ON a.task_id = t.task_id AND a.attempt_number = t.attempt_count;
 COMMENT ON VIEW taskforge.tf_tasks IS 'Tasks with their current (latest) attempt.';
+
+-- Dependency edges with both ends' states (tf_submit's depends_on): a child's parents and their
+-- results (what a handler reads as its parents' results), a parent's children.
+CREATE VIEW taskforge.tf_task_dependencies AS
+SELECT d.child_task_id, c.task_type AS child_task_type, c.state::text AS child_state,
+       c.parents_pending AS child_parents_pending,
+       d.parent_task_id, p.task_type AS parent_task_type, p.state::text AS parent_state,
+       p.result AS parent_result, p.finished_at AS parent_finished_at
+  FROM taskforge.task_dependencies d
+  JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+  JOIN taskforge.tasks p ON p.task_id = d.parent_task_id;
+COMMENT ON VIEW taskforge.tf_task_dependencies IS
+    'Dependency edges (child waits for parent) with both tasks'' type and state, and the parent''s result.';
+
+-- Flow-control settings with their live counts (docs/flow-control.md): rate limits with the
+-- tokens available now (database time), and concurrency keys with their RUNNING and QUEUED tasks.
+CREATE VIEW taskforge.tf_rate_limits AS
+SELECT r.rate_key::text AS rate_key, r.per_second, r.burst,
+       least(r.burst::double precision,
+             r.tokens + r.per_second * greatest(0, extract(epoch FROM now() - r.refilled_at)::double precision))
+           AS tokens_now,
+       (SELECT count(*) FROM taskforge.tasks t WHERE t.state = 'QUEUED' AND t.keyed AND t.rate_key = r.rate_key)
+           AS queued,
+       r.refilled_at, r.created_at, r.updated_at
+  FROM taskforge.rate_limits r;
+COMMENT ON VIEW taskforge.tf_rate_limits IS
+    'Rate limits per rate key: per_second, burst, tokens available now (database time), QUEUED tasks of the key.';
+CREATE VIEW taskforge.tf_concurrency_keys AS
+SELECT k.concurrency_key::text AS concurrency_key, k.max_running,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.state = 'RUNNING' AND t.concurrency_key = k.concurrency_key) AS running,
+       (SELECT count(*) FROM taskforge.tasks t
+         WHERE t.state = 'QUEUED' AND t.concurrency_key = k.concurrency_key) AS queued,
+       k.last_claimed_at, k.created_at, k.updated_at
+  FROM taskforge.concurrency_keys k;
+COMMENT ON VIEW taskforge.tf_concurrency_keys IS
+    'Concurrency keys: max_running (NULL = unlimited), RUNNING and QUEUED counts, when a claim last started one (fair rotation).';
 
 -- Attempt history, with durations and (for ABANDONED) the recovery lag after lease expiry.
 CREATE VIEW taskforge.tf_attempts AS
@@ -5009,7 +6063,7 @@ CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
- CROSS JOIN (VALUES ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+ CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
   LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;
@@ -5181,7 +6235,58 @@ SELECT 'attempt final state without finish time, or running with one', a.task_id
 UNION ALL
 SELECT 'abandoned attempt recovered before its lease expired', a.task_id, a.attempt_number,
        format('lease_expires_at=%s finished_at=%s', a.lease_expires_at, a.finished_at)
-  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at;
+  FROM taskforge.attempts a WHERE a.state = 'ABANDONED' AND a.finished_at < a.lease_expires_at
+UNION ALL
+-- Dependencies (taskforge._tf_release_children).
+SELECT 'blocked task whose parents_pending is not its count of parents not SUCCEEDED', t.task_id, NULL,
+       format('parents_pending=%s unfinished parents=%s', t.parents_pending, u.unfinished)
+  FROM taskforge.tasks t
+ CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE p.state <> 'SUCCEEDED') AS unfinished,
+                            count(*) FILTER (WHERE p.state IN ('FAILED', 'CANCELLED')) AS failed
+                       FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+                      WHERE d.child_task_id = t.task_id) u
+ WHERE t.state = 'BLOCKED' AND (u.unfinished = 0 OR u.unfinished <> t.parents_pending)
+UNION ALL
+SELECT 'blocked task with a FAILED or CANCELLED parent, or with attempts', t.task_id, NULL,
+       format('attempt_count=%s', t.attempt_count)
+  FROM taskforge.tasks t
+ WHERE t.state = 'BLOCKED'
+   AND (t.attempt_count > 0
+        OR EXISTS (SELECT 1 FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+                    WHERE d.child_task_id = t.task_id AND p.state IN ('FAILED', 'CANCELLED')))
+UNION ALL
+SELECT 'live task past its BLOCKED state with a parent not SUCCEEDED', d.child_task_id, NULL,
+       format('state=%s parent=%s parent state=%s', c.state, d.parent_task_id, p.state)
+  FROM taskforge.task_dependencies d
+  JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+  JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+ WHERE c.state IN ('QUEUED', 'RUNNING', 'RETRYING') AND p.state <> 'SUCCEEDED'
+UNION ALL
+SELECT 'parent of a dependency edge not marked has_children', d.parent_task_id, NULL,
+       format('child=%s', d.child_task_id)
+  FROM taskforge.task_dependencies d JOIN taskforge.tasks p ON p.task_id = d.parent_task_id
+ WHERE NOT p.has_children
+UNION ALL
+-- Flow control (taskforge._tf_claim_keyed).
+SELECT 'concurrency key with more RUNNING tasks than its max_running', NULL, NULL,
+       format('concurrency_key=%s running=%s max_running=%s', k.concurrency_key, r.running, k.max_running)
+  FROM taskforge.concurrency_keys k
+ CROSS JOIN LATERAL (SELECT count(*) AS running FROM taskforge.tasks t
+                      WHERE t.state = 'RUNNING' AND t.concurrency_key = k.concurrency_key) r
+ WHERE r.running > k.max_running
+UNION ALL
+SELECT 'ordering key with more than one RUNNING task, or one running ahead of an earlier live task', t.task_id, NULL,
+       format('ordering_key=%s earlier live task=%s (%s)', t.ordering_key, e.task_id, e.state)
+  FROM taskforge.tasks t
+  JOIN taskforge.tasks e ON e.ordering_key = t.ordering_key AND e.task_id < t.task_id
+       AND e.finished_at IS NULL AND e.ordering_key IS NOT NULL
+ WHERE t.state = 'RUNNING' AND t.ordering_key IS NOT NULL
+UNION ALL
+SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
+       format('keyed=%s rate_key=%s concurrency_key=%s ordering_key=%s', t.keyed, t.rate_key, t.concurrency_key,
+              t.ordering_key)
+  FROM taskforge.tasks t
+ WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL);
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
@@ -5225,12 +6330,14 @@ COMMENT ON VIEW taskforge.tf_snapshot_holders IS
 REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+              taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
+              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
-                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders
+                taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
+                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
