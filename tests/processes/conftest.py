@@ -97,6 +97,8 @@ TEST_TASK_TYPES = {
     "itest.tx_write": 2,
     "itest.async_tx_write": 2,
     "word_count": 1,
+    "itest.flow_step": 2,
+    "itest.async_flow_step": 2,
 }
 
 

@@ -10,9 +10,8 @@ docstrings of :mod:`taskforge.client` describe every function.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from psycopg.rows import dict_row
 
@@ -23,10 +22,13 @@ from .errors import refusals
 from .rows import (
     Attempt,
     Cancelled,
+    ConcurrencyKey,
+    Dependency,
     FinishedCount,
     InvariantViolation,
     PeriodicSchedule,
     Queue,
+    RateLimit,
     Retried,
     RunningTask,
     Scheduled,
@@ -40,12 +42,14 @@ from .rows import (
     ThroughputMinute,
     Worker,
 )
-from .submission import SubmitRequest
+from .submission import SubmitOptions, SubmitRequest
 from .waiting import wait_async as wait
 
 __all__ = [
     "attempts_for",
     "cancel",
+    "concurrency_keys",
+    "dependencies",
     "finished_recently",
     "get_task",
     "invariant_violations",
@@ -53,13 +57,16 @@ __all__ = [
     "list_tasks",
     "pause_queue",
     "queues",
+    "rate_limits",
     "resume_queue",
     "retry",
     "run",
     "running_tasks",
     "schedule_periodic",
     "schedulers",
+    "set_concurrency_limit",
     "set_queue_limit",
+    "set_rate_limit",
     "stats",
     "submit",
     "submit_many",
@@ -109,31 +116,10 @@ async def submit(
     conn: Any,
     task_type: str,
     payload: dict[str, Any] | None = None,
-    *,
-    queue: str = "default",
-    priority: int = 0,
-    max_attempts: int = 3,
-    scheduled_at: _dt.datetime | None = None,
-    delay_seconds: float | None = None,
-    idempotency_key: str | None = None,
-    timeout_seconds: float | None = None,
-    notify_finished: bool = False,
-    traceparent: str | None = None,
+    **options: Unpack[SubmitOptions],
 ) -> Submitted:
     """:func:`taskforge.client.submit` (``tf_submit``)."""
-    request = SubmitRequest(
-        task_type,
-        payload,  # type: ignore[arg-type]  # None means {} (SubmitRequest says so)
-        queue=queue,
-        priority=priority,
-        max_attempts=max_attempts,
-        scheduled_at=scheduled_at,
-        delay_seconds=delay_seconds,
-        idempotency_key=idempotency_key,
-        timeout_seconds=timeout_seconds,
-        notify_finished=notify_finished,
-        traceparent=traceparent,
-    )
+    request = SubmitRequest(task_type, payload, **options)  # type: ignore[arg-type]  # None payload means {}
     return await submit_request(conn, request)
 
 
@@ -267,6 +253,33 @@ async def resume_queue(conn: Any, queue: str) -> bool:
 async def set_queue_limit(conn: Any, queue: str, max_running: int | None) -> int | None:
     """:func:`taskforge.client.set_queue_limit` (``tf_set_queue_limit``)."""
     return await run(conn, calls.set_queue_limit(queue, max_running))
+
+
+async def dependencies(conn: Any, task_id: int) -> list[Dependency]:
+    """:func:`taskforge.client.dependencies` (``tf_task_dependencies``)."""
+    return await run(conn, calls.dependencies(task_id))
+
+
+async def set_rate_limit(
+    conn: Any, rate_key: str, per_second: float | None, burst: int | None = None
+) -> tuple[float | None, int | None]:
+    """:func:`taskforge.client.set_rate_limit` (``tf_set_rate_limit``)."""
+    return await run(conn, calls.set_rate_limit(rate_key, per_second, burst))
+
+
+async def set_concurrency_limit(conn: Any, concurrency_key: str, max_running: int | None) -> int | None:
+    """:func:`taskforge.client.set_concurrency_limit` (``tf_set_concurrency_limit``)."""
+    return await run(conn, calls.set_concurrency_limit(concurrency_key, max_running))
+
+
+async def rate_limits(conn: Any) -> list[RateLimit]:
+    """:func:`taskforge.client.rate_limits` (``tf_rate_limits``)."""
+    return await run(conn, calls.rate_limits())
+
+
+async def concurrency_keys(conn: Any) -> list[ConcurrencyKey]:
+    """:func:`taskforge.client.concurrency_keys` (``tf_concurrency_keys``)."""
+    return await run(conn, calls.concurrency_keys())
 
 
 async def invariant_violations(conn: Any) -> list[InvariantViolation]:

@@ -25,11 +25,14 @@ from .errors import InvalidArgument, TaskNotFound
 from .rows import (
     Attempt,
     Cancelled,
+    ConcurrencyKey,
+    Dependency,
     FinishedCount,
     InvariantViolation,
     PeriodicSchedule,
     Queue,
     QueueCounts,
+    RateLimit,
     Retried,
     RunningTask,
     Scheduled,
@@ -53,6 +56,8 @@ __all__ = [
     "Statement",
     "attempts_for",
     "cancel",
+    "concurrency_keys",
+    "dependencies",
     "finished_recently",
     "get_task",
     "invariant_violations",
@@ -60,12 +65,15 @@ __all__ = [
     "list_tasks",
     "pause_queue",
     "queues",
+    "rate_limits",
     "resume_queue",
     "retry",
     "running_tasks",
     "schedule_periodic",
     "schedulers",
+    "set_concurrency_limit",
     "set_queue_limit",
+    "set_rate_limit",
     "stats",
     "submit",
     "submit_many",
@@ -325,6 +333,46 @@ def set_queue_limit(queue: str, max_running: int | None) -> Plan[int | None]:
     rows = yield Statement(sql.SET_QUEUE_LIMIT, params)
     previous = rows[0]["previous"]
     return None if previous is None else int(previous)
+
+
+def dependencies(task_id: int) -> Plan[list[Dependency]]:
+    """``tf_task_dependencies`` rows naming the task as child or parent."""
+    rows = yield Statement(sql.DEPENDENCIES, {"task_id": _bigint("task_id", task_id)})
+    return [Dependency.from_row(r) for r in rows]
+
+
+def set_rate_limit(rate_key: str, per_second: float | None, burst: int | None) -> Plan[tuple[float | None, int | None]]:
+    """``tf_set_rate_limit``: the previous (per_second, burst)."""
+    params = {
+        "rate_key": checks.text_arg("rate_key", rate_key),
+        "per_second": checks.seconds_arg("per_second", per_second),
+        "burst": _int("burst", burst),
+    }
+    rows = yield Statement(sql.SET_RATE_LIMIT, params)
+    return rows[0]["previous_per_second"], rows[0]["previous_burst"]
+
+
+def set_concurrency_limit(concurrency_key: str, max_running: int | None) -> Plan[int | None]:
+    """``tf_set_concurrency_limit``: the previous limit (``None`` = unlimited)."""
+    params = {
+        "concurrency_key": checks.text_arg("concurrency_key", concurrency_key),
+        "max_running": _int("max_running", max_running),
+    }
+    rows = yield Statement(sql.SET_CONCURRENCY_LIMIT, params)
+    previous = rows[0]["previous"]
+    return None if previous is None else int(previous)
+
+
+def rate_limits() -> Plan[list[RateLimit]]:
+    """``tf_rate_limits`` rows, by key."""
+    rows = yield Statement(sql.RATE_LIMITS)
+    return [RateLimit.from_row(r) for r in rows]
+
+
+def concurrency_keys() -> Plan[list[ConcurrencyKey]]:
+    """``tf_concurrency_keys`` rows, by key."""
+    rows = yield Statement(sql.CONCURRENCY_KEYS)
+    return [ConcurrencyKey.from_row(r) for r in rows]
 
 
 def invariant_violations() -> Plan[list[InvariantViolation]]:

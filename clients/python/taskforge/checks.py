@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Task states in lifecycle order (docs/design.md §2).
-STATES = ("QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
+STATES = ("BLOCKED", "QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED")
 
 #: Inclusive range of the SQL type ``int`` (int4): priority, max_attempts, extra_attempts. The
 #: SQL parameters are ``numeric`` (any number reaches the database's own check, TF400); the

@@ -33,9 +33,8 @@ TimeZone); seconds are ``float``. The caller's clock is never sent, except as an
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from psycopg.rows import dict_row
 
@@ -58,11 +57,14 @@ from .errors import InvalidArgument, Refused, TaskNotFound, refusals
 from .rows import (
     Attempt,
     Cancelled,
+    ConcurrencyKey,
+    Dependency,
     FinishedCount,
     InvariantViolation,
     PeriodicSchedule,
     Queue,
     QueueCounts,
+    RateLimit,
     Retried,
     RunningTask,
     Scheduled,
@@ -78,7 +80,7 @@ from .rows import (
     Worker,
     as_dict,
 )
-from .submission import SUBMIT_KEYS, SubmitRequest
+from .submission import SUBMIT_KEYS, SubmitOptions, SubmitRequest
 from .waiting import wait
 
 __all__ = [
@@ -92,12 +94,15 @@ __all__ = [
     "SUBMIT_KEYS",
     "Attempt",
     "Cancelled",
+    "ConcurrencyKey",
+    "Dependency",
     "FinishedCount",
     "InvalidArgument",
     "InvariantViolation",
     "PeriodicSchedule",
     "Queue",
     "QueueCounts",
+    "RateLimit",
     "Refused",
     "Retried",
     "RunningTask",
@@ -119,6 +124,8 @@ __all__ = [
     "cancel",
     "check_delay",
     "check_payload",
+    "concurrency_keys",
+    "dependencies",
     "finished_recently",
     "get_task",
     "invariant_violations",
@@ -126,13 +133,16 @@ __all__ = [
     "list_tasks",
     "pause_queue",
     "queues",
+    "rate_limits",
     "resume_queue",
     "retry",
     "run",
     "running_tasks",
     "schedule_periodic",
     "schedulers",
+    "set_concurrency_limit",
     "set_queue_limit",
+    "set_rate_limit",
     "stats",
     "submit",
     "submit_many",
@@ -184,16 +194,7 @@ def submit(
     conn: Any,
     task_type: str,
     payload: dict[str, Any] | None = None,
-    *,
-    queue: str = "default",
-    priority: int = 0,
-    max_attempts: int = 3,
-    scheduled_at: _dt.datetime | None = None,
-    delay_seconds: float | None = None,
-    idempotency_key: str | None = None,
-    timeout_seconds: float | None = None,
-    notify_finished: bool = False,
-    traceparent: str | None = None,
+    **options: Unpack[SubmitOptions],
 ) -> Submitted:
     """Admit one task through ``tf_submit`` and return :class:`Submitted`.
 
@@ -204,24 +205,16 @@ def submit(
     -32768..32767 and 1..1000 are the database's); ``timeout_seconds`` (float seconds,
     0 < s <= 604800) overrides the task type's attempt timeout; ``notify_finished`` makes the
     task's end NOTIFY ``taskforge_finished``; ``traceparent`` is a W3C trace context stored with
-    it. All of it is part of the request an idempotency key stands for.
+    it; ``depends_on`` (task ids) makes it wait BLOCKED for its parents (docs/workflows.md);
+    ``rate_key``, ``concurrency_key`` and ``ordering_key`` put it under flow control
+    (docs/flow-control.md). All of it but ``notify_finished`` and ``traceparent`` is part of the
+    request an idempotency key stands for.
 
-    Raises :class:`Refused` (TF400 invalid argument; TF409 idempotency key reused with a
-    different request); :class:`InvalidArgument` before anything is sent.
+    Raises :class:`Refused` (TF400 invalid argument; TF404 a parent that does not exist; TF409
+    idempotency key reused with a different request); :class:`InvalidArgument` before anything
+    is sent.
     """
-    request = SubmitRequest(
-        task_type,
-        payload,  # type: ignore[arg-type]  # None means {} (SubmitRequest says so)
-        queue=queue,
-        priority=priority,
-        max_attempts=max_attempts,
-        scheduled_at=scheduled_at,
-        delay_seconds=delay_seconds,
-        idempotency_key=idempotency_key,
-        timeout_seconds=timeout_seconds,
-        notify_finished=notify_finished,
-        traceparent=traceparent,
-    )
+    request = SubmitRequest(task_type, payload, **options)  # type: ignore[arg-type]  # None payload means {}
     return submit_request(conn, request)
 
 
@@ -440,6 +433,40 @@ def set_queue_limit(conn: Any, queue: str, max_running: int | None) -> int | Non
     :class:`Refused` TF400 (name or range); :class:`InvalidArgument` for a value outside the
     SQL ``int`` range or unstorable text."""
     return run(conn, calls.set_queue_limit(queue, max_running))
+
+
+def dependencies(conn: Any, task_id: int) -> list[Dependency]:
+    """The dependency edges of a task both ways (``tf_task_dependencies``): its parents (rows
+    whose ``child_task_id`` is ``task_id``, with each parent's state and result) and its
+    children (``parent_task_id`` is ``task_id``), by child then parent id."""
+    return run(conn, calls.dependencies(task_id))
+
+
+def set_rate_limit(
+    conn: Any, rate_key: str, per_second: float | None, burst: int | None = None
+) -> tuple[float | None, int | None]:
+    """Set (``per_second`` > 0 tokens per second of database time, ``burst`` 1..1000000,
+    default ``ceil(per_second)``) or remove (``per_second`` None) the token-bucket rate limit of a
+    rate key through ``tf_set_rate_limit``; returns the previous ``(per_second, burst)``
+    (``(None, None)`` when there was none). Raises :class:`Refused` TF400 naming the argument."""
+    return run(conn, calls.set_rate_limit(rate_key, per_second, burst))
+
+
+def set_concurrency_limit(conn: Any, concurrency_key: str, max_running: int | None) -> int | None:
+    """Set (1..1000000) or clear (``None``) the limit of RUNNING tasks of a concurrency key
+    through ``tf_set_concurrency_limit``; returns the previous limit (``None`` = unlimited).
+    Raises :class:`Refused` TF400."""
+    return run(conn, calls.set_concurrency_limit(concurrency_key, max_running))
+
+
+def rate_limits(conn: Any) -> list[RateLimit]:
+    """``tf_rate_limits`` rows (tokens available now, database time), by key."""
+    return run(conn, calls.rate_limits())
+
+
+def concurrency_keys(conn: Any) -> list[ConcurrencyKey]:
+    """``tf_concurrency_keys`` rows (limit, RUNNING and QUEUED counts), by key."""
+    return run(conn, calls.concurrency_keys())
 
 
 def invariant_violations(conn: Any) -> list[InvariantViolation]:

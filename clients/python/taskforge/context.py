@@ -24,8 +24,9 @@ import asyncio
 import contextlib
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -93,6 +94,10 @@ class TransactionSource(Protocol):
 
     def transaction(self, ctx: TaskContext) -> AttemptTransaction: ...
 
+    def parent_results(self, ctx: TaskContext) -> dict[int, Any]: ...
+
+    async def aparent_results(self, ctx: TaskContext) -> dict[int, Any]: ...
+
 
 @dataclass(eq=False, slots=True)
 class TaskContext:
@@ -129,6 +134,7 @@ class TaskContext:
     _waiters: set[asyncio.Future[bool]] | None = field(default=None, init=False, repr=False)
     _result: Any = field(default=None, init=False, repr=False)
     _verdict: TransactionVerdict | None = field(default=None, init=False, repr=False)
+    _parent_results: dict[int, Any] | None = field(default=None, init=False, repr=False)
 
     @property
     def fencing_token(self) -> tuple[int, int]:
@@ -167,6 +173,35 @@ class TaskContext:
         if self.deadline is None:
             return None
         return 0.0 if self._timed_out else max(0.0, self.deadline - time.monotonic())
+
+    @property
+    def parent_results(self) -> Mapping[int, Any]:
+        """The results of this task's parents (``depends_on``, docs/workflows.md): a read-only
+        mapping from parent task id to its result (every parent SUCCEEDED before the task could
+        start), empty for a task without parents.
+
+        Read once, on first access, through ``tf_parent_results`` with this attempt's fencing
+        token, on a connection of the worker's pool (the one :meth:`transaction` uses), then kept.
+        That first access waits for one query: in an ``async def`` handler call
+        ``await ctx.load_parent_results()`` first. Raises :class:`taskforge.errors.Refused`
+        (TF409) when the attempt no longer holds the task (lease lost), RuntimeError for a
+        context not made by a worker.
+        """
+        if self._parent_results is None:
+            self._parent_results = self._source("ctx.parent_results").parent_results(self)
+        return MappingProxyType(self._parent_results)
+
+    async def load_parent_results(self) -> Mapping[int, Any]:
+        """:attr:`parent_results` for ``async def`` handlers: reads them (once) without blocking
+        the event loop, and returns them."""
+        if self._parent_results is None:
+            self._parent_results = await self._source("ctx.load_parent_results()").aparent_results(self)
+        return MappingProxyType(self._parent_results)
+
+    def _source(self, what: str) -> TransactionSource:
+        if self.transactions is None:
+            raise RuntimeError(f"{what} needs a context made by a worker: this one has no database connections")
+        return self.transactions
 
     def transaction(self) -> AttemptTransaction:
         """The attempt's own transaction: the handler's writes and the attempt's success commit

@@ -25,11 +25,14 @@ from .checks import STATES
 __all__ = [
     "Attempt",
     "Cancelled",
+    "ConcurrencyKey",
+    "Dependency",
     "FinishedCount",
     "InvariantViolation",
     "PeriodicSchedule",
     "Queue",
     "QueueCounts",
+    "RateLimit",
     "Retried",
     "Row",
     "RunningTask",
@@ -164,6 +167,11 @@ class TaskRow(Row):
     current_attempt_finished_at: _dt.datetime | None
     notify_finished: bool
     traceparent: str | None
+    parents_pending: int
+    has_children: bool
+    rate_key: str | None
+    concurrency_key: str | None
+    ordering_key: str | None
 
 
 @dataclass(frozen=True)
@@ -387,3 +395,49 @@ class InvariantViolation(Row):
     task_id: int | None
     attempt_number: int | None
     detail: str
+
+
+@dataclass(frozen=True)
+class Dependency(Row):
+    """A ``tf_task_dependencies`` row: one edge, the child waiting for the parent, with both
+    tasks' type and state, the child's count of parents not yet SUCCEEDED and the parent's
+    result."""
+
+    child_task_id: int
+    child_task_type: str
+    child_state: str
+    child_parents_pending: int
+    parent_task_id: int
+    parent_task_type: str
+    parent_state: str
+    parent_result: Any
+    parent_finished_at: _dt.datetime | None
+
+
+@dataclass(frozen=True)
+class RateLimit(Row):
+    """A ``tf_rate_limits`` row: a rate key's bucket (``per_second`` tokens per second,
+    ``burst``), the tokens it holds now (database time) and its QUEUED tasks."""
+
+    rate_key: str
+    per_second: float
+    burst: int
+    tokens_now: float
+    queued: int
+    refilled_at: _dt.datetime
+    created_at: _dt.datetime
+    updated_at: _dt.datetime
+
+
+@dataclass(frozen=True)
+class ConcurrencyKey(Row):
+    """A ``tf_concurrency_keys`` row: a key's limit (``None`` = unlimited), its RUNNING and
+    QUEUED tasks, and when a claim last started one of them (fair rotation)."""
+
+    concurrency_key: str
+    max_running: int | None
+    running: int
+    queued: int
+    last_claimed_at: _dt.datetime | None
+    created_at: _dt.datetime
+    updated_at: _dt.datetime

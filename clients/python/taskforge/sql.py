@@ -48,7 +48,9 @@ SELECT task_id, state, created
                            priority => %(priority)s, max_attempts => %(max_attempts)s,
                            scheduled_at => %(scheduled_at)s, idempotency_key => %(idempotency_key)s,
                            timeout_seconds => %(timeout_seconds)s, delay_seconds => %(delay_seconds)s,
-                           notify_finished => %(notify_finished)s, traceparent => %(traceparent)s)
+                           notify_finished => %(notify_finished)s, traceparent => %(traceparent)s,
+                           depends_on => %(depends_on)s::bigint[], rate_key => %(rate_key)s,
+                           concurrency_key => %(concurrency_key)s, ordering_key => %(ordering_key)s)
 """
 CANCEL = "SELECT task_state, cancel_requested FROM taskforge.tf_cancel(task_id => %(task_id)s, reason => %(reason)s)"
 RETRY = (
@@ -58,6 +60,32 @@ RETRY = (
 
 # tf_submit_many: %(requests)s is a jsonb array of request objects (tf_submit's parameter names).
 SUBMIT_MANY = "SELECT task_id, state, created FROM taskforge.tf_submit_many(requests => %(requests)s)"
+
+# --- dependencies and flow control (clients; docs/workflows.md, docs/flow-control.md) ----------------
+# A task's edges both ways: its parents (child_task_id = the task) and its children.
+DEPENDENCIES = """
+SELECT child_task_id, child_task_type, child_state, child_parents_pending, parent_task_id, parent_task_type,
+       parent_state, parent_result, parent_finished_at
+  FROM taskforge.tf_task_dependencies
+ WHERE child_task_id = %(task_id)s OR parent_task_id = %(task_id)s
+ ORDER BY child_task_id, parent_task_id
+"""
+SET_RATE_LIMIT = (
+    "SELECT previous_per_second, previous_burst FROM taskforge.tf_set_rate_limit("
+    "rate_key => %(rate_key)s, per_second => %(per_second)s, burst => %(burst)s)"
+)
+SET_CONCURRENCY_LIMIT = (
+    "SELECT taskforge.tf_set_concurrency_limit(concurrency_key => %(concurrency_key)s,"
+    " max_running => %(max_running)s) AS previous"
+)
+RATE_LIMITS = """
+SELECT rate_key, per_second, burst, tokens_now, queued, refilled_at, created_at, updated_at
+  FROM taskforge.tf_rate_limits ORDER BY rate_key
+"""
+CONCURRENCY_KEYS = """
+SELECT concurrency_key, max_running, running, queued, last_claimed_at, created_at, updated_at
+  FROM taskforge.tf_concurrency_keys ORDER BY concurrency_key
+"""
 
 # --- periodic schedules (clients) ---------------------------------------------------------------
 SCHEDULE_PERIODIC = """
@@ -82,6 +110,11 @@ SELECT taskforge.tf_register_worker(name => %(name)s, hostname => %(hostname)s, 
 """
 HEARTBEAT = "SELECT taskforge.tf_heartbeat(worker_id => %(worker_id)s)"
 DEREGISTER_WORKER = "SELECT taskforge.tf_deregister_worker(worker_id => %(worker_id)s)"
+# ctx.parent_results: the parents of a held attempt's task (fencing token as tf_renew).
+PARENT_RESULTS = (
+    "SELECT parent_task_id, state, result FROM taskforge.tf_parent_results("
+    "task_id => %(task_id)s, worker_id => %(worker_id)s, attempt_number => %(attempt_number)s)"
+)
 # tf_claim alone: the worker claims with FINALIZE_AND_CLAIM; this is the single-call form the
 # long-transaction benchmark and the tests' helpers send.
 FINALIZE = """
@@ -151,7 +184,8 @@ _TASK_COLUMNS = """task_id, task_type, queue, priority, state, attempt_count, ma
        scheduled_at, created_at, updated_at, finished_at, owner_worker_id, lease_expires_at,
        cancel_requested, cancel_reason, idempotency_key, fingerprint, payload, result, last_error,
        current_attempt_state, current_attempt_worker_id, current_attempt_started_at,
-       current_attempt_finished_at, notify_finished, traceparent"""
+       current_attempt_finished_at, notify_finished, traceparent, parents_pending, has_children, rate_key,
+       concurrency_key, ordering_key"""
 TASK_GET = f"SELECT {_TASK_COLUMNS}\n  FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
 # Newest first. NULL filters match everything.
 _TASKS_LIST_FILTER = """

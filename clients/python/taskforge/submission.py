@@ -17,9 +17,9 @@ import datetime as _dt
 import json
 import math
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypedDict
 
 from psycopg.types.json import Jsonb
 
@@ -30,13 +30,15 @@ __all__ = [
     "SUBMIT_KEYS",
     "BadLine",
     "JsonProblem",
+    "SubmitOptions",
     "SubmitRequest",
     "json_kind",
     "loads_json",
     "read_request_lines",
 ]
 
-_TEXT_KEYS = ("task_type", "queue", "idempotency_key", "traceparent")
+_TEXT_KEYS = ("task_type", "queue", "idempotency_key", "traceparent", "rate_key", "concurrency_key", "ordering_key")
+_ID_LISTS = ("depends_on", "depends_on_positions")
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,14 @@ class SubmitRequest:
       its id (what ``wait`` listens for).
     - ``traceparent``: a W3C trace context stored with the task (its format is the database's
       check).
+    - ``depends_on``: parent task ids; the task waits BLOCKED until every parent SUCCEEDED and
+      ends CANCELLED (``dependency_failed``) when one fails (docs/workflows.md).
+      ``depends_on_positions``: 0-based positions of EARLIER requests of the same
+      ``submit_many`` call whose tasks are parents too (refused by ``submit``). Both are tuples
+      of ints (any sequence of ints is taken; the database checks existence and ranges).
+    - ``rate_key``, ``concurrency_key``, ``ordering_key``: flow-control keys
+      (docs/flow-control.md): a token-bucket rate limit, a limit of RUNNING tasks with fair
+      rotation across keys, one-at-a-time in submission order.
     """
 
     task_type: str
@@ -73,6 +83,11 @@ class SubmitRequest:
     timeout_seconds: float | None = None
     notify_finished: bool = False
     traceparent: str | None = None
+    depends_on: Sequence[int] | None = None
+    depends_on_positions: Sequence[int] | None = None
+    rate_key: str | None = None
+    concurrency_key: str | None = None
+    ordering_key: str | None = None
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -102,11 +117,29 @@ class SubmitRequest:
         put("timeout_seconds", checks.seconds_arg("timeout_seconds", self.timeout_seconds))
         if not isinstance(self.notify_finished, bool):
             raise InvalidArgument("notify_finished", f"must be true or false, got {self.notify_finished!r}")
+        for name in _ID_LISTS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                raise InvalidArgument(name, f"must be a list of whole numbers, got {type(value).__name__}")
+            items = tuple(value)
+            for index, item in enumerate(items):
+                if isinstance(item, bool) or not isinstance(item, int):
+                    raise InvalidArgument(name, f"element {index} must be a whole number, got {item!r}")
+                checks.int_arg(name, item, checks.INT8_RANGE, "bigint")
+            put(name, items)
 
     def params(self) -> dict[str, Any]:
         """The named arguments of ``tf_submit`` (psycopg parameters: the payload as ``jsonb``)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.depends_on_positions:
+            raise InvalidArgument(
+                "depends_on_positions",
+                "names earlier requests of one submit_many call; submit takes depends_on (task ids)",
+            )
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "depends_on_positions"}
         values["payload"] = Jsonb(self.payload)
+        values["depends_on"] = list(self.depends_on) if self.depends_on is not None else None
         return values
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +155,9 @@ class SubmitRequest:
             element[f.name] = value
         if self.scheduled_at is not None:
             element["scheduled_at"] = self.scheduled_at.astimezone(_dt.UTC).isoformat()
+        for name in _ID_LISTS:
+            if name in element:
+                element[name] = list(element[name])
         return element
 
     @classmethod
@@ -165,6 +201,26 @@ class SubmitRequest:
                 )
             request["scheduled_at"] = when
         return cls.from_mapping(request)
+
+
+class SubmitOptions(TypedDict, total=False):
+    """The keyword arguments of ``submit`` (:func:`taskforge.client.submit` and its twin in
+    :mod:`taskforge.aio`): the fields of :class:`SubmitRequest` after ``task_type`` and
+    ``payload``, with their meaning and checks there."""
+
+    queue: str
+    priority: int
+    max_attempts: int
+    scheduled_at: _dt.datetime | None
+    delay_seconds: float | None
+    idempotency_key: str | None
+    timeout_seconds: float | None
+    notify_finished: bool
+    traceparent: str | None
+    depends_on: Sequence[int] | None
+    rate_key: str | None
+    concurrency_key: str | None
+    ordering_key: str | None
 
 
 _KEY_ORDER = tuple(f.name for f in fields(SubmitRequest))

@@ -18,7 +18,7 @@ import psycopg
 
 from .. import database as db
 from ..errors import Refused, refused_from
-from . import bench, console, demo, health, migrate, periodic, queues, run, tasks
+from . import bench, console, demo, health, limits, migrate, periodic, queues, run, tasks
 from .common import EXIT_DATABASE, UNMIGRATED_SQLSTATES, fail, fail_refused
 
 #: Every command of ``taskforge``, module by module.
@@ -27,6 +27,7 @@ COMMANDS: tuple[click.Command, ...] = (
     *health.COMMANDS,
     *tasks.COMMANDS,
     *queues.COMMANDS,
+    *limits.COMMANDS,
     *periodic.COMMANDS,
     *run.COMMANDS,
     *demo.COMMANDS,

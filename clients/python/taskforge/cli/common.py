@@ -213,3 +213,17 @@ def fail_refused(exc: Refused, element: Callable[[int], str] | None = None) -> N
     """:func:`fail` with :func:`refusal_line`: exit code 2 (:data:`EXIT_USAGE`) for a value the
     client refused before sending, 3 (:data:`EXIT_REFUSED`) for the database's refusals."""
     fail(refusal_line(exc, element), EXIT_USAGE if isinstance(exc, InvalidArgument) else EXIT_REFUSED)
+
+
+def optional_limit(argument: str, text: str) -> int | None:
+    """A MAX_RUNNING argument: a whole number 1..1000000, or ``none`` (no limit) as ``None``;
+    anything else is a usage error naming ``argument`` (exit code EXIT_USAGE)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        limit = int(text)
+    except ValueError:
+        fail(f"{argument}: must be a whole number 1..1000000 or 'none', got {text!r}", EXIT_USAGE)
+    if not 1 <= limit <= 1_000_000:
+        fail(f"{argument}: must be between 1 and 1000000 (or 'none'), got {limit}", EXIT_USAGE)
+    return limit

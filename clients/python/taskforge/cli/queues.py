@@ -13,7 +13,7 @@ import click
 
 from .. import client, database as db
 from ..output import table, to_json
-from .common import EXIT_USAGE, Text, dsn_option, fail, json_option
+from .common import Text, dsn_option, json_option, optional_limit
 
 _QUEUE_COLUMNS: list[str | tuple[str, str]] = [
     "queue",
@@ -88,16 +88,7 @@ def resume_cmd(queues: tuple[str, ...], dsn: str | None, as_json: bool) -> None:
 def limit_cmd(queue: str, max_running: str, dsn: str | None, as_json: bool) -> None:
     """Allow at most MAX_RUNNING (1..1000000) of QUEUE's tasks RUNNING at once, or remove the
     limit with `none`."""
-    limit: int | None
-    if max_running.strip().lower() == "none":
-        limit = None
-    else:
-        try:
-            limit = int(max_running)
-        except ValueError:
-            fail(f"MAX_RUNNING: must be a whole number 1..1000000 or 'none', got {max_running!r}", EXIT_USAGE)
-        if not 1 <= limit <= 1_000_000:
-            fail(f"MAX_RUNNING: must be between 1 and 1000000 (or 'none'), got {limit}", EXIT_USAGE)
+    limit = optional_limit("MAX_RUNNING", max_running)
     with db.connect(dsn) as conn:
         previous = client.set_queue_limit(conn, queue, limit)
     if as_json:

@@ -175,6 +175,10 @@ REQUEST_OPTIONS = (
     "delay",
     "idempotency_key",
     "timeout_seconds",
+    "depends_on",
+    "rate_key",
+    "concurrency_key",
+    "ordering_key",
 )
 #: Lines sent per tf_submit_many call.
 FILE_CHUNK = 1000
@@ -237,6 +241,28 @@ FILE_CHUNK = 1000
     "an attempt still running that long after its claim is timed out.",
 )
 @click.option(
+    "--depends-on",
+    "depends_on",
+    type=SqlInt("bigint"),
+    metavar="TASK_ID",
+    multiple=True,
+    help="A parent task (repeat for several): this task waits BLOCKED until every parent SUCCEEDED, "
+    "and ends CANCELLED (dependency_failed) if one fails.",
+)
+@click.option("--rate-key", type=Text(), default=None, help="Rate key: starts only with a token of its rate limit.")
+@click.option(
+    "--concurrency-key",
+    type=Text(),
+    default=None,
+    help="Concurrency key: at most its limit of such tasks RUNNING, claims rotate across keys.",
+)
+@click.option(
+    "--ordering-key",
+    type=Text(),
+    default=None,
+    help="Ordering key: such tasks run one at a time, in submission order.",
+)
+@click.option(
     "--from-file",
     "from_file",
     type=click.File("r", encoding="utf-8"),
@@ -244,7 +270,7 @@ FILE_CHUNK = 1000
     default=None,
     help="Submit one task per line of a JSON-lines file ('-' for stdin) instead of TASK_TYPE: "
     f"keys {', '.join(FILE_KEYS)}; # starts a comment line; sent {FILE_CHUNK} lines per call, all in one "
-    "transaction.",
+    "transaction; depends_on_positions are 0-based positions of earlier requests in the file.",
 )
 @click.option(
     "--wait",
@@ -275,6 +301,10 @@ def submit_cmd(
     delay: float | None,
     idempotency_key: str | None,
     timeout_seconds: float | None,
+    depends_on: tuple[int, ...],
+    rate_key: str | None,
+    concurrency_key: str | None,
+    ordering_key: str | None,
     from_file: TextIO | None,
     wait: bool,
     wait_timeout: float,
@@ -289,6 +319,7 @@ def submit_cmd(
       taskforge submit echo --payload-file invoice.json
       taskforge submit --from-file tasks.jsonl
       taskforge submit echo --payload '{"n": 1}' --wait --wait-timeout 60
+      taskforge submit report --depends-on 41 --depends-on 42 --concurrency-key tenant-7
     """
     if wait and from_file is not None:
         _usage("--wait", "waits for one task: not with --from-file")
@@ -328,6 +359,10 @@ def submit_cmd(
             idempotency_key=idempotency_key,
             timeout_seconds=timeout_seconds,
             notify_finished=wait,
+            depends_on=depends_on or None,
+            rate_key=rate_key,
+            concurrency_key=concurrency_key,
+            ordering_key=ordering_key,
         )
         if wait:
             _wait_and_exit(conn, dsn, res, wait_timeout, as_json)
@@ -380,13 +415,29 @@ def _wait_and_exit(conn: Any, dsn: str | None, submitted: client.Submitted, time
     raise SystemExit(0 if task.state == "SUCCEEDED" else 1)
 
 
+def _in_chunk(request: SubmitRequest, base: int, results: list[tuple[int, client.Submitted]]) -> SubmitRequest:
+    """``request`` of a chunk whose first element is the file's request ``base``: its
+    depends_on_positions (positions in the file) name elements of the chunk relative to it, and
+    the tasks of earlier chunks by id."""
+    if not request.depends_on_positions:
+        return request
+    earlier = [results[p][1].task_id for p in request.depends_on_positions if 0 <= p < base]
+    inside = [p - base for p in request.depends_on_positions if not 0 <= p < base]
+    return dataclasses.replace(
+        request,
+        depends_on=(*(request.depends_on or ()), *earlier) or None,
+        depends_on_positions=tuple(inside) or None,
+    )
+
+
 def _submit_chunk(
     conn: Any, chunk: list[tuple[int, SubmitRequest]], results: list[tuple[int, client.Submitted]]
 ) -> None:
     """One tf_submit_many call for ``chunk`` ((line number, request) pairs); a refusal names the
     line of the element at fault."""
+    base = len(results)
     try:
-        submitted = client.submit_many(conn, [request for _, request in chunk])
+        submitted = client.submit_many(conn, [_in_chunk(request, base, results) for _, request in chunk])
     except Refused as exc:
         fail_refused(exc, element=lambda index: f"line {chunk[index][0]}")
     results.extend((n, s) for (n, _), s in zip(chunk, submitted, strict=True))
@@ -431,7 +482,18 @@ def show_cmd(task_id: int, dsn: str | None, as_json: bool) -> None:
     """Show task TASK_ID and its attempt history."""
     with db.connect(dsn) as conn:
         found = client.get_task(conn, task_id)  # TaskNotFound: one line, exit code 3 (cli.app)
+        edges = client.dependencies(conn, task_id)
     task = found.as_dict()
+    task["parents"] = [
+        {"task_id": e.parent_task_id, "task_type": e.parent_task_type, "state": e.parent_state}
+        for e in edges
+        if e.child_task_id == task_id
+    ]
+    task["children"] = [
+        {"task_id": e.child_task_id, "task_type": e.child_task_type, "state": e.child_state}
+        for e in edges
+        if e.parent_task_id == task_id
+    ]
     if as_json:
         click.echo(to_json(task, indent=2))
         return
@@ -453,11 +515,16 @@ def show_cmd(task_id: int, dsn: str | None, as_json: bool) -> None:
         "cancel_reason",
         "idempotency_key",
     ]
+    fields += [f for f in ("parents_pending", "rate_key", "concurrency_key", "ordering_key") if task[f]]
     click.echo(key_values([(f, task[f]) for f in fields], width=None))
     for f in ("payload", "result", "last_error"):
         if task[f] is not None:
             click.echo(f"{f}:")
             click.echo("  " + to_json(task[f], indent=2).replace("\n", "\n  "))
+    for kind in ("parents", "children"):
+        if task[kind]:
+            click.echo(f"{kind}:")
+            click.echo(table(task[kind], ["task_id", "task_type", "state"]))
     click.echo("")
     click.echo("attempts:")
     rows = [{**a, "error_summary": _error_summary(a["error"])} for a in task["attempts"]]

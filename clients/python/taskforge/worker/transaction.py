@@ -37,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from .. import sql
 from ..context import FinalizeNotAccepted, TaskContext, TransactionVerdict
+from ..errors import refusals
 from ..handlers import RetryableError, encode_result
 from .config import APPLICATION_NAME
 from .connection import is_transient_error, lock_timeout_option, one_line
@@ -47,6 +48,10 @@ __all__ = ["POOL_WAIT_SECONDS", "AttemptTransaction", "TransactionPools"]
 POOL_WAIT_SECONDS = 30.0
 
 T = TypeVar("T")
+
+
+def _fencing(ctx: TaskContext) -> dict[str, Any]:
+    return {"task_id": ctx.task_id, "worker_id": ctx.worker_id, "attempt_number": ctx.attempt_number}
 
 
 class TransactionPools:
@@ -132,6 +137,24 @@ class TransactionPools:
                     "opened the pool of ctx.transaction() for async handlers (at most %d connections)", self.size
                 )
             return self._apool
+
+    def parent_results(self, ctx: TaskContext) -> dict[int, Any]:
+        """The results of the parents of ``ctx``'s task (``tf_parent_results``, with the
+        attempt's fencing token), on a connection of the sync pool: parent task id -> result.
+        Raises :class:`~taskforge.errors.Refused` TF409 when the attempt no longer holds the
+        task."""
+        with refusals(), self.sync_pool().connection() as conn:
+            rows = conn.execute(sql.PARENT_RESULTS, _fencing(ctx)).fetchall()
+        return {int(row[0]): row[2] for row in rows}
+
+    async def aparent_results(self, ctx: TaskContext) -> dict[int, Any]:
+        """:meth:`parent_results` on a connection of the async pool (the worker's event loop)."""
+        pool = await self.async_pool()
+        with refusals():
+            async with pool.connection() as conn:
+                cur = await conn.execute(sql.PARENT_RESULTS, _fencing(ctx))
+                rows = await cur.fetchall()
+        return {int(row[0]): row[2] for row in rows}
 
     def close(self, timeout: float = 5.0) -> None:
         """Close the sync pool (its connections; one in use is closed when given back), waiting

@@ -7,7 +7,7 @@
   -100..100 spreads over -32700..32700 of TaskForge's -32768..32767 (both claim higher first),
   and a task of another client with a priority between two Django steps runs between them.
   Back: the nearest Django priority, clamped to -100..100.
-* States: QUEUED and RETRYING are ``READY``; RUNNING is ``RUNNING``; SUCCEEDED is
+* States: BLOCKED, QUEUED and RETRYING are ``READY``; RUNNING is ``RUNNING``; SUCCEEDED is
   ``SUCCESSFUL``; FAILED and CANCELLED are ``FAILED``.
 * Errors: each attempt's stored error (``{"type", "message", "traceback"}``) is a ``TaskError``
   whose ``exception_class_path`` is the type (``builtins.`` prefixed for a built-in exception,
@@ -46,6 +46,7 @@ PRIORITY_SCALE = 327
 
 #: Django's status of each TaskForge task state.
 STATUS_OF_STATE: dict[str, Any] = {
+    "BLOCKED": TaskResultStatus.READY,
     "QUEUED": TaskResultStatus.READY,
     "RETRYING": TaskResultStatus.READY,
     "RUNNING": TaskResultStatus.RUNNING,
