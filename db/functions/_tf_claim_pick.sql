@@ -51,6 +51,10 @@
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
 -- Clock:      now (the caller's): the due test and the guard of finishing attempts.
+-- Priority aging: a queue with aging (tf_set_queue_aging) is restricted too: the main pick
+--             leaves it out and taskforge._tf_claim_aged picks it (inside the limited-queue loop
+--             when it also has a limit), and every merge ranks by effective priority
+--             (taskforge._tf_claim_order, the one home of the claim order).
 -- Flow control: keyed tasks (a rate, concurrency or ordering key) are not in the indexes of the
 --             pick above (their predicate says NOT keyed): when the same first statement finds a
 --             due keyed task (tasks_keyed_due_idx, empty where flow control is not used), the
@@ -116,7 +120,7 @@ BEGIN
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL),
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due
@@ -158,7 +162,7 @@ BEGIN
         IF current_setting('transaction_isolation') = 'read committed' THEN
             PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
             FOR v_limited IN
-                SELECT q.queue, q.max_running FROM taskforge.queues q
+                SELECT q.queue, q.max_running, q.aging_per_second FROM taskforge.queues q
                  WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
                    AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
                  ORDER BY q.queue
@@ -180,7 +184,11 @@ BEGIN
                      WHERE taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at,
                                                _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
                 END IF;
-                IF v_room > 0 THEN
+                IF v_room > 0 AND v_limited.aging_per_second IS NOT NULL THEN
+                    v_more := taskforge._tf_claim_aged(v_limited.queue, v_limited.aging_per_second, _tf_claim_pick.task_types,
+                                                       least(v_room, _tf_claim_pick.max_tasks)::int, v_now);
+                    v_limited_ids := v_limited_ids || v_more;
+                ELSIF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
                        INTO v_more
                       USING v_now, ARRAY[v_limited.queue], _tf_claim_pick.task_types,
@@ -193,6 +201,16 @@ BEGIN
             END LOOP;
             PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
         END IF;
+        -- Each unlimited, unpaused queue with priority aging: its own pick, in effective order.
+        FOR v_limited IN
+            SELECT q.queue, q.aging_per_second FROM taskforge.queues q
+             WHERE q.aging_per_second IS NOT NULL AND q.max_running IS NULL AND q.paused_at IS NULL
+               AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
+             ORDER BY q.queue
+        LOOP
+            v_limited_ids := v_limited_ids || taskforge._tf_claim_aged(v_limited.queue, v_limited.aging_per_second,
+                                                                     _tf_claim_pick.task_types, _tf_claim_pick.max_tasks, v_now);
+        END LOOP;
     END IF;
 
     IF cardinality(v_queues) = 0 THEN
@@ -235,16 +253,11 @@ BEGIN
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     END IF;
-    IF v_limited_ids IS NOT NULL THEN
-        -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
-        -- out stay locked (skipped by others) until this transaction ends, and are not changed.
-        PERFORM set_config('enable_sort', 'on', true);
-        v_ids := ARRAY(
-            SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.task_id = ANY (v_ids || v_limited_ids)
-             ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_pick.max_tasks);
-        PERFORM set_config('enable_sort', 'off', true);
+    IF cardinality(v_limited_ids) > 0 THEN
+        -- Candidates of limited and aged queues and of the main pick, merged in claim order
+        -- (taskforge._tf_claim_order: effective priority with aging). Rows left out stay locked
+        -- (skipped by others) until this transaction ends, and are not changed.
+        v_ids := taskforge._tf_claim_order(v_ids || v_limited_ids, _tf_claim_pick.max_tasks, v_now);
     END IF;
     IF v_keyed_due <= v_now THEN
         -- Keyed tasks are due: the keyed pick, then as many plain picks as leave room.
@@ -252,18 +265,9 @@ BEGIN
                                              _tf_claim_pick.max_tasks, v_now, coalesce(v_ids, '{}'),
                                              v_held_queues, v_held_room);
         IF cardinality(v_keyed) > 0 THEN
-            PERFORM set_config('enable_sort', 'on', true);
-            v_ids := ARRAY(
-                SELECT u.task_id FROM (
-                    SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t WHERE t.task_id = ANY (v_keyed)
-                    UNION ALL
-                    SELECT p.task_id, p.priority, p.created_at
-                      FROM (SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t
-                             WHERE t.task_id = ANY (v_ids)
-                             ORDER BY t.priority DESC, t.created_at, t.task_id
-                             LIMIT _tf_claim_pick.max_tasks - cardinality(v_keyed)) AS p) AS u
-                 ORDER BY u.priority DESC, u.created_at, u.task_id);
-            PERFORM set_config('enable_sort', 'off', true);
+            v_ids := taskforge._tf_claim_order(
+                v_keyed || taskforge._tf_claim_order(coalesce(v_ids, '{}'), _tf_claim_pick.max_tasks - cardinality(v_keyed), v_now),
+                _tf_claim_pick.max_tasks, v_now);
         END IF;
     END IF;
     RETURN coalesce(v_ids, '{}');

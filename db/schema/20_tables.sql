@@ -71,14 +71,18 @@ CREATE TABLE taskforge.queues (
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
     max_running  int CONSTRAINT queues_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    -- Priority aging (tf_set_queue_aging): a waiting task's effective priority rises by this many
+    -- priority points per second since it was submitted (NULL = off: claim order is priority).
+    aging_per_second double precision
+        CONSTRAINT queues_aging_range CHECK (aging_per_second > 0 AND aging_per_second <= 65535),
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 COMMENT ON TABLE taskforge.queues IS
-    'Per-queue controls: pause (paused_at) and concurrency limit (max_running, NULL = unlimited).';
+    'Per-queue controls: pause (paused_at), concurrency limit (max_running, NULL = unlimited), priority aging (aging_per_second, NULL = off).';
 -- tf_claim reads the few restricted queues on every call.
 CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
-    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL;
+    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL OR aging_per_second IS NOT NULL;
 
 -- The logical unit of work. task_id never changes across retries and recovery.
 CREATE TABLE taskforge.tasks (

@@ -150,11 +150,12 @@ SELECT coalesce(q.queue, c.queue)::text AS queue,
        coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
        coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
        c.oldest_due_at,
-       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds
+       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds,
+       q.aging_per_second
   FROM taskforge.queues q
   FULL JOIN counts c ON c.queue = q.queue;
 COMMENT ON VIEW taskforge.tf_queues IS
-    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time).';
+    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time), aging_per_second (NULL = no priority aging).';
 
 -- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait

@@ -102,7 +102,8 @@ def submit(
     idempotency_key: str | None = None,
     timeout_seconds: float | None = None,
 ) -> tuple[int, str, bool]:
-    """tf_submit with keyword defaults; returns (task_id, state, created)."""
+    """tf_submit with keyword defaults; returns (task_id, state, created). The values go to the
+    database as they are (no client-side checks), so tests can send what the SQL must refuse."""
     return conn.execute(
         sql.SUBMIT,
         {
@@ -117,6 +118,10 @@ def submit(
             "delay_seconds": None,
             "notify_finished": False,
             "traceparent": None,
+            "depends_on": None,
+            "rate_key": None,
+            "concurrency_key": None,
+            "ordering_key": None,
         },
     ).fetchone()
 

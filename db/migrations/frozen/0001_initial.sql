@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 0d222f27951639c3). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 d599162304db15f3). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -231,14 +231,18 @@ CREATE TABLE taskforge.queues (
     paused_at    timestamptz,
     -- At most this many of the queue's tasks RUNNING at once (NULL = unlimited).
     max_running  int CONSTRAINT queues_max_running_range CHECK (max_running BETWEEN 1 AND 1000000),
+    -- Priority aging (tf_set_queue_aging): a waiting task's effective priority rises by this many
+    -- priority points per second since it was submitted (NULL = off: claim order is priority).
+    aging_per_second double precision
+        CONSTRAINT queues_aging_range CHECK (aging_per_second > 0 AND aging_per_second <= 65535),
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 COMMENT ON TABLE taskforge.queues IS
-    'Per-queue controls: pause (paused_at) and concurrency limit (max_running, NULL = unlimited).';
+    'Per-queue controls: pause (paused_at), concurrency limit (max_running, NULL = unlimited), priority aging (aging_per_second, NULL = off).';
 -- tf_claim reads the few restricted queues on every call.
 CREATE INDEX queues_restricted_idx ON taskforge.queues (queue)
-    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL;
+    WHERE paused_at IS NOT NULL OR max_running IS NOT NULL OR aging_per_second IS NOT NULL;
 
 -- The logical unit of work. task_id never changes across retries and recovery.
 CREATE TABLE taskforge.tasks (
@@ -1041,6 +1045,80 @@ COMMENT ON FUNCTION taskforge._tf_check_task_id(text, numeric) IS
     'Private: validates a task id argument (not NULL, a whole number within bigint) or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_task_id(text, numeric) FROM PUBLIC;
 
+-- >>> db/functions/_tf_claim_aged.sql
+-- taskforge._tf_claim_aged(queue text, priority_per_second double precision, task_types text[],
+--     max_tasks int, now timestamptz) -> bigint[]                        (private helper)
+--
+-- Purpose:    the pick of one queue with priority aging (tf_set_queue_aging): up to max_tasks of
+--             its due QUEUED plain tasks (no flow key; in task_types when given) in the order
+--             effective priority DESC (taskforge._tf_claim_order), created_at, task_id, locked
+--             FOR UPDATE SKIP LOCKED. Within one priority the order is created_at, so the best
+--             max_tasks are among the first max_tasks of each priority present: a loose scan of
+--             tasks_claim_queue_idx finds the priorities (one index descent each), each gives
+--             its first max_tasks due tasks, and the best of those are locked in order.
+-- Parameters: queue, priority_per_second  the queue and its aging rate (priority points per
+--                                         second since submission).
+--             task_types, max_tasks, now  as taskforge._tf_claim_pick's.
+-- Returns:    the ids locked, in claim order (at most max_tasks; fewer when others hold rows).
+-- Errors:     none.  Locks: FOR UPDATE SKIP LOCKED on the ids returned.
+-- Plans:      planned per call (aging is opt-in): cost follows the number of distinct
+--             priorities waiting in the queue times max_tasks.
+-- Clock:      now (the caller's): the due test and each task's wait.
+-- By hand:    no; call tf_claim.
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_aged(
+    queue text,
+    priority_per_second double precision,
+    task_types text[],
+    max_tasks int,
+    now timestamptz)
+RETURNS bigint[]
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+SET enable_sort = on
+AS $fn$
+    WITH RECURSIVE levels AS (
+        (SELECT t.priority FROM taskforge.tasks t
+          WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.queue = _tf_claim_aged.queue
+          ORDER BY t.priority DESC LIMIT 1)
+        UNION ALL
+        SELECT n.priority
+          FROM levels l
+         CROSS JOIN LATERAL (SELECT t.priority FROM taskforge.tasks t
+                              WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.queue = _tf_claim_aged.queue
+                                AND t.priority < l.priority
+                              ORDER BY t.priority DESC LIMIT 1) n
+    ), candidates AS (
+        SELECT c.task_id
+          FROM levels l
+         CROSS JOIN LATERAL (SELECT t.task_id FROM taskforge.tasks t
+                              WHERE t.state = 'QUEUED' AND NOT t.keyed AND t.queue = _tf_claim_aged.queue
+                                AND t.priority = l.priority AND t.scheduled_at <= _tf_claim_aged.now
+                                AND t.attempt_count < t.max_attempts
+                                AND (_tf_claim_aged.task_types IS NULL OR t.task_type = ANY (_tf_claim_aged.task_types))
+                              ORDER BY t.created_at, t.task_id
+                              LIMIT _tf_claim_aged.max_tasks) c
+    ), locked AS (
+        SELECT t.task_id, t.priority, t.created_at
+          FROM taskforge.tasks t
+         WHERE t.task_id IN (SELECT c.task_id FROM candidates c) AND t.state = 'QUEUED'
+         ORDER BY t.priority + _tf_claim_aged.priority_per_second
+                      * greatest(0, extract(epoch FROM _tf_claim_aged.now - t.created_at)::double precision) DESC,
+                  t.created_at, t.task_id
+         LIMIT _tf_claim_aged.max_tasks
+           FOR UPDATE OF t SKIP LOCKED
+    )
+    SELECT coalesce(array_agg(l.task_id ORDER BY l.priority + _tf_claim_aged.priority_per_second
+                                  * greatest(0, extract(epoch FROM _tf_claim_aged.now - l.created_at)::double precision) DESC,
+                              l.created_at, l.task_id), '{}')
+      FROM locked l;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_claim_aged(text, double precision, text[], int, timestamptz) IS
+    'Private: the claim''s pick of one queue with priority aging (effective priority DESC, created_at, task_id; SKIP LOCKED); returns the locked ids in claim order.';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_aged(text, double precision, text[], int, timestamptz) FROM PUBLIC;
+
 -- >>> db/functions/_tf_claim_keyed.sql
 -- taskforge._tf_claim_keyed(worker_id uuid, queues text[], task_types text[], max_tasks int,
 --     now timestamptz, picked bigint[], held_queues text[], held_room int[]) -> bigint[]
@@ -1334,6 +1412,47 @@ COMMENT ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timesta
     'Private: the keyed pick of a claim (rate, concurrency and ordering keys, fair rotation across concurrency keys); returns the locked ids for taskforge._tf_turn.';
 REVOKE ALL ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timestamptz, bigint[], text[], int[]) FROM PUBLIC;
 
+-- >>> db/functions/_tf_claim_order.sql
+-- taskforge._tf_claim_order(task_ids bigint[], max_tasks int, now timestamptz) -> bigint[]
+--                                                                        (private helper)
+--
+-- Purpose:    the claim order, in one home: the first max_tasks of task_ids (tasks the claim
+--             has locked) by effective priority DESC, created_at, task_id, where a task's
+--             effective priority is its priority, plus, in a queue with priority aging
+--             (tf_set_queue_aging), aging_per_second * the seconds since it was submitted
+--             (database time, now). Without aging this is priority DESC, created_at, task_id,
+--             the order of tasks_claim_order_idx. Used by taskforge._tf_claim_pick to merge
+--             the picks of several paths (plain, limited and aged queues, keyed tasks).
+-- Parameters: task_ids   locked task ids (any order; duplicates count once).
+--             max_tasks  how many to keep (0..1000).
+--             now        the claim's clock.
+-- Returns:    the kept ids in claim order. The others stay locked by the caller's transaction,
+--             unchanged, until it ends.
+-- Errors:     none.  Locks: none.
+-- Clock:      now (the caller's).
+-- By hand:    harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_claim_order(task_ids bigint[], max_tasks int, now timestamptz)
+RETURNS bigint[]
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+SET enable_sort = on
+AS $fn$
+    SELECT coalesce(array_agg(o.task_id ORDER BY o.rank), '{}')
+      FROM (SELECT t.task_id,
+                   row_number() OVER (ORDER BY t.priority + coalesce(q.aging_per_second, 0)
+                                          * greatest(0, extract(epoch FROM _tf_claim_order.now - t.created_at)::double precision) DESC,
+                                      t.created_at, t.task_id) AS rank
+              FROM taskforge.tasks t
+              LEFT JOIN taskforge.queues q ON q.queue = t.queue AND q.aging_per_second IS NOT NULL
+             WHERE t.task_id = ANY (_tf_claim_order.task_ids)) AS o
+     WHERE o.rank <= _tf_claim_order.max_tasks;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_claim_order(bigint[], int, timestamptz) IS
+    'Private: the first max_tasks of the given tasks in claim order (effective priority DESC with queue aging, created_at, task_id).';
+REVOKE ALL ON FUNCTION taskforge._tf_claim_order(bigint[], int, timestamptz) FROM PUBLIC;
+
 -- >>> db/functions/_tf_claim_pick.sql
 -- taskforge._tf_claim_pick(worker_id uuid, queues text[], lease_seconds double precision,
 --     max_tasks int, task_types text[], now timestamptz, finishing_ids bigint[] DEFAULT NULL,
@@ -1388,6 +1507,10 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, time
 --             plans as before; a queue filter just loses the restricted queues; an unfiltered
 --             claim steps over their tasks with a per-call plan.
 -- Clock:      now (the caller's): the due test and the guard of finishing attempts.
+-- Priority aging: a queue with aging (tf_set_queue_aging) is restricted too: the main pick
+--             leaves it out and taskforge._tf_claim_aged picks it (inside the limited-queue loop
+--             when it also has a limit), and every merge ranks by effective priority
+--             (taskforge._tf_claim_order, the one home of the claim order).
 -- Flow control: keyed tasks (a rate, concurrency or ordering key) are not in the indexes of the
 --             pick above (their predicate says NOT keyed): when the same first statement finds a
 --             due keyed task (tasks_keyed_due_idx, empty where flow control is not used), the
@@ -1453,7 +1576,7 @@ BEGIN
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL),
+             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due
@@ -1495,7 +1618,7 @@ BEGIN
         IF current_setting('transaction_isolation') = 'read committed' THEN
             PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
             FOR v_limited IN
-                SELECT q.queue, q.max_running FROM taskforge.queues q
+                SELECT q.queue, q.max_running, q.aging_per_second FROM taskforge.queues q
                  WHERE q.max_running IS NOT NULL AND q.paused_at IS NULL
                    AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
                  ORDER BY q.queue
@@ -1517,7 +1640,11 @@ BEGIN
                      WHERE taskforge._tf_guard(t.state, t.attempt_count, t.owner_worker_id, t.deadline_at, t.lease_expires_at,
                                                _tf_claim_pick.worker_id, f.attempt_number, v_now) IS NULL;
                 END IF;
-                IF v_room > 0 THEN
+                IF v_room > 0 AND v_limited.aging_per_second IS NOT NULL THEN
+                    v_more := taskforge._tf_claim_aged(v_limited.queue, v_limited.aging_per_second, _tf_claim_pick.task_types,
+                                                       least(v_room, _tf_claim_pick.max_tasks)::int, v_now);
+                    v_limited_ids := v_limited_ids || v_more;
+                ELSIF v_room > 0 THEN
                     EXECUTE 'SELECT array_agg(c.task_id) FROM (' || c_candidates || ') c'
                        INTO v_more
                       USING v_now, ARRAY[v_limited.queue], _tf_claim_pick.task_types,
@@ -1530,6 +1657,16 @@ BEGIN
             END LOOP;
             PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
         END IF;
+        -- Each unlimited, unpaused queue with priority aging: its own pick, in effective order.
+        FOR v_limited IN
+            SELECT q.queue, q.aging_per_second FROM taskforge.queues q
+             WHERE q.aging_per_second IS NOT NULL AND q.max_running IS NULL AND q.paused_at IS NULL
+               AND (_tf_claim_pick.queues IS NULL OR q.queue = ANY (_tf_claim_pick.queues))
+             ORDER BY q.queue
+        LOOP
+            v_limited_ids := v_limited_ids || taskforge._tf_claim_aged(v_limited.queue, v_limited.aging_per_second,
+                                                                     _tf_claim_pick.task_types, _tf_claim_pick.max_tasks, v_now);
+        END LOOP;
     END IF;
 
     IF cardinality(v_queues) = 0 THEN
@@ -1572,16 +1709,11 @@ BEGIN
              ORDER BY t.priority DESC, t.created_at, t.task_id
              LIMIT _tf_claim_pick.max_tasks FOR UPDATE OF t SKIP LOCKED);
     END IF;
-    IF v_limited_ids IS NOT NULL THEN
-        -- Candidates of limited queues and of the main pick, merged in claim order. Rows left
-        -- out stay locked (skipped by others) until this transaction ends, and are not changed.
-        PERFORM set_config('enable_sort', 'on', true);
-        v_ids := ARRAY(
-            SELECT t.task_id FROM taskforge.tasks t
-             WHERE t.task_id = ANY (v_ids || v_limited_ids)
-             ORDER BY t.priority DESC, t.created_at, t.task_id
-             LIMIT _tf_claim_pick.max_tasks);
-        PERFORM set_config('enable_sort', 'off', true);
+    IF cardinality(v_limited_ids) > 0 THEN
+        -- Candidates of limited and aged queues and of the main pick, merged in claim order
+        -- (taskforge._tf_claim_order: effective priority with aging). Rows left out stay locked
+        -- (skipped by others) until this transaction ends, and are not changed.
+        v_ids := taskforge._tf_claim_order(v_ids || v_limited_ids, _tf_claim_pick.max_tasks, v_now);
     END IF;
     IF v_keyed_due <= v_now THEN
         -- Keyed tasks are due: the keyed pick, then as many plain picks as leave room.
@@ -1589,18 +1721,9 @@ BEGIN
                                              _tf_claim_pick.max_tasks, v_now, coalesce(v_ids, '{}'),
                                              v_held_queues, v_held_room);
         IF cardinality(v_keyed) > 0 THEN
-            PERFORM set_config('enable_sort', 'on', true);
-            v_ids := ARRAY(
-                SELECT u.task_id FROM (
-                    SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t WHERE t.task_id = ANY (v_keyed)
-                    UNION ALL
-                    SELECT p.task_id, p.priority, p.created_at
-                      FROM (SELECT t.task_id, t.priority, t.created_at FROM taskforge.tasks t
-                             WHERE t.task_id = ANY (v_ids)
-                             ORDER BY t.priority DESC, t.created_at, t.task_id
-                             LIMIT _tf_claim_pick.max_tasks - cardinality(v_keyed)) AS p) AS u
-                 ORDER BY u.priority DESC, u.created_at, u.task_id);
-            PERFORM set_config('enable_sort', 'off', true);
+            v_ids := taskforge._tf_claim_order(
+                v_keyed || taskforge._tf_claim_order(coalesce(v_ids, '{}'), _tf_claim_pick.max_tasks - cardinality(v_keyed), v_now),
+                _tf_claim_pick.max_tasks, v_now);
         END IF;
     END IF;
     RETURN coalesce(v_ids, '{}');
@@ -3338,7 +3461,7 @@ BEGIN
            o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds, o.traceparent
       FROM (
         -- The finalize elements in input order.
-        SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
+        SELECT 1 AS part, f.ord, 'finalized'::text AS kind, f.task_id,
                f.attempt_number, f.reason IS NULL AS accepted,
                CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
                -- An accepted element whose RUNNING attempt was not ended: a broken invariant
@@ -3356,13 +3479,13 @@ BEGIN
                                                    result, error, ord)
         UNION ALL
         -- The claimed tasks, in claim order.
-        SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
+        SELECT 2, array_position(_tf_turn.claim_ids, m.task_id), 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
                m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
                m.timeout_seconds, m.traceparent::text
           FROM moved m
          WHERE m.state = 'RUNNING'
       ) AS o
-     ORDER BY o.part, o.priority DESC, o.created_at, o.ord;
+     ORDER BY o.part, o.ord;
 END;
 $fn$;
 
@@ -5310,6 +5433,60 @@ COMMENT ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) IS
 REVOKE ALL ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_set_concurrency_limit(text, numeric) TO taskforge_client;
 
+-- >>> db/functions/tf_set_queue_aging.sql
+-- taskforge.tf_set_queue_aging(queue text, priority_per_second double precision)
+--   -> double precision
+--
+-- Purpose:    set or clear a queue's priority aging (docs/flow-control.md, "Priority aging"):
+--             a waiting task's effective priority is
+--               priority + priority_per_second * (seconds since it was submitted)
+--             in database time, and claims take the queue's due tasks by effective priority
+--             (DESC), then created_at, task_id. Since every task of the queue ages at the same
+--             rate, this is the order of created_at - priority / priority_per_second: a task
+--             of priority p is claimed before every task of priority P > p submitted more than
+--             (P - p) / priority_per_second seconds after it, so a sustained stream of higher
+--             priorities delays it by at most that long plus the time to run what was
+--             submitted before that instant. Off (NULL, the default) the order is
+--             priority DESC, created_at, task_id. Across queues, claims that take from several
+--             compare effective priorities (an unaged task's is its priority). Tasks with flow
+--             keys (rate, concurrency, ordering) keep their keyed order within the keyed pick.
+-- Parameters: queue                a queue name (it need not have tasks yet).
+--             priority_per_second  0 < r <= 65535 priority points per second of waiting, or
+--                                  NULL to turn aging off.
+-- Returns:    the previous rate (NULL = it was off).
+-- Errors:     TF400 queue NULL or malformed, priority_per_second out of range. Nothing written
+--             on error.
+-- Locks:      the queue's taskforge.queues row (created if missing) FOR UPDATE.
+-- Clock:      clock_timestamp() at entry (updated_at).
+-- By hand:    yes.
+CREATE OR REPLACE FUNCTION taskforge.tf_set_queue_aging(queue text, priority_per_second double precision)
+RETURNS double precision
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_row taskforge.queues%ROWTYPE;
+BEGIN
+    IF tf_set_queue_aging.priority_per_second IS NOT NULL THEN
+        PERFORM taskforge._tf_check_seconds('priority_per_second', tf_set_queue_aging.priority_per_second, 0, 65535, true);
+    END IF;
+    v_row := taskforge._tf_lock_queue(tf_set_queue_aging.queue);
+    UPDATE taskforge.queues q
+       SET aging_per_second = tf_set_queue_aging.priority_per_second, updated_at = v_now
+     WHERE q.queue = v_row.queue;
+    RETURN v_row.aging_per_second;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_set_queue_aging(text, double precision) IS
+    'Set (0 < r <= 65535 priority points per second of waiting) or clear (NULL) a queue''s priority aging; returns the previous rate. Errors: TF400.';
+REVOKE ALL ON FUNCTION taskforge.tf_set_queue_aging(text, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_set_queue_aging(text, double precision) TO taskforge_client;
+
 -- >>> db/functions/tf_set_queue_limit.sql
 -- taskforge.tf_set_queue_limit(queue text, max_running numeric) -> int
 --
@@ -6095,11 +6272,12 @@ SELECT coalesce(q.queue, c.queue)::text AS queue,
        coalesce(c.queued, 0) AS queued, coalesce(c.due, 0) AS due,
        coalesce(c.running, 0) AS running, coalesce(c.retrying, 0) AS retrying,
        c.oldest_due_at,
-       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds
+       extract(epoch FROM now() - c.oldest_due_at)::double precision AS oldest_due_age_seconds,
+       q.aging_per_second
   FROM taskforge.queues q
   FULL JOIN counts c ON c.queue = q.queue;
 COMMENT ON VIEW taskforge.tf_queues IS
-    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time).';
+    'Queues with live work or a control row: paused, max_running (NULL = unlimited), queued/due/running/retrying counts, oldest due task (age in seconds, database time), aging_per_second (NULL = no priority aging).';
 
 -- Recent throughput and latency per queue over the last 1, 5 and 15 minutes of database time:
 -- attempts finished, successes per second, and p50/p95 of attempt run time and of queue wait
