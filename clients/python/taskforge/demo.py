@@ -507,7 +507,7 @@ def _drain(run: Run, conn: psycopg.Connection, out: Callable[[str], None]) -> bo
             tasks = client.tasks_by_id(conn, run.task_ids)
             counts = collections.Counter(t.state for t in tasks)
             done = sum(counts[s] for s in TERMINAL)
-            live = ", ".join(f"{s} {counts[s]}" for s in ("QUEUED", "RUNNING", "RETRYING") if counts[s])
+            live = ", ".join(f"{s} {counts[s]}" for s in ("BLOCKED", "QUEUED", "RUNNING", "RETRYING") if counts[s])
             progress.update(done, f"({live})" if live else "")
             _maybe_kill(run, conn, tasks, seen_running, progress)
             _report_recovery(run, conn, progress)

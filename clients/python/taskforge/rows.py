@@ -282,9 +282,10 @@ class Queue(Row):
 @dataclass(frozen=True)
 class QueueCounts(Row):
     """Tasks of one queue per state (from ``tf_queue_stats``). :meth:`as_dict` names the counts
-    by state, as the view does: ``{"queue", "QUEUED", ..., "CANCELLED", "total"}``."""
+    by state, as the view does: ``{"queue", "BLOCKED", "QUEUED", ..., "CANCELLED", "total"}``."""
 
     queue: str
+    blocked: int = 0
     queued: int = 0
     running: int = 0
     retrying: int = 0
