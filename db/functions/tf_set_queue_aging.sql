@@ -36,7 +36,7 @@ DECLARE
     v_row taskforge.queues%ROWTYPE;
 BEGIN
     IF tf_set_queue_aging.priority_per_second IS NOT NULL THEN
-        PERFORM taskforge._tf_check_seconds('priority_per_second', tf_set_queue_aging.priority_per_second, 0, 65535, true);
+        PERFORM taskforge._tf_check_seconds('priority_per_second', tf_set_queue_aging.priority_per_second, 0, 65535, true, 'priority points per second');
     END IF;
     v_row := taskforge._tf_lock_queue(tf_set_queue_aging.queue);
     UPDATE taskforge.queues q

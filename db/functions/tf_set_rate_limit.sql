@@ -43,7 +43,7 @@ BEGIN
             coalesce(length(tf_set_rate_limit.rate_key)::text, 'NULL')));
     END IF;
     IF tf_set_rate_limit.per_second IS NOT NULL THEN
-        PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true);
+        PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true, 'tokens per second');
     END IF;
     IF tf_set_rate_limit.burst IS NOT NULL THEN
         PERFORM taskforge._tf_check_int('burst', tf_set_rate_limit.burst, 1, 1000000);

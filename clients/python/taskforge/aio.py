@@ -65,6 +65,7 @@ __all__ = [
     "schedule_periodic",
     "schedulers",
     "set_concurrency_limit",
+    "set_queue_aging",
     "set_queue_limit",
     "set_rate_limit",
     "stats",
@@ -253,6 +254,11 @@ async def resume_queue(conn: Any, queue: str) -> bool:
 async def set_queue_limit(conn: Any, queue: str, max_running: int | None) -> int | None:
     """:func:`taskforge.client.set_queue_limit` (``tf_set_queue_limit``)."""
     return await run(conn, calls.set_queue_limit(queue, max_running))
+
+
+async def set_queue_aging(conn: Any, queue: str, priority_per_second: float | None) -> float | None:
+    """:func:`taskforge.client.set_queue_aging` (``tf_set_queue_aging``)."""
+    return await run(conn, calls.set_queue_aging(queue, priority_per_second))
 
 
 async def dependencies(conn: Any, task_id: int) -> list[Dependency]:

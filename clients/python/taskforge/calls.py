@@ -72,6 +72,7 @@ __all__ = [
     "schedule_periodic",
     "schedulers",
     "set_concurrency_limit",
+    "set_queue_aging",
     "set_queue_limit",
     "set_rate_limit",
     "stats",
@@ -333,6 +334,17 @@ def set_queue_limit(queue: str, max_running: int | None) -> Plan[int | None]:
     rows = yield Statement(sql.SET_QUEUE_LIMIT, params)
     previous = rows[0]["previous"]
     return None if previous is None else int(previous)
+
+
+def set_queue_aging(queue: str, priority_per_second: float | None) -> Plan[float | None]:
+    """``tf_set_queue_aging``: the previous rate (``None`` = off)."""
+    params = {
+        "queue": checks.text_arg("queue", queue),
+        "priority_per_second": checks.seconds_arg("priority_per_second", priority_per_second),
+    }
+    rows = yield Statement(sql.SET_QUEUE_AGING, params)
+    previous = rows[0]["previous"]
+    return None if previous is None else float(previous)
 
 
 def dependencies(task_id: int) -> Plan[list[Dependency]]:

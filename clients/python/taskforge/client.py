@@ -141,6 +141,7 @@ __all__ = [
     "schedule_periodic",
     "schedulers",
     "set_concurrency_limit",
+    "set_queue_aging",
     "set_queue_limit",
     "set_rate_limit",
     "stats",
@@ -433,6 +434,13 @@ def set_queue_limit(conn: Any, queue: str, max_running: int | None) -> int | Non
     :class:`Refused` TF400 (name or range); :class:`InvalidArgument` for a value outside the
     SQL ``int`` range or unstorable text."""
     return run(conn, calls.set_queue_limit(queue, max_running))
+
+
+def set_queue_aging(conn: Any, queue: str, priority_per_second: float | None) -> float | None:
+    """Set (0 < r <= 65535 priority points per second of waiting, database time) or clear
+    (``None``) a queue's priority aging through ``tf_set_queue_aging``; returns the previous rate
+    (``None`` = off). Raises :class:`Refused` TF400 (name or range)."""
+    return run(conn, calls.set_queue_aging(queue, priority_per_second))
 
 
 def dependencies(conn: Any, task_id: int) -> list[Dependency]:

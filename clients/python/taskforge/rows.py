@@ -277,6 +277,7 @@ class Queue(Row):
     retrying: int
     oldest_due_at: _dt.datetime | None
     oldest_due_age_seconds: float | None
+    aging_per_second: float | None
 
 
 @dataclass(frozen=True)

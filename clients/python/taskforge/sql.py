@@ -261,7 +261,8 @@ SELECT task_id, task_type, queue, attempt_count, max_attempts, owner_worker_id, 
  LIMIT %(limit)s
 """
 QUEUES_LIST = """
-SELECT queue, paused, paused_at, max_running, queued, due, running, retrying, oldest_due_at, oldest_due_age_seconds
+SELECT queue, paused, paused_at, max_running, queued, due, running, retrying, oldest_due_at, oldest_due_age_seconds,
+       aging_per_second
   FROM taskforge.tf_queues
  ORDER BY queue
 """
@@ -273,6 +274,10 @@ TASK_STATE = "SELECT state FROM taskforge.tf_tasks WHERE task_id = %(task_id)s"
 PAUSE_QUEUE = "SELECT taskforge.tf_pause_queue(queue => %(queue)s) AS changed"
 RESUME_QUEUE = "SELECT taskforge.tf_resume_queue(queue => %(queue)s) AS changed"
 SET_QUEUE_LIMIT = "SELECT taskforge.tf_set_queue_limit(queue => %(queue)s, max_running => %(max_running)s) AS previous"
+SET_QUEUE_AGING = (
+    "SELECT taskforge.tf_set_queue_aging(queue => %(queue)s, priority_per_second => %(priority_per_second)s)"
+    " AS previous"
+)
 THROUGHPUT = """
 SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_failed,
        succeeded_per_second, run_p50_seconds, run_p95_seconds, wait_p50_seconds, wait_p95_seconds

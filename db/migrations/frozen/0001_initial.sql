@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 d599162304db15f3). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 522dca831b1263f9). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -969,19 +969,22 @@ REVOKE ALL ON FUNCTION taskforge._tf_check_outcome(text, text, text, jsonb) FROM
 
 -- >>> db/functions/_tf_check_seconds.sql
 -- taskforge._tf_check_seconds(argument text, value double precision, min_seconds double precision,
---                             max_seconds double precision, min_exclusive boolean DEFAULT false)
+--                             max_seconds double precision, min_exclusive boolean DEFAULT false,
+--                             unit text DEFAULT 'seconds')
 --   -> double precision                                             (private helper)
 --
--- Purpose:    validate a duration given in seconds (docs/design.md §3: the SQL API takes seconds).
+-- Purpose:    validate a duration given in seconds (docs/design.md §3: the SQL API takes seconds),
+--             or another finite quantity named by unit (a rate: 'tokens per second').
 -- Parameters: argument      parameter name for the error message.
 --             value         seconds; NULL, NaN and +/-Infinity are rejected.
 --             min_seconds, max_seconds  inclusive bounds (min exclusive when min_exclusive).
+--             unit          how the message names the quantity ('seconds' by default).
 -- Returns:    value unchanged.
 -- Errors:     TF400 naming the argument.
 -- Locks:      none.  Clock: none.  By hand: harmless.
 CREATE OR REPLACE FUNCTION taskforge._tf_check_seconds(
     argument text, value double precision, min_seconds double precision,
-    max_seconds double precision, min_exclusive boolean DEFAULT false)
+    max_seconds double precision, min_exclusive boolean DEFAULT false, unit text DEFAULT 'seconds')
 RETURNS double precision
 LANGUAGE plpgsql
 VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
@@ -992,20 +995,20 @@ BEGIN
         PERFORM taskforge._tf_invalid(argument, 'must not be NULL');
     END IF;
     IF value = 'NaN'::float8 OR value IN ('Infinity'::float8, '-Infinity'::float8) THEN
-        PERFORM taskforge._tf_invalid(argument, format('must be a finite number of seconds, got %s', value));
+        PERFORM taskforge._tf_invalid(argument, format('must be a finite number of %s, got %s', unit, value));
     END IF;
     IF value > max_seconds OR value < min_seconds OR (min_exclusive AND value = min_seconds) THEN
-        PERFORM taskforge._tf_invalid(argument, format('must be %s %s and at most %s seconds, got %s',
-            CASE WHEN min_exclusive THEN 'greater than' ELSE 'at least' END, min_seconds, max_seconds, value));
+        PERFORM taskforge._tf_invalid(argument, format('must be %s %s and at most %s %s, got %s',
+            CASE WHEN min_exclusive THEN 'greater than' ELSE 'at least' END, min_seconds, max_seconds, unit, value));
     END IF;
     RETURN value;
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean) IS
-    'Private: validates a duration in seconds (finite, within bounds) or raises TF400 naming the argument.';
+COMMENT ON FUNCTION taskforge._tf_check_seconds(text, double precision, double precision, double precision, boolean, text) IS
+    'Private: validates a duration in seconds, or a quantity of the given unit (finite, within bounds), or raises TF400 naming the argument.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_seconds(
-    text, double precision, double precision, double precision, boolean
+    text, double precision, double precision, double precision, boolean, text
 ) FROM PUBLIC;
 
 -- >>> db/functions/_tf_check_task_id.sql
@@ -5472,7 +5475,7 @@ DECLARE
     v_row taskforge.queues%ROWTYPE;
 BEGIN
     IF tf_set_queue_aging.priority_per_second IS NOT NULL THEN
-        PERFORM taskforge._tf_check_seconds('priority_per_second', tf_set_queue_aging.priority_per_second, 0, 65535, true);
+        PERFORM taskforge._tf_check_seconds('priority_per_second', tf_set_queue_aging.priority_per_second, 0, 65535, true, 'priority points per second');
     END IF;
     v_row := taskforge._tf_lock_queue(tf_set_queue_aging.queue);
     UPDATE taskforge.queues q
@@ -5583,7 +5586,7 @@ BEGIN
             coalesce(length(tf_set_rate_limit.rate_key)::text, 'NULL')));
     END IF;
     IF tf_set_rate_limit.per_second IS NOT NULL THEN
-        PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true);
+        PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true, 'tokens per second');
     END IF;
     IF tf_set_rate_limit.burst IS NOT NULL THEN
         PERFORM taskforge._tf_check_int('burst', tf_set_rate_limit.burst, 1, 1000000);

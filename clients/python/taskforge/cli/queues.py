@@ -13,7 +13,7 @@ import click
 
 from .. import client, database as db
 from ..output import table, to_json
-from .common import Text, dsn_option, json_option, optional_limit
+from .common import EXIT_USAGE, Text, dsn_option, fail, json_option, optional_limit
 
 _QUEUE_COLUMNS: list[str | tuple[str, str]] = [
     "queue",
@@ -24,6 +24,7 @@ _QUEUE_COLUMNS: list[str | tuple[str, str]] = [
     "running",
     "retrying",
     ("oldest_due_age_seconds", "oldest_due_s"),
+    ("aging_per_second", "aging/s"),
 ]
 
 
@@ -96,6 +97,29 @@ def limit_cmd(queue: str, max_running: str, dsn: str | None, as_json: bool) -> N
         return
     shown = "unlimited" if limit is None else f"at most {limit} running"
     click.echo(f"queue {queue}: {shown} (was {'unlimited' if previous is None else previous})")
+
+
+@queue_group.command("aging")
+@click.argument("queue", metavar="QUEUE", type=Text())
+@click.argument("rate", metavar="PRIORITY_PER_SECOND|none")
+@dsn_option
+@json_option
+def aging_cmd(queue: str, rate: str, dsn: str | None, as_json: bool) -> None:
+    """Let QUEUE's waiting tasks gain PRIORITY_PER_SECOND priority points per second since their
+    submit (claims take them by that effective priority), or turn aging off with `none`."""
+    value: float | None = None
+    if rate.strip().lower() != "none":
+        try:
+            value = float(rate)
+        except ValueError:
+            fail(f"PRIORITY_PER_SECOND: must be a number over 0 or 'none', got {rate!r}", EXIT_USAGE)
+    with db.connect(dsn) as conn:
+        previous = client.set_queue_aging(conn, queue, value)
+    if as_json:
+        click.echo(to_json({"queue": queue, "aging_per_second": value, "previous": previous}))
+        return
+    shown = "no aging" if value is None else f"aging {value:g} priority/s"
+    click.echo(f"queue {queue}: {shown} (was {'no aging' if previous is None else f'{previous:g}/s'})")
 
 
 COMMANDS: tuple[click.Command, ...] = (queue_group,)
