@@ -340,7 +340,9 @@ def set_queue_aging(queue: str, priority_per_second: float | None) -> Plan[float
     """``tf_set_queue_aging``: the previous rate (``None`` = off)."""
     params = {
         "queue": checks.text_arg("queue", queue),
-        "priority_per_second": checks.seconds_arg("priority_per_second", priority_per_second),
+        "priority_per_second": checks.seconds_arg(
+            "priority_per_second", priority_per_second, "priority points per second"
+        ),
     }
     rows = yield Statement(sql.SET_QUEUE_AGING, params)
     previous = rows[0]["previous"]
@@ -357,7 +359,7 @@ def set_rate_limit(rate_key: str, per_second: float | None, burst: int | None) -
     """``tf_set_rate_limit``: the previous (per_second, burst)."""
     params = {
         "rate_key": checks.text_arg("rate_key", rate_key),
-        "per_second": checks.seconds_arg("per_second", per_second),
+        "per_second": checks.seconds_arg("per_second", per_second, "tokens per second"),
         "burst": _int("burst", burst),
     }
     rows = yield Statement(sql.SET_RATE_LIMIT, params)

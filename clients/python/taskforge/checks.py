@@ -99,24 +99,24 @@ def limit_arg(value: Any) -> int:
     return int(value)
 
 
-def finite_seconds(argument: str, value: Any) -> float:
-    """``value`` as a finite float number of seconds (a real number too large for a float is
-    infinite). Raises InvalidArgument naming ``argument`` for anything else."""
+def finite_seconds(argument: str, value: Any, unit: str = "seconds") -> float:
+    """``value`` as a finite float number of seconds, or of ``unit`` (a real number too large
+    for a float is infinite). Raises InvalidArgument naming ``argument`` for anything else."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidArgument(argument, f"must be a number of seconds, got {type(value).__name__}")
+        raise InvalidArgument(argument, f"must be a number of {unit}, got {type(value).__name__}")
     try:
         seconds = float(value)
     except OverflowError:
         seconds = -math.inf if value < 0 else math.inf
     if not math.isfinite(seconds):
-        raise InvalidArgument(argument, f"must be a finite number of seconds, got {seconds!r}")
+        raise InvalidArgument(argument, f"must be a finite number of {unit}, got {seconds!r}")
     return seconds
 
 
-def seconds_arg(argument: str, value: Any) -> float | None:
-    """``value`` as a finite float number of seconds; ``None`` passes (the range is the
-    database's: TF400)."""
-    return None if value is None else finite_seconds(argument, value)
+def seconds_arg(argument: str, value: Any, unit: str = "seconds") -> float | None:
+    """``value`` as a finite float number of seconds (or of ``unit``); ``None`` passes (the
+    range is the database's: TF400)."""
+    return None if value is None else finite_seconds(argument, value, unit)
 
 
 def check_delay(delay_seconds: Any, argument: str = "delay_seconds") -> float:
