@@ -5,6 +5,10 @@ for reads, ``act`` for actions) and returns plain values. SQL text lives in
 :mod:`taskforge.sql` (console section); single-task actions reuse :mod:`taskforge.client`.
 Reads touch only ``taskforge.tf_*`` views, actions only ``taskforge.tf_*`` functions.
 
+Dependencies and flow control read ``tf_task_dependencies``, ``tf_rate_limits`` and
+``tf_concurrency_keys`` (statements ``CONSOLE_FLOW_*``) and act through
+:func:`taskforge.client.set_rate_limit` and :func:`taskforge.client.set_concurrency_limit`.
+
 Time: filters are compared with database timestamps; ages are computed by the database.
 """
 
@@ -26,17 +30,29 @@ from .refusals import refusal_status
 __all__ = [
     "BULK_LIMIT",
     "CANCELLABLE_STATES",
+    "DEPENDENCY_LIST_LIMIT",
     "FINISHED_WINDOW_SECONDS",
+    "FLOW_GRAPH_LIMIT",
+    "FLOW_LIST_LIMIT",
     "PAGE_LIMIT",
     "RETRYABLE_STATES",
+    "TASK_STATES",
     "BulkOutcome",
+    "Dependencies",
+    "FlowComponent",
     "TaskFilter",
     "bulk_cancel",
     "bulk_retry",
+    "concurrency_keys",
     "count_matching",
+    "flow_component",
     "ids_matching",
     "list_tasks",
     "queues",
+    "rate_limits",
+    "set_concurrency_limit",
+    "set_rate_limit",
+    "task_dependencies",
     "worker_counts",
 ]
 
@@ -45,8 +61,12 @@ __all__ = [
 BULK_LIMIT = 10000
 #: Largest page of the task list.
 PAGE_LIMIT = 500
-#: States a cancel can change (a RUNNING task gets a cancel request); others are left alone.
-CANCELLABLE_STATES = ("QUEUED", "RUNNING", "RETRYING")
+#: Every task state, in lifecycle order: the domain ``taskforge.task_state``
+#: (db/schema/15_domains.sql), as :data:`taskforge.client.STATES` lists it.
+TASK_STATES: tuple[str, ...] = client.STATES
+#: States a cancel can change (a RUNNING task gets a cancel request; a BLOCKED one ends with its
+#: BLOCKED descendants, tf_cancel); others are left alone.
+CANCELLABLE_STATES = ("BLOCKED", "QUEUED", "RUNNING", "RETRYING")
 #: States a retry applies to (tf_retry refuses the others with TF409).
 RETRYABLE_STATES = ("FAILED", "CANCELLED")
 
@@ -69,9 +89,9 @@ class TaskFilter:
     def __post_init__(self) -> None:
         if self.states is not None:
             states = tuple(dict.fromkeys(s.upper() for s in self.states))
-            unknown = [s for s in states if s not in client.STATES]
+            unknown = [s for s in states if s not in TASK_STATES]
             if unknown:
-                raise client.InvalidArgument("state", f"must be among {', '.join(client.STATES)}, got {unknown[0]!r}")
+                raise client.InvalidArgument("state", f"must be among {', '.join(TASK_STATES)}, got {unknown[0]!r}")
             object.__setattr__(self, "states", states)
         for name in ("queue", "task_type"):
             value = getattr(self, name)
@@ -318,3 +338,114 @@ def worker_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
     for liveness, n in conn.execute(sql.CONSOLE_WORKER_COUNTS).fetchall():
         counts[str(liveness)] = int(n)
     return counts
+
+
+# --- dependencies and flow control -------------------------------------------------------------
+#: Most parents or children listed on a task page (a task has at most 1000 parents, any number
+#: of children); and most tasks of the flow graph around a task.
+DEPENDENCY_LIST_LIMIT = 200
+FLOW_GRAPH_LIMIT = 200
+#: Most rate limits / concurrency keys listed on the flow-control page (by key).
+FLOW_LIST_LIMIT = 500
+
+
+@dataclass
+class Dependencies:
+    """A task's parents (``task_id``, ``task_type``, ``state``, ``finished_at``) and children
+    (``task_id``, ``task_type``, ``state``, ``parents_pending``), each by task id, at most
+    :data:`DEPENDENCY_LIST_LIMIT`; ``more_parents`` / ``more_children`` say there are more."""
+
+    parents: list[dict[str, Any]] = field(default_factory=list)
+    children: list[dict[str, Any]] = field(default_factory=list)
+    more_parents: bool = False
+    more_children: bool = False
+
+
+def task_dependencies(
+    conn: psycopg.Connection[Any], task_id: int, *, limit: int = DEPENDENCY_LIST_LIMIT
+) -> Dependencies:
+    """The parents and children of one task from ``tf_task_dependencies`` (states as of this
+    read). An unknown task has neither."""
+
+    def side(query: str) -> tuple[list[dict[str, Any]], bool]:
+        rows = sorted(_rows(conn, query, {"task_id": task_id, "limit": limit + 1}), key=lambda r: r["task_id"])
+        return rows[:limit], len(rows) > limit
+
+    parents, more_parents = side(sql.CONSOLE_FLOW_PARENTS)
+    children, more_children = side(sql.CONSOLE_FLOW_CHILDREN)
+    return Dependencies(parents, children, more_parents, more_children)
+
+
+@dataclass
+class FlowComponent:
+    """The tasks connected to one task through dependency edges (its ancestors, descendants, and
+    their other parents and children: the connected component of the graph), at most
+    :data:`FLOW_GRAPH_LIMIT` of them, the nearest first.
+
+    ``tasks``: task id -> ``(task_type, state)``; ``edges``: ``(parent_task_id, child_task_id)``
+    pairs among ``tasks``, sorted; ``cut``: the component has more tasks than were read, so the
+    graph shows part of it."""
+
+    task_id: int
+    tasks: dict[int, tuple[str, str]] = field(default_factory=dict)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    cut: bool = False
+
+
+def flow_component(conn: psycopg.Connection[Any], task_id: int, *, limit: int = FLOW_GRAPH_LIMIT) -> FlowComponent:
+    """The :class:`FlowComponent` around ``task_id``: the connected tasks found breadth first
+    from it, at most ``limit`` (so the ones nearest to it when there are more), then the edges
+    among them with both ends' type and state. Two statements. A task with no dependency edge
+    (or an unknown id) gives an empty component."""
+    component = FlowComponent(task_id)
+    found = [
+        int(r["task_id"])
+        for r in _rows(conn, sql.CONSOLE_FLOW_COMPONENT_TASKS, {"task_id": task_id, "limit": limit + 1})
+    ]
+    component.cut = len(found) > limit
+    if len(found) < 2:
+        return component
+    ids = found[:limit]
+    edges: set[tuple[int, int]] = set()
+    for r in _rows(conn, sql.CONSOLE_FLOW_EDGES_AMONG, {"ids": ids}):
+        edges.add((int(r["parent_task_id"]), int(r["child_task_id"])))
+        component.tasks.setdefault(int(r["parent_task_id"]), (r["parent_task_type"], r["parent_state"]))
+        component.tasks.setdefault(int(r["child_task_id"]), (r["child_task_type"], r["child_state"]))
+    component.edges = sorted(edges)
+    return component
+
+
+def rate_limits(conn: psycopg.Connection[Any], *, limit: int = FLOW_LIST_LIMIT) -> tuple[list[dict[str, Any]], bool]:
+    """``(rows, more)``: rows of ``tf_rate_limits`` by rate key, at most ``limit``: ``rate_key``,
+    ``per_second`` (tokens per second), ``burst``, ``tokens_now`` (tokens available now, from
+    database time), ``queued`` (QUEUED tasks of the key), ``refilled_at``, ``created_at``,
+    ``updated_at``; ``more`` when there are more keys."""
+    rows = _rows(conn, sql.CONSOLE_FLOW_RATE_LIMITS, {"limit": limit + 1})
+    return rows[:limit], len(rows) > limit
+
+
+def concurrency_keys(
+    conn: psycopg.Connection[Any], *, limit: int = FLOW_LIST_LIMIT
+) -> tuple[list[dict[str, Any]], bool]:
+    """``(rows, more)``: rows of ``tf_concurrency_keys`` by key, at most ``limit``:
+    ``concurrency_key``, ``max_running`` (``None`` = no limit), ``running`` and ``queued``
+    (tasks of the key), ``last_claimed_at``, ``created_at``, ``updated_at``."""
+    rows = _rows(conn, sql.CONSOLE_FLOW_CONCURRENCY_KEYS, {"limit": limit + 1})
+    return rows[:limit], len(rows) > limit
+
+
+def set_rate_limit(
+    conn: psycopg.Connection[Any], rate_key: str, per_second: float | None, burst: int | None = None
+) -> tuple[float | None, int | None]:
+    """:func:`taskforge.client.set_rate_limit`: set (``per_second`` > 0 tokens per second,
+    ``burst`` tokens or ``None`` for the database's default) or remove (``per_second`` ``None``)
+    a rate key's limit; returns the limit before. Refusals: :class:`taskforge.errors.Refused`
+    TF400 naming ``rate_key``, ``per_second`` or ``burst``. Run it inside :meth:`Database.act`."""
+    return client.set_rate_limit(conn, rate_key, per_second, burst)
+
+
+def set_concurrency_limit(conn: psycopg.Connection[Any], concurrency_key: str, max_running: int | None) -> int | None:
+    """:func:`taskforge.client.set_concurrency_limit`: set (1..1000000) or remove (``None``) a
+    concurrency key's limit; returns the limit before. Refusals as :func:`set_rate_limit`
+    (``concurrency_key``, ``max_running``). Run it inside :meth:`Database.act`."""
+    return client.set_concurrency_limit(conn, concurrency_key, max_running)

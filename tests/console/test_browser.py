@@ -5,7 +5,9 @@ shared harness (taskforge.processes) on a database of its own that holds an hour
 history (taskforge.benchmarks.console_data), so the dashboard has something to show.
 
 It signs in, submits a task through the form and watches it reach SUCCEEDED by live refresh,
-opens its attempt timeline, pauses and resumes a queue (a task submitted meanwhile waits, then
+opens its attempt timeline, opens the page of a task of a diamond of dependencies and its flow
+graph (boxes coloured by state, a box is a link), sets and removes a rate limit on the
+flow-control page, pauses and resumes a queue (a task submitted meanwhile waits, then
 runs), bulk-cancels ticked tasks through the confirmation step, and saves screenshots to the
 test's tmp folder. With ``TASKFORGE_UPDATE_SCREENSHOTS=1`` the dashboard screenshot is also
 written to ``docs/img/console-dashboard.png`` (the README shows it). Throughout, the page may log
@@ -27,6 +29,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import Jsonb
 
 from taskforge import client, database as tfdb
 from taskforge.benchmarks.console_data import fill
@@ -40,6 +43,7 @@ CHROMIUM = os.environ.get("TASKFORGE_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOT = ROOT / "docs" / "img" / "console-dashboard.png"
 XSS = "<script>alert(1)</script>"
 QUEUE = "checkout"  # the queue the real worker serves (the generated history uses others)
+FLOW_QUEUE = "flows"  # a queue no worker serves: the diamond's tasks stay as submitted
 URL_LINE = re.compile(r"taskforge console: (http://\S+/)")
 # Make the page believe its tab was hidden or shown (headless Chromium's tab is always visible).
 SET_VISIBILITY = """state => {
@@ -194,6 +198,50 @@ def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[An
     expect(page.locator("svg.timeline rect.run-succeeded")).to_have_count(1)
     assert XSS in page.locator("#payload").inner_text(), "the payload is shown as text"
     shot(page, stack, "task")
+
+    # A diamond a -> (b, c) -> d: d's page lists its parents and draws the flow.
+    diamond = [{"task_type": "noop", "queue": FLOW_QUEUE}]
+    diamond += [{"task_type": "noop", "queue": FLOW_QUEUE, "depends_on_positions": [0]} for _ in range(2)]
+    diamond += [{"task_type": "echo", "queue": FLOW_QUEUE, "depends_on_positions": [1, 2], "rate_key": XSS}]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute("SELECT task_id FROM taskforge.tf_submit_many(%s)", (Jsonb(diamond),)).fetchall()
+    first, *_, last = [int(r[0]) for r in rows]
+    page.goto(f"tasks/{last}")
+    expect(page.locator("#task-state")).to_have_text("BLOCKED")
+    expect(page.locator("#parents-pending")).to_have_text("waiting for 2 parent tasks to succeed")
+    expect(page.locator("#parent-table tbody tr")).to_have_count(2)
+    expect(page.locator("#rate-key")).to_have_text(XSS)
+    graph = page.locator("svg.flow-graph")
+    expect(graph.locator("a.flow-node")).to_have_count(4)
+    expect(graph.locator("path.flow-edge")).to_have_count(4)
+    box = graph.bounding_box()
+    assert box is not None and box["width"] > 500 and box["height"] > 100, box
+    fills = page.eval_on_selector_all(
+        "svg.flow-graph a.flow-node rect", "rects => rects.map(r => getComputedStyle(r).fill)"
+    )
+    assert len(set(fills)) == 2, f"one colour for QUEUED, another for BLOCKED: {fills}"
+    shot(page, stack, "flow-graph")
+    graph.locator(f'a.flow-node[data-task-id="{first}"]').click()
+    expect(page).to_have_url(re.compile(rf"/tasks/{first}$"))
+    expect(page.locator("svg.flow-graph a.flow-node.current")).to_have_attribute("data-task-id", str(first))
+
+    # The flow-control page: set a rate limit through its form, then remove it.
+    page.goto("flow")
+    expect(page.locator("h1")).to_have_text("Flow control")
+    page.fill("#rate-form [name=rate_key]", "browser-rate")
+    page.fill("#rate-form [name=per_second]", "2.5")
+    page.click("#rate-form button[type=submit]")
+    expect(page.locator("#flow-region .notice.ok")).to_have_text(
+        "Rate key browser-rate: 2.5 per second, default burst (was: no limit)."
+    )
+    expect(page.locator('tr[data-rate-key="browser-rate"]')).to_have_count(1)
+    shot(page, stack, "flow-control")
+    page.fill("#rate-form [name=per_second]", "0")
+    page.click("#rate-form button[type=submit]")
+    expect(page.locator("#flow-region .notice.error")).to_contain_text("per_second: must be greater than 0")
+    page.locator('tr[data-rate-key="browser-rate"] [data-flow-action="rate-remove"]').click()
+    expect(page.locator("#flow-region .notice.ok")).to_contain_text("limit removed")
+    expect(page.locator('tr[data-rate-key="browser-rate"]')).to_have_count(0)
 
     # Pause the queue: a task submitted meanwhile waits; resume: it runs.
     page.goto("queues")

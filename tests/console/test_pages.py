@@ -1,7 +1,9 @@
 """The console's HTML pages through Flask's test client, on the session's migrated database as a
 login role holding only taskforge_console: every page renders, filters and keyset pages, the
 bulk confirmation step, task/queue actions (plain form posts and htmx), the submit form and its
-refusals, escaping of everything a user can write, sign-in, read-only mode and CSRF."""
+refusals, a task's dependencies and flow graph (a diamond), the flow-control page and its forms
+(TF400 messages shown), escaping of everything a user can write, sign-in, read-only mode and
+CSRF."""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ import html
 import json
 import re
 import time
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from psycopg.types.json import Jsonb
 
 from taskforge import client
+from taskforge_console import flowgraph, queries
+from taskforge_console.api.models import State
 
 from console_support import PASSWORD
 from sqlcore_helpers import claim, finalize, recover, register_worker, submit
@@ -38,6 +43,37 @@ def text(response: Any) -> str:
 
 def state(admin: Any, task_id: int) -> str:
     return str(admin.execute("SELECT state FROM taskforge.tf_tasks WHERE task_id = %s", (task_id,)).fetchone()[0])
+
+
+def submit_diamond(admin: Any, queue: str, **last: Any) -> list[int]:
+    """A diamond a -> (b, c) -> d in one tf_submit_many call (depends_on_positions); ``last``
+    adds request keys to d (flow keys). Returns [a, b, c, d]."""
+    requests: list[dict[str, Any]] = [
+        {"task_type": "noop", "queue": queue},
+        {"task_type": "noop", "queue": queue, "depends_on_positions": [0]},
+        {"task_type": "echo", "queue": queue, "depends_on_positions": [0]},
+        {"task_type": "noop", "queue": queue, "depends_on_positions": [1, 2], **last},
+    ]
+    rows = admin.execute("SELECT task_id FROM taskforge.tf_submit_many(%s)", (Jsonb(requests),)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def flow_rows(admin: Any, key: str) -> tuple[Any, Any]:
+    """(the tf_rate_limits row of rate key ``key``, the tf_concurrency_keys row of ``key``), or None."""
+    rate = admin.execute(
+        "SELECT per_second, burst FROM taskforge.tf_rate_limits WHERE rate_key = %s", (key,)
+    ).fetchone()
+    limit = admin.execute(
+        "SELECT max_running FROM taskforge.tf_concurrency_keys WHERE concurrency_key = %s", (key,)
+    ).fetchone()
+    return rate, limit
+
+
+def notice(body: str) -> tuple[str, str]:
+    """(category, text) of the action message of a region answer."""
+    found = re.search(r'<p class="notice (ok|error)" role="status">(.*?)</p>', body, re.S)
+    assert found, body[:800]
+    return found.group(1), html.unescape(found.group(2))
 
 
 @pytest.fixture()
@@ -111,6 +147,7 @@ def test_live_regions_come_back_alone_for_htmx(web: Any, admin: Any, queue: str)
         ("/queues", "queues-region"),
         ("/workers", "workers-region"),
         ("/periodic", "periodic-region"),
+        ("/flow", "flow-region"),
     ):
         full = text(web.get(path))
         assert f'id="{region}" data-refresh hx-get=' in full and "<html" in full
@@ -124,7 +161,18 @@ def test_live_regions_come_back_alone_for_htmx(web: Any, admin: Any, queue: str)
 
 def test_pages_load_no_inline_script(web: Any, admin: Any, queue: str) -> None:
     task_id, _, _ = submit(admin, queue)
-    for path in ("/", "/tasks", f"/tasks/{task_id}", "/queues", "/workers", "/periodic", "/submit"):
+    diamond = submit_diamond(admin, queue)
+    for path in (
+        "/",
+        "/tasks",
+        f"/tasks/{task_id}",
+        f"/tasks/{diamond[3]}",
+        "/queues",
+        "/workers",
+        "/periodic",
+        "/submit",
+        "/flow",
+    ):
         body = text(web.get(path))
         scripts = re.findall(r"<script([^>]*)>(.*?)</script>", body, re.S)
         assert scripts, path
@@ -331,6 +379,194 @@ def test_pause_and_resume_a_queue(web: Any, admin: Any, queue: str) -> None:
     assert ("queue:" in bad and "notice" in bad) or "banner error" in bad
 
 
+# --- dependencies and flow control ----------------------------------------------------------------
+def test_blocked_is_a_state_like_the_others(web: Any, admin: Any, queue: str) -> None:
+    assert get_args(State) == queries.TASK_STATES and queries.TASK_STATES[0] == "BLOCKED"
+    assert "BLOCKED" in queries.CANCELLABLE_STATES
+    _, b, c, d = submit_diamond(admin, queue)
+    tasks = text(web.get("/tasks", query_string={"queue": queue}))
+    assert '<input type="checkbox" name="state" value="BLOCKED"' in tasks, "the filter offers BLOCKED"
+    blocked = text(web.get("/tasks", query_string={"queue": queue, "state": "BLOCKED"}))
+    assert [int(i) for i in re.findall(r'<tr data-task-id="(\d+)"', blocked)] == [d, c, b]
+    assert blocked.count('<span class="state state-blocked">BLOCKED</span>') == 3
+    page = text(web.get(f"/tasks/{b}"))
+    assert 'id="cancel-button"' in page, "a BLOCKED task can be cancelled"
+    assert "Its blocked descendants are cancelled too." in page, "b has a child: the confirmation says so"
+    last = text(web.get(f"/tasks/{d}"))
+    assert 'id="cancel-button"' in last and "Its blocked descendants" not in last
+
+
+def test_task_page_shows_parents_children_and_the_flow_of_a_diamond(web: Any, admin: Any, queue: str) -> None:
+    keys = {"rate_key": f"{queue}-rate", "concurrency_key": f"{queue}-conc", "ordering_key": f"{queue}{XSS}"}
+    a, b, c, d = submit_diamond(admin, queue, **keys)
+
+    page = text(web.get(f"/tasks/{b}"))
+    parents = re.search(r'<table class="grid" id="parent-table">.*?</table>', page, re.S)
+    children = re.search(r'<table class="grid" id="child-table">.*?</table>', page, re.S)
+    assert parents and children
+    assert re.findall(r'<tr data-task-id="(\d+)">', parents.group(0)) == [str(a)]
+    assert f'href="/tasks/{a}"' in parents.group(0) and "state-queued" in parents.group(0)
+    assert re.findall(r'<tr data-task-id="(\d+)">', children.group(0)) == [str(d)]
+    assert f'href="/tasks/{d}"' in children.group(0) and "state-blocked" in children.group(0)
+    assert re.search(r'<td class="num">2</td>', children.group(0)), "d waits for two parents"
+    assert "waiting for 1 parent task to succeed" in page
+    assert 'id="rate-key"' not in page, "b has no flow keys"
+
+    # The graph: the whole diamond from any of its tasks, in three layers, edges parent -> child.
+    for seen_from in (a, b, c, d):
+        body = text(web.get(f"/tasks/{seen_from}"))
+        svg = re.search(r'<svg class="flow-graph".*?</svg>', body, re.S)
+        assert svg, seen_from
+        nodes = dict(
+            re.findall(
+                r'<a class="flow-node[^"]*" href="/tasks/\d+" data-task-id="(\d+)" data-layer="(\d)"', svg.group(0)
+            )
+        )
+        assert nodes == {str(a): "0", str(b): "1", str(c): "1", str(d): "2"}, nodes
+        edges = set(re.findall(r'data-edge="(\d+-\d+)"', svg.group(0)))
+        assert edges == {f"{a}-{b}", f"{a}-{c}", f"{b}-{d}", f"{c}-{d}"}
+        assert svg.group(0).count('marker-end="url(#flow-arrow)"') == 4
+        current = re.findall(r'<a class="flow-node state-\w+ current" href="/tasks/(\d+)"', svg.group(0))
+        assert current == [str(seen_from)]
+        assert "4 tasks in 3 layers" in body and 'id="flow-graph-cut"' not in body
+
+    last = text(web.get(f"/tasks/{d}"))
+    assert "waiting for 2 parent tasks to succeed" in last and "the task waits for its parents" in last
+    assert (
+        f'<code id="rate-key">{queue}-rate</code>' in last and f'<code id="concurrency-key">{queue}-conc</code>' in last
+    )
+    assert f'<code id="ordering-key">{queue}&lt;script&gt;alert(1)&lt;/script&gt;</code>' in last
+    assert "<script>alert" not in last
+    assert 'class="flow-node state-blocked current"' in last
+
+    # a succeeds: b and c are released, d still waits for both; the graph shows the new states.
+    worker = register_worker(admin, "flow-graph", [queue])
+    assert [r[0] for r in claim(admin, worker, [queue])] == [a]
+    assert finalize(admin, a, worker, 1, "succeeded")[0]
+    after = text(web.get(f"/tasks/{d}", headers={"HX-Request": "true"}))
+    assert after.lstrip().startswith('<section id="task-region"')
+    for task_id, task_state in ((a, "succeeded"), (b, "queued"), (c, "queued"), (d, "blocked")):
+        assert re.search(rf'<a class="flow-node state-{task_state}[^"]*" href="/tasks/{task_id}"', after), task_id
+    assert "waiting for 2 parent tasks" in after
+
+
+def test_a_task_without_dependencies_has_no_flow_section(web: Any, admin: Any, queue: str) -> None:
+    task_id, _, _ = submit(admin, queue)
+    page = text(web.get(f"/tasks/{task_id}"))
+    assert 'id="dependencies"' not in page and "flow-graph" not in page
+    assert queries.flow_component(admin, task_id).tasks == {}
+
+
+def test_the_flow_graph_is_cut_at_its_limit(admin: Any, queue: str) -> None:
+    a, b, c, d = submit_diamond(admin, queue)
+    whole = queries.flow_component(admin, b)
+    assert not whole.cut and sorted(whole.tasks) == [a, b, c, d]
+    assert whole.edges == [(a, b), (a, c), (b, d), (c, d)]
+    cut = queries.flow_component(admin, b, limit=3)
+    assert cut.cut and len(cut.tasks) == 3 and b in cut.tasks
+    assert all(p in cut.tasks and ch in cut.tasks for p, ch in cut.edges)
+    graph = flowgraph.layout(cut)
+    assert graph is not None and graph.cut and len(graph.nodes) == 3
+    nearest = queries.flow_component(admin, a, limit=3)
+    assert nearest.cut and sorted(nearest.tasks) == [a, b, c], "breadth first: a's children before d"
+
+
+def test_layers_are_the_longest_path_from_a_root() -> None:
+    diamond = [(1, 2), (1, 3), (2, 4), (3, 4)]
+    assert flowgraph.layers([1, 2, 3, 4], diamond) == {1: 0, 2: 1, 3: 1, 4: 2}
+    # 1 -> 2 -> 3 and a shortcut 1 -> 3: 3 is two layers down, not one.
+    assert flowgraph.layers([1, 2, 3, 5], [(1, 2), (2, 3), (1, 3)]) == {1: 0, 2: 1, 3: 2, 5: 0}
+    # A cycle (impossible from tf_submit) still gets a layer after what was reached.
+    assert flowgraph.layers([1, 2, 3], [(1, 2), (2, 3), (3, 2)]) == {1: 0, 2: 1, 3: 1}
+    graph = flowgraph.layout(queries.FlowComponent(4, {t: ("x" * 40, "QUEUED") for t in (1, 2, 3, 4)}, diamond))
+    assert graph is not None and graph.layer_count == 3
+    boxes = {n.task_id: n for n in graph.nodes}
+    assert boxes[1].x < boxes[2].x == boxes[3].x < boxes[4].x
+    assert boxes[1].y == boxes[4].y and boxes[2].y < boxes[1].y < boxes[3].y, "one-task layers are centred"
+    assert boxes[4].label == "x" * 21 + "…" and boxes[4].current
+    assert [e.d.startswith(f"M{boxes[e.parent_task_id].x + flowgraph.BOX_WIDTH:g} ") for e in graph.edges] == [True] * 4
+
+
+def test_flow_control_page_sets_and_removes_limits(web: Any, admin: Any, queue: str) -> None:
+    rate_key, conc_key = f"{queue}-rate", f"{queue}{XSS}"
+    token = csrf(web)
+    htmx = {"HX-Request": "true"}
+    assert 'href="/flow"' in text(web.get("/")), "the navigation links the page"
+    try:
+        # A rate limit: set (htmx), shown with its tokens; refusals name the field (TF400).
+        done = text(
+            web.post(
+                "/flow/rate/set",
+                data={"csrf_token": token, "rate_key": rate_key, "per_second": "5", "burst": "10"},
+                headers=htmx,
+            )
+        )
+        assert done.lstrip().startswith('<section id="flow-region"')
+        assert notice(done) == ("ok", f"Rate key {rate_key}: 5 per second, burst 10 (was: no limit).")
+        row = re.search(rf'<tr data-rate-key="{rate_key}">.*?</tr>', done, re.S)
+        assert row, "the new limit is listed"
+        assert re.findall(r'<td class="num">([^<]*)</td>', row.group(0))[:3] == ["5", "10", "10.00"]
+        assert 'data-flow-action="rate-remove"' in row.group(0)
+        assert flow_rows(admin, rate_key)[0] == (5.0, 10)
+        for field, change, problem in (
+            ("per_second", {"per_second": "-1"}, "per_second: must be greater than 0"),
+            ("burst", {"per_second": "2", "burst": "0"}, "burst: must be between 1 and 1000000, got 0"),
+            ("burst", {"per_second": "2", "burst": "1.5"}, "burst: must be a whole number"),
+            ("rate_key", {"rate_key": "", "per_second": "2"}, "rate_key: must be 1 to 200 characters, got 0"),
+            ("per_second", {"per_second": "fast"}, "per_second: must be a number, got 'fast'"),
+        ):
+            form = {"csrf_token": token, "rate_key": rate_key, **change}
+            refused = web.post("/flow/rate/set", data=form, headers=htmx)
+            assert refused.status_code == 200, field
+            category, message = notice(text(refused))
+            assert category == "error" and message.startswith(problem), (field, message)
+        assert flow_rows(admin, rate_key)[0] == (5.0, 10), "nothing changed"
+        # A plain form post: a redirect, and the message (the database's) on the page.
+        plain = web.post("/flow/rate/set", data={"csrf_token": token, "rate_key": rate_key, "per_second": "1e9"})
+        assert plain.status_code == 302 and plain.headers["Location"].endswith("/flow")
+        banner = text(web.get("/flow"))
+        assert re.search(r'<div class="banner error" role="status">per_second: must be greater than 0', banner)
+
+        # A concurrency limit: set, refused, removed (the key stays, without a limit).
+        done = text(
+            web.post(
+                "/flow/concurrency/set",
+                data={"csrf_token": token, "concurrency_key": conc_key, "max_running": "3"},
+                headers=htmx,
+            )
+        )
+        assert notice(done) == ("ok", f"Concurrency key {conc_key}: at most 3 running (was: no limit).")
+        assert "<script>alert" not in done
+        escaped = html.escape(conc_key, quote=True)
+        row = re.search(rf'<tr data-concurrency-key="{re.escape(escaped)}">.*?</tr>', done, re.S)
+        assert row and re.findall(r'<td class="num">([^<]*)', row.group(0))[:3] == ["3", "0", "0"]
+        for change, problem in (
+            ({"max_running": "0"}, "max_running: must be between 1 and 1000000, got 0"),
+            ({"max_running": "2.5"}, "max_running: must be a whole number, got '2.5'"),
+            ({"concurrency_key": "k" * 201}, "concurrency_key: must be 1 to 200 characters, got 201"),
+            ({"max_running": ""}, "max_running: a value is required"),
+        ):
+            form = {"csrf_token": token, "concurrency_key": conc_key, "max_running": "4", **change}
+            category, message = notice(text(web.post("/flow/concurrency/set", data=form, headers=htmx)))
+            assert (category, message) == ("error", problem)
+        assert flow_rows(admin, conc_key)[1] == (3,)
+        removed = text(
+            web.post("/flow/concurrency/remove", data={"csrf_token": token, "concurrency_key": conc_key}, headers=htmx)
+        )
+        assert notice(removed) == ("ok", f"Concurrency key {conc_key}: limit removed (was: at most 3 running).")
+        assert flow_rows(admin, conc_key)[1] == (None,)
+        row = re.search(rf'<tr data-concurrency-key="{re.escape(escaped)}">.*?</tr>', removed, re.S)
+        assert row and "no limit" in row.group(0) and "data-flow-action" not in row.group(0)
+
+        gone = text(web.post("/flow/rate/remove", data={"csrf_token": token, "rate_key": rate_key}, headers=htmx))
+        assert notice(gone) == ("ok", f"Rate key {rate_key}: limit removed (was: 5 per second, burst 10).")
+        assert f'data-rate-key="{rate_key}"' not in gone and flow_rows(admin, rate_key)[0] is None
+        assert web.post("/flow/other/set", data={"csrf_token": token}).status_code == 404
+    finally:
+        admin.execute("SELECT * FROM taskforge.tf_set_rate_limit(%s, NULL)", (rate_key,))
+        admin.execute("SELECT taskforge.tf_set_concurrency_limit(%s, NULL)", (conc_key,))
+
+
 # --- submit ---------------------------------------------------------------------------------------
 def test_submit_form_creates_replays_and_refuses(web: Any, admin: Any, queue: str) -> None:
     token = csrf(web)
@@ -400,8 +636,13 @@ def test_read_only_hides_and_refuses_every_action(make_app: Any, admin: Any, que
         ("/tasks/bulk", {"action": "cancel", "selected": str(task_id), "confirm": "1"}),
         ("/queues/pause", {"queue": queue}),
         ("/submit", {"task_type": "noop", "queue": queue}),
+        ("/flow/rate/set", {"rate_key": queue, "per_second": "1"}),
+        ("/flow/concurrency/set", {"concurrency_key": queue, "max_running": "1"}),
     ):
         assert web.post(path, data={"csrf_token": token, **data}).status_code == 403, path
+    flow = text(web.get("/flow"))
+    assert 'id="rate-form"' not in flow and 'id="concurrency-form"' not in flow and "data-flow-action" not in flow
+    assert flow_rows(admin, queue) == (None, None)
     assert web.get("/submit").status_code == 403
     assert state(admin, task_id) == "QUEUED"
     assert (
@@ -417,9 +658,15 @@ def test_posts_without_the_csrf_token_are_refused(web: Any, admin: Any, queue: s
         ("/tasks/bulk", {"action": "cancel", "selected": str(task_id), "confirm": "1"}),
         ("/queues/pause", {"queue": queue}),
         ("/submit", {"task_type": "noop", "queue": queue}),
+        ("/flow/rate/set", {"rate_key": queue, "per_second": "1"}),
+        ("/flow/rate/remove", {"rate_key": queue}),
+        ("/flow/concurrency/set", {"concurrency_key": queue, "max_running": "1"}),
+        ("/flow/concurrency/remove", {"concurrency_key": queue}),
     ):
         assert web.post(path, data=data).status_code == 400, path
         assert web.post(path, data={**data, "csrf_token": "forged"}).status_code == 400, path
+        assert web.post(path, data=data, headers={"HX-Request": "true"}).status_code == 400, path
+    assert flow_rows(admin, queue) == (None, None), "no flow-control row was written"
     assert state(admin, task_id) == "QUEUED"
     assert admin.execute("SELECT count(*) FROM taskforge.tf_tasks WHERE queue = %s", (queue,)).fetchone()[0] == 1
 

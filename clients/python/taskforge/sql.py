@@ -361,3 +361,59 @@ SELECT queue, recovery_lag_seconds
   FROM taskforge.tf_attempts
  WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s) AND state = 'ABANDONED'
 """
+
+# The console's dependency and flow-control reads (taskforge_console.queries).
+# A task's parents and its children, at most %(limit)s of each (plus one, to tell "more"). No
+# ORDER BY: a task with many children stops after the limit instead of sorting them all; the
+# caller sorts by id.
+CONSOLE_FLOW_PARENTS = """
+SELECT parent_task_id AS task_id, parent_task_type AS task_type, parent_state AS state,
+       parent_finished_at AS finished_at
+  FROM taskforge.tf_task_dependencies
+ WHERE child_task_id = %(task_id)s::bigint
+ LIMIT %(limit)s
+"""
+CONSOLE_FLOW_CHILDREN = """
+SELECT child_task_id AS task_id, child_task_type AS task_type, child_state AS state,
+       child_parents_pending AS parents_pending
+  FROM taskforge.tf_task_dependencies
+ WHERE parent_task_id = %(task_id)s::bigint
+ LIMIT %(limit)s
+"""
+# The tasks connected to %(task_id)s by dependency edges in either direction, breadth first
+# (a recursive UNION runs one step per level and keeps each task once), at most %(limit)s: the
+# LIMIT stops the recursion once enough tasks are found. Each step looks the edges of the tasks
+# of the step before up by key (the primary key from the child, task_dependencies_parent_idx
+# from the parent).
+CONSOLE_FLOW_COMPONENT_TASKS = """
+WITH RECURSIVE found(task_id) AS (
+    SELECT %(task_id)s::bigint
+  UNION
+    SELECT n.task_id
+      FROM found f
+     CROSS JOIN LATERAL (
+        SELECT d.parent_task_id AS task_id FROM taskforge.tf_task_dependencies d WHERE d.child_task_id = f.task_id
+        UNION ALL
+        SELECT d.child_task_id FROM taskforge.tf_task_dependencies d WHERE d.parent_task_id = f.task_id
+     ) AS n
+)
+SELECT task_id FROM found LIMIT %(limit)s
+"""
+# The edges among %(ids)s, with both tasks' type and state.
+CONSOLE_FLOW_EDGES_AMONG = """
+SELECT parent_task_id, parent_task_type, parent_state, child_task_id, child_task_type, child_state
+  FROM taskforge.tf_task_dependencies
+ WHERE child_task_id = ANY(%(ids)s::bigint[]) AND parent_task_id = ANY(%(ids)s::bigint[])
+"""
+CONSOLE_FLOW_RATE_LIMITS = """
+SELECT rate_key, per_second, burst, tokens_now, queued, refilled_at, created_at, updated_at
+  FROM taskforge.tf_rate_limits
+ ORDER BY rate_key
+ LIMIT %(limit)s
+"""
+CONSOLE_FLOW_CONCURRENCY_KEYS = """
+SELECT concurrency_key, max_running, running, queued, last_claimed_at, created_at, updated_at
+  FROM taskforge.tf_concurrency_keys
+ ORDER BY concurrency_key
+ LIMIT %(limit)s
+"""

@@ -16,7 +16,8 @@ from taskforge import client, names
 
 from ..queries import BULK_LIMIT, PAGE_LIMIT
 
-State = Literal["QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED"]
+#: A task state (taskforge_console.queries.TASK_STATES, which a test compares with this).
+State = Literal["BLOCKED", "QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "CANCELLED"]
 AttemptState = Literal["RUNNING", "SUCCEEDED", "FAILED", "ABANDONED", "CANCELLED"]
 
 
@@ -127,8 +128,8 @@ class _BulkBody(_Strict):
 
 
 class BulkCancelBody(_BulkBody):
-    """Cancel several tasks. With a filter, only tasks a cancel can change are taken (QUEUED,
-    RETRYING, and RUNNING without a cancel request)."""
+    """Cancel several tasks. With a filter, only tasks a cancel can change are taken (BLOCKED,
+    QUEUED, RETRYING, and RUNNING without a cancel request)."""
 
     reason: str | None = None
 
@@ -210,6 +211,11 @@ class TaskDetail(TaskSummary):
     current_attempt_finished_at: dt.datetime | None
     notify_finished: bool = Field(description="Its end sends NOTIFY taskforge_finished (tf_submit's notify_finished).")
     traceparent: str | None = Field(description="The W3C trace context stored at submit, or null.")
+    parents_pending: int = Field(description="Parent tasks not SUCCEEDED yet (a BLOCKED task waits for them; else 0).")
+    has_children: bool = Field(description="Other tasks depend on this one (tf_submit's depends_on).")
+    rate_key: str | None = Field(description="The flow-control rate key, or null.")
+    concurrency_key: str | None = Field(description="The flow-control concurrency key, or null.")
+    ordering_key: str | None = Field(description="The flow-control ordering key, or null.")
     attempts: list[Attempt]
 
 

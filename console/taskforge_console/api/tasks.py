@@ -85,7 +85,8 @@ def get_task(path: TaskPath) -> Any:
 )
 @may_act
 def cancel_task(path: TaskPath) -> Any:
-    """Cancel a task (tf_cancel): QUEUED/RETRYING end CANCELLED now; RUNNING gets a cancel request
+    """Cancel a task (tf_cancel): BLOCKED/QUEUED/RETRYING end CANCELLED now (and so do the
+    task's BLOCKED descendants); RUNNING gets a cancel request
     (cancel_requested=true) honoured when its worker finishes or its lease expires; a finished
     task is returned unchanged. Optional body: {"reason": "..."}."""
     body = optional_body(CancelBody)
@@ -112,7 +113,7 @@ def retry_task(path: TaskPath) -> Any:
 def cancel_tasks(body: BulkCancelBody) -> Any:
     """Cancel many tasks: {"task_ids": [...]} (up to 10,000) or {"filter": {...}}.
 
-    A filter takes the newest 10,000 matching tasks a cancel can change (QUEUED, RETRYING, and
+    A filter takes the newest 10,000 matching tasks a cancel can change (BLOCKED, QUEUED, RETRYING, and
     RUNNING without a cancel request); more=true says more matched: call again. One
     transaction per call. Unknown ids and refusals are listed in refused; the others go on."""
     where = to_task_filter(body.filter) if body.filter is not None else None

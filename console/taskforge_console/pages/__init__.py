@@ -12,6 +12,10 @@ endpoint                   path                                        module
 ``pages.task_action``      ``/tasks/<id>/cancel``, ``.../retry`` POST  :mod:`.task`
 ``pages.queues``           ``/queues``                                 :mod:`.queues`
 ``pages.queue_action``     ``/queues/pause``, ``/queues/resume`` POST  :mod:`.queues`
+``pages.flow_control``     ``/flow``                                   :mod:`.flow`
+``pages.flow_action``      ``/flow/rate/set``, ``/flow/rate/remove``,  :mod:`.flow`
+                           ``/flow/concurrency/set``, ``.../remove``
+                           POST
 ``pages.workers``          ``/workers``                                :mod:`.workers`
 ``pages.periodic``         ``/periodic``                               :mod:`.periodic`
 ``pages.submit``           ``/submit`` (GET form, POST submit)         :mod:`.submit`
@@ -25,7 +29,7 @@ with the JSON API.
 
 from __future__ import annotations
 
-from . import dashboard, periodic, queues, submit, task, tasks, workers
+from . import dashboard, flow, periodic, queues, submit, task, tasks, workers
 from .blueprint import bp
 
-__all__ = ["bp", "dashboard", "periodic", "queues", "submit", "task", "tasks", "workers"]
+__all__ = ["bp", "dashboard", "flow", "periodic", "queues", "submit", "task", "tasks", "workers"]

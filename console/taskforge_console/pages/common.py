@@ -18,17 +18,20 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
-from flask import request
+from flask import flash, redirect, render_template, request
+from werkzeug.wrappers import Response as BaseResponse
 
-from taskforge import client
 from taskforge.errors import Refused, refused_from
 
+from .. import queries
 from ..state import console
 from .blueprint import bp
 
 __all__ = [
     "REFRESH_CHOICES",
     "act",
+    "action_answer",
+    "attempt",
     "format_seconds",
     "format_timestamp",
     "is_region_request",
@@ -52,8 +55,6 @@ def is_region_request() -> bool:
 
 def render_page(template: str, region: str, **context: Any) -> str:
     """The full page ``template``, or only its live ``region`` template for an htmx refresh."""
-    from flask import render_template
-
     return render_template(region if is_region_request() else template, **context)
 
 
@@ -83,6 +84,34 @@ def problem_of(exc: Exception) -> str | None:
         refused = refused_from(exc)
         return None if refused is None else refused.message
     return exc.message if isinstance(exc, Refused) else None
+
+
+def attempt(run: Callable[[], T], describe: Callable[[T], str]) -> tuple[str, str]:
+    """Run an action of a form and say how it went: ``(describe(result), "ok")``, or
+    ``(message, "error")`` for a refusal the user can act on (:func:`problem_of`: the message
+    names the field, ``"max_running: must be ..."``). Any other exception propagates."""
+    try:
+        result = run()
+    except Exception as exc:
+        problem = problem_of(exc)
+        if problem is None:
+            raise
+        return problem, "error"
+    return describe(result), "ok"
+
+
+def action_answer(
+    outcome: tuple[str, str], region: str, context: Callable[[str, str], dict[str, Any]], back: str
+) -> BaseResponse | str:
+    """The answer to a form post, given its ``outcome`` ``(message, category)`` (:func:`attempt`):
+    for htmx, the page's live ``region`` template rendered with ``context(message, category)``
+    (status 200 also for a refusal: htmx swaps only 2xx answers, and the region shows it); for
+    a plain post, the message flashed and a redirect to ``back``."""
+    message, category = outcome
+    if is_region_request():
+        return render_template(region, **context(message, category))
+    flash(message, category)
+    return redirect(back)
 
 
 @bp.app_template_filter("timestamp")
@@ -124,4 +153,9 @@ def pretty_json(value: Any) -> str:
 
 @bp.app_context_processor
 def _page_globals() -> dict[str, Any]:
-    return {"refresh_choices": REFRESH_CHOICES, "task_states": client.STATES}
+    return {
+        "refresh_choices": REFRESH_CHOICES,
+        "task_states": queries.TASK_STATES,
+        "cancellable_states": queries.CANCELLABLE_STATES,
+        "retryable_states": queries.RETRYABLE_STATES,
+    }

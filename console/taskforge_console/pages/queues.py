@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, flash, redirect, render_template, request, url_for
+from flask import abort, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
 
 from ..auth import may_act
 from .blueprint import bp
-from .common import act, is_region_request, problem_of, read_or, render_page
+from .common import act, action_answer, attempt, read_or, render_page
 from .dashboard import FINISHED_WINDOW_SECONDS, overview
 
 __all__ = ["queue_action", "queues"]
@@ -47,19 +47,15 @@ def queue_action(action: str) -> BaseResponse | str:
     if action not in ACTIONS:
         abort(404)
     queue = (request.form.get("queue") or "").strip()
-    try:
+    verb = "paused" if action == "pause" else "resumed"
+
+    def run() -> bool:
         if not queue:
             raise client.InvalidArgument("queue", "a queue name is required")
-        changed = act(lambda conn: (client.pause_queue if action == "pause" else client.resume_queue)(conn, queue))
-        verb = "paused" if action == "pause" else "resumed"
-        message = f"Queue {queue} {verb}." if changed else f"Queue {queue} was already {verb}."
-        category = "ok"
-    except Exception as exc:
-        problem = problem_of(exc)
-        if problem is None:
-            raise
-        message, category = problem, "error"
-    if is_region_request():
-        return render_template("pages/_queues_region.html", **_context(message, category))
-    flash(message, category)
-    return redirect(url_for("pages.queues"))
+        return act(lambda conn: (client.pause_queue if action == "pause" else client.resume_queue)(conn, queue))
+
+    def describe(changed: bool) -> str:
+        return f"Queue {queue} {verb}." if changed else f"Queue {queue} was already {verb}."
+
+    outcome = attempt(run, describe)
+    return action_answer(outcome, "pages/_queues_region.html", _context, url_for("pages.queues"))

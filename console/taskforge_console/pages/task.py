@@ -1,10 +1,17 @@
 """One task (``/tasks/<id>``): payload, result or error with its traceback, the attempt timeline,
-and the cancel and retry buttons (``POST /tasks/<id>/cancel``, ``POST /tasks/<id>/retry``).
+its parents and children with their states, the graph of its flow, its flow-control keys, and
+the cancel and retry buttons (``POST /tasks/<id>/cancel``, ``POST /tasks/<id>/retry``).
 
 The timeline is drawn as an SVG (attributes only, no inline style: the CSP allows that) from
 database timestamps: for each attempt the wait before it, its run from start to finish (to its
 lease deadline while it runs), and for an abandoned attempt the recovery lag between the lease
 expiry and its recovery.
+
+The flow graph is the connected component of the dependency graph around the task (at most
+:data:`taskforge_console.queries.FLOW_GRAPH_LIMIT` tasks; the page says when it is cut), laid
+out by :mod:`taskforge_console.flowgraph` and drawn as an inline SVG by
+``pages/_flow_graph.html``. Dependencies are read separately from the task: when that read is
+cut short, the page still shows the task (and the banner says what is missing).
 """
 
 from __future__ import annotations
@@ -12,17 +19,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from flask import abort, flash, redirect, render_template, url_for
+import psycopg
+from flask import abort, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from taskforge import client
 from taskforge.rows import Task
 
+from .. import queries
 from ..auth import may_act
+from ..flowgraph import FlowGraph, layout
 from .blueprint import bp
-from .common import act, is_region_request, problem_of, read, render_page
+from .common import act, action_answer, attempt, read, read_or, render_page
 
-__all__ = ["TIMELINE_WIDTH", "task", "task_action", "timeline"]
+__all__ = ["TIMELINE_WIDTH", "flow", "task", "task_action", "timeline"]
 
 #: Width of the timeline's drawing area in SVG units (the SVG scales to the page).
 TIMELINE_WIDTH = 1000.0
@@ -81,11 +91,29 @@ def timeline(task: Task) -> dict[str, Any]:
     return {"rows": rows, "start": start, "end": end, "span_seconds": span, "width": TIMELINE_WIDTH}
 
 
+def flow(task: Task) -> dict[str, Any] | None:
+    """The task's dependencies for the page: ``{"dependencies": Dependencies, "graph":
+    FlowGraph | None}``, or ``None`` when the read was cut short. A task without parents or
+    children costs two index lookups in ``tf_task_dependencies`` and has no graph."""
+
+    def fn(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        deps = queries.task_dependencies(conn, task.task_id)
+        graph: FlowGraph | None = None
+        if deps.parents or deps.children:
+            graph = layout(queries.flow_component(conn, task.task_id))
+        return {"dependencies": deps, "graph": graph}
+
+    return read_or("task dependencies", fn, None)
+
+
+def _region(row: Task, message: str | None = None, category: str = "ok") -> dict[str, Any]:
+    return {"task": row, "timeline": timeline(row), "flow": flow(row), "message": message, "category": category}
+
+
 @bp.get("/tasks/<int:task_id>")
 def task(task_id: int) -> str:
-    """The task, its attempts and (unless read-only) its actions; refreshes while it is live."""
-    row = _load(task_id)
-    return render_page("pages/task.html", "pages/_task_region.html", task=row, timeline=timeline(row))
+    """The task, its attempts, dependencies and flow graph, and (unless read-only) its actions."""
+    return render_page("pages/task.html", "pages/_task_region.html", **_region(_load(task_id)))
 
 
 @bp.post("/tasks/<int:task_id>/<action>")
@@ -99,28 +127,17 @@ def task_action(task_id: int, action: str) -> BaseResponse | str:
     def run(conn: Any) -> Any:
         return client.cancel(conn, task_id) if action == "cancel" else client.retry(conn, task_id)
 
-    message: str
-    category = "ok"
-    try:
-        result = act(run)
-        if action == "cancel":
-            message = (
-                f"Task {task_id}: a cancel was requested; the worker is told at its next lease renewal."
-                if result.task_state == "RUNNING"
-                else f"Task {task_id} is {result.task_state}."
-            )
-        else:
-            message = f"Task {task_id} is {result.task_state} again (attempt budget {result.max_attempts})."
-    except Exception as exc:
-        problem = problem_of(exc)
-        if problem is None:
-            raise
-        message, category = problem, "error"
-    if is_region_request():
-        row = _load(task_id)
-        body = render_template(
-            "pages/_task_region.html", task=row, timeline=timeline(row), message=message, category=category
-        )
-        return body  # 200 also for a refusal: htmx swaps only 2xx answers, and the region shows it
-    flash(message, category)
-    return redirect(url_for("pages.task", task_id=task_id))
+    def describe(result: Any) -> str:
+        if action == "retry":
+            return f"Task {task_id} is {result.task_state} again (attempt budget {result.max_attempts})."
+        if result.task_state == "RUNNING":
+            return f"Task {task_id}: a cancel was requested; the worker is told at its next lease renewal."
+        return f"Task {task_id} is {result.task_state}."
+
+    outcome = attempt(lambda: act(run), describe)
+    return action_answer(
+        outcome,
+        "pages/_task_region.html",
+        lambda message, category: _region(_load(task_id), message, category),
+        url_for("pages.task", task_id=task_id),
+    )
