@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import difflib
 import secrets
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -36,6 +38,7 @@ __all__ = [
     "promote",
     "recover",
     "register_worker",
+    "run_claimers",
     "run_only_task",
     "submit",
     "submit_many",
@@ -264,6 +267,82 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
+
+
+def run_claimers(
+    dsn: str,
+    queue: str,
+    monitors: dict[str, tuple[str, tuple]],
+    *,
+    claimers: int = 8,
+    max_tasks: int = 1,
+    hold_seconds: float = 0.01,
+    duration: float | None = None,
+    timeout: float = 120.0,
+) -> tuple[int, dict[str, int]]:
+    """Claim and finish ('succeeded') the tasks of ``queue`` from ``claimers`` connections at once
+    (each its own registered worker, all released together by a barrier), each keeping what it
+    claimed RUNNING ``hold_seconds`` before finishing it, while every monitor (name -> (query,
+    params), a query returning one integer) runs in a tight loop on a connection of its own, so
+    that a breach of a limit is seen. Without ``duration`` a claimer stops once no task of the
+    queue is QUEUED or RUNNING (or after ``timeout`` seconds); with it, after ``duration`` seconds
+    (monotonic clock), finishing what it holds first. Returns (attempts finished and accepted,
+    name -> the largest value that monitor saw). A monitor's error is raised here."""
+    stop = threading.Event()
+    seen = dict.fromkeys(monitors, 0)
+    errors: list[BaseException] = []
+
+    def monitor(name: str, query: str, params: tuple) -> None:
+        try:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                while not stop.is_set():
+                    seen[name] = max(seen[name], c.execute(query, params).fetchone()[0])
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            errors.append(exc)
+
+    barrier = threading.Barrier(claimers)
+
+    def claimer(index: int) -> int:
+        done = 0
+        with psycopg.connect(dsn, autocommit=True) as c:
+            worker_id = register_worker(c, f"claimer-{index}", [queue])
+            barrier.wait(timeout=60)
+            deadline = time.monotonic() + (timeout if duration is None else duration)
+            while time.monotonic() < deadline:
+                rows = claim(c, worker_id, [queue], lease_seconds=300, max_tasks=max_tasks)
+                if not rows:
+                    if duration is None:
+                        left = c.execute(
+                            "SELECT count(*) FROM taskforge.tf_tasks"
+                            " WHERE queue = %s AND state IN ('QUEUED', 'RUNNING')",
+                            (queue,),
+                        ).fetchone()[0]
+                        if left == 0:
+                            return done
+                    time.sleep(0.002)
+                    continue
+                time.sleep(hold_seconds)
+                for row in rows:
+                    accepted, _state, _reason = finalize(c, row[0], worker_id, row[1], "succeeded")
+                    done += int(accepted)
+        return done
+
+    watchers = [
+        threading.Thread(target=monitor, args=(name, query, params), daemon=True)
+        for name, (query, params) in monitors.items()
+    ]
+    for watcher in watchers:
+        watcher.start()
+    try:
+        with ThreadPoolExecutor(claimers) as pool:
+            finished = sum(pool.map(claimer, range(claimers)))
+    finally:
+        stop.set()
+        for watcher in watchers:
+            watcher.join(timeout=10)
+    if errors:
+        raise errors[0]
+    return finished, seen
 
 
 def backend_waits_on_lock(observer: psycopg.Connection, pid: int) -> bool:

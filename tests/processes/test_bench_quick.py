@@ -3,7 +3,9 @@ unit tests: tests/unit/test_bench_*.py; the peers have their own: test_bench_pee
 
 It runs the quick E1, E2, E5, E6, pickup, long-transaction, async and ceiling workloads through the CLI
 against the test server and asserts that the trust checks passed, every ceiling script ran and the bundle
-exists. It never asserts a speed: this machine is shared and small.
+exists; then the quick flow workload (about 35 s: ten trials, each in a fresh database), whose variants
+must pass the same checks and appear, each divided by e1-plain, in the summary and the report. It never
+asserts a speed: this machine is shared and small.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from taskforge.benchmarks.ceiling import SCRIPTS
+from taskforge.benchmarks.flow import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
 # --- the quick run, end to end ----------------------------------------------------------------------
@@ -27,24 +30,7 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     failures = []
     before = _bench_databases(admin_dsn)
     for workload in ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling"):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "taskforge.cli",
-                "bench",
-                workload,
-                "--quick",
-                "--out",
-                str(out / workload),
-                "--dsn",
-                admin_dsn,
-            ],
-            capture_output=True,
-            text=True,
-            cwd=str(ROOT),
-            timeout=240,
-        )
+        proc = _bench_quick(workload, out / workload, admin_dsn)
         if proc.returncode != 0:
             failures.append(f"{workload}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
             continue
@@ -84,6 +70,41 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     # every throwaway database was dropped (compared with the names present before, so that a
     # benchmark another session runs on the same server at the same time cannot fail this test)
     assert _bench_databases(admin_dsn) <= before
+
+
+@pytest.mark.timeout(150)
+def test_bench_flow_quick_run_checks_order_and_divides_by_plain(tmp_path, admin_dsn):
+    out = tmp_path / "flow"
+    before = _bench_databases(admin_dsn)
+    proc = _bench_quick("flow", out, admin_dsn)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    trials = {p.stem: json.loads(p.read_text())["trial"] for p in (out / "trials").glob("*.json")}
+    modes = (("", 1), ("-batched", 64))
+    assert set(trials) == {f"e1-{v}{suffix}-b1-w1-c{c}" for v in VARIANTS for suffix, c in modes}
+    for label, trial in trials.items():
+        assert trial["ok"], f"{label}: {trial.get('error')} {trial.get('checks')}"
+        names = {c["name"] for c in trial["checks"]}
+        assert {"counts", "final_states", "histories", "invariants", "no_leftovers"} <= names, label
+        # a chain's and an ordering key's tasks ran one after the other, in order
+        assert ("sequence_order" in names) == (trial["options"]["flow"]["variant"] in ("chain", "ordering")), label
+    rows = json.loads((out / "summary.json").read_text())["flow"]
+    assert {(r["variant"], r["mode"]) for r in rows} == {(v, m) for v in VARIANTS for m in ("one slot", "batched")}
+    for r in rows:
+        assert r["median"] > 0 and r["variant_over_plain"] == pytest.approx(r["median"] / r["e1_plain"])
+    report = (out / "report.md").read_text()
+    assert "## Flow control and dependencies" in report and "| e1-ordering |" in report
+    assert _bench_databases(admin_dsn) <= before
+
+
+def _bench_quick(workload: str, out: Path, admin_dsn: str) -> subprocess.CompletedProcess[str]:
+    """``taskforge bench WORKLOAD --quick --out OUT`` through the CLI, against the test server."""
+    return subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "bench", workload, "--quick", "--out", str(out), "--dsn", admin_dsn],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        timeout=240,
+    )
 
 
 def _bench_databases(admin_dsn: str) -> set[str]:

@@ -8,70 +8,30 @@ would see a breach. Every test uses its own queue names.
 
 from __future__ import annotations
 
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-
 import psycopg
 import pytest
 
-from sqlcore_helpers import claim, finalize, invariant_violations, register_worker, submit_many, unique_name
+from sqlcore_helpers import claim, invariant_violations, register_worker, run_claimers, submit_many, unique_name
 
 CLAIMERS = 8
 TASKS = 120
 HOLD_SECONDS = 0.01  # how long a claimer keeps a task RUNNING before finishing it
+RUNNING_IN_QUEUE = "SELECT count(*) FROM taskforge.tf_tasks WHERE queue = %s AND state = 'RUNNING'"
 
 
 def _run_claimers(db_dsn: str, queue: str, max_tasks: int) -> tuple[int, int]:
-    """Claim and finish every task of queue from CLAIMERS connections at once.
+    """Claim and finish every task of queue from CLAIMERS connections at once (run_claimers).
 
-    Returns (finished, max_running_seen). A claimer stops after three empty claims in a row
-    once no task of the queue is left QUEUED."""
-    stop = threading.Event()
-    seen = [0]
-
-    def monitor() -> None:
-        with psycopg.connect(db_dsn, autocommit=True) as c:
-            while not stop.is_set():
-                n = c.execute(
-                    "SELECT count(*) FROM taskforge.tf_tasks WHERE queue = %s AND state = 'RUNNING'", (queue,)
-                ).fetchone()[0]
-                seen[0] = max(seen[0], n)
-
-    barrier = threading.Barrier(CLAIMERS)
-
-    def claimer(index: int) -> int:
-        done = 0
-        with psycopg.connect(db_dsn, autocommit=True) as c:
-            worker_id = register_worker(c, f"limit-claimer-{index}", [queue])
-            barrier.wait(timeout=60)
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                rows = claim(c, worker_id, [queue], lease_seconds=300, max_tasks=max_tasks)
-                if not rows:
-                    left = c.execute(
-                        "SELECT count(*) FROM taskforge.tf_tasks WHERE queue = %s AND state IN ('QUEUED', 'RUNNING')",
-                        (queue,),
-                    ).fetchone()[0]
-                    if left == 0:
-                        return done
-                    time.sleep(0.002)
-                    continue
-                time.sleep(HOLD_SECONDS)
-                for row in rows:
-                    accepted, _state, _reason = finalize(c, row[0], worker_id, row[1], "succeeded")
-                    done += int(accepted)
-        return done
-
-    watcher = threading.Thread(target=monitor, daemon=True)
-    watcher.start()
-    try:
-        with ThreadPoolExecutor(CLAIMERS) as pool:
-            finished = sum(pool.map(claimer, range(CLAIMERS)))
-    finally:
-        stop.set()
-        watcher.join(timeout=10)
-    return finished, seen[0]
+    Returns (finished, max_running_seen) as the monitor counted the queue's RUNNING tasks."""
+    finished, seen = run_claimers(
+        db_dsn,
+        queue,
+        {"running": (RUNNING_IN_QUEUE, (queue,))},
+        claimers=CLAIMERS,
+        max_tasks=max_tasks,
+        hold_seconds=HOLD_SECONDS,
+    )
+    return finished, seen["running"]
 
 
 @pytest.mark.parametrize("max_tasks", [1, 3])

@@ -38,6 +38,10 @@ CALLS = {
     "tf_pause_queue": "SELECT taskforge.tf_pause_queue(queue => 'perm_check')",
     "tf_resume_queue": "SELECT taskforge.tf_resume_queue(queue => 'perm_check')",
     "tf_set_queue_limit": "SELECT taskforge.tf_set_queue_limit(queue => 'perm_check', max_running => NULL)",
+    "tf_set_queue_aging": "SELECT taskforge.tf_set_queue_aging(queue => 'perm_check', priority_per_second => NULL)",
+    "tf_set_rate_limit": "SELECT * FROM taskforge.tf_set_rate_limit(rate_key => 'perm_check', per_second => NULL)",
+    "tf_set_concurrency_limit": "SELECT taskforge.tf_set_concurrency_limit("
+    "concurrency_key => 'perm_check', max_running => NULL)",
     "tf_register_worker": "SELECT taskforge.tf_register_worker(name => 'perm-check')",
     "tf_heartbeat": "SELECT taskforge.tf_heartbeat(worker_id => '00000000-0000-0000-0000-000000000000')",
     "tf_deregister_worker": "SELECT taskforge.tf_deregister_worker("
@@ -55,6 +59,8 @@ CALLS = {
     "tf_finalize_and_claim": "SELECT * FROM taskforge.tf_finalize_and_claim(worker_id => "
     "'00000000-0000-0000-0000-000000000000', task_ids => '{}', attempt_numbers => '{}', "
     "outcomes => '{}')",
+    "tf_parent_results": "SELECT * FROM taskforge.tf_parent_results(task_id => -1, worker_id => "
+    "'00000000-0000-0000-0000-000000000000', attempt_number => 1)",
     "tf_recover": "SELECT * FROM taskforge.tf_recover(max_tasks => 1)",
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
@@ -105,6 +111,10 @@ CALLS = {
     "_tf_attempt_state_after": "SELECT taskforge._tf_attempt_state_after('failed')",
     "_tf_claim_pick": "SELECT taskforge._tf_claim_pick("
     "'00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL, now())",
+    "_tf_claim_keyed": "SELECT taskforge._tf_claim_keyed("
+    "'00000000-0000-0000-0000-000000000000', NULL, NULL, 1, now(), '{}', '{}', '{}')",
+    "_tf_claim_aged": "SELECT taskforge._tf_claim_aged('perm_check', 1, NULL, 1, now())",
+    "_tf_claim_order": "SELECT taskforge._tf_claim_order('{}', 1, now())",
     "_tf_turn": "SELECT * FROM taskforge._tf_turn("
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL, '{}', 30, now())",
     "_tf_renew_attempts": "SELECT * FROM taskforge._tf_renew_attempts("
@@ -116,10 +126,16 @@ CALLS = {
     " CREATE TEMP TABLE perm_check_t (task_id bigint, state text, notify_finished boolean);"
     " CREATE TRIGGER perm_check AFTER UPDATE ON perm_check_t FOR EACH ROW"
     " EXECUTE FUNCTION taskforge._tf_notify_finished(); END$$",
+    "_tf_release_children": "DO $$BEGIN"
+    " CREATE TEMP TABLE perm_check_r (task_id bigint, state text, has_children boolean);"
+    " CREATE TRIGGER perm_check AFTER UPDATE ON perm_check_r FOR EACH ROW"
+    " EXECUTE FUNCTION taskforge._tf_release_children(); END$$",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}
-QUEUE_CONTROLS = {"tf_pause_queue", "tf_resume_queue", "tf_set_queue_limit"}
+QUEUE_CONTROLS = {"tf_pause_queue", "tf_resume_queue", "tf_set_queue_limit", "tf_set_queue_aging"}
+# Flow-control limits (docs/flow-control.md) are set by clients, as queue limits are.
+FLOW_CONTROLS = {"tf_set_rate_limit", "tf_set_concurrency_limit"}
 CLIENT_FUNCTIONS = {
     "tf_submit",
     "tf_submit_many",
@@ -140,11 +156,12 @@ ALLOWED = {
         "tf_renew_many",
         "tf_finalize_many",
         "tf_finalize_and_claim",
+        "tf_parent_results",
     },
     "taskforge_scheduler": ANY_ROLE
     | {"tf_recover", "tf_promote", "tf_prune", "tf_prune_workers", "tf_scheduler_heartbeat", "tf_enqueue_periodic"},
-    "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
-    "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | CLIENT_FUNCTIONS,
+    "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | FLOW_CONTROLS | CLIENT_FUNCTIONS,
+    "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | FLOW_CONTROLS | CLIENT_FUNCTIONS,
     None: set(),  # a login role in no TaskForge group
 }
 VIEW_READERS = {"taskforge_client", "taskforge_console"}
@@ -379,6 +396,9 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "tf_throughput_per_minute",
             "tf_task_types",
             "tf_invariant_violations",
+            "tf_task_dependencies",
+            "tf_rate_limits",
+            "tf_concurrency_keys",
         )
         for view in views:
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 522dca831b1263f9). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 e4411ec93ab02c76). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -1168,7 +1168,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_aged(text, double precision, text[], 
 -- Exactness:  a rate key is skipped when its bucket was refilled at a later instant than this
 --             claim's now (a claimer whose clock read came before another's commit), so the
 --             bucket's refill times follow the claims' now in lock order and the window bound
---             burst + per_second * T holds for the attempts' started_at exactly.
+--             burst + per_second * T holds for the attempts' started_at exactly. Likewise an
+--             ordering key's head is skipped while an earlier task of its key finished later
+--             than this claim's now (a finish committed between this claim's clock read and its
+--             snapshot; tasks_finished_idx, a few rows at most), so each task of the key starts
+--             (started_at) at or after the previous one's finished_at.
 -- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
 --             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
 --             tasks_rate_key_idx and by the rows of concurrency_keys, so the cost follows the
@@ -1269,9 +1273,12 @@ BEGIN
                      AND (_tf_claim_keyed.task_types IS NULL OR t.task_type = ANY (_tf_claim_keyed.task_types))
                      AND t.queue <> ALL (v_skip_queues)
                      AND (t.ordering_key IS NULL
-                          OR NOT EXISTS (SELECT 1 FROM taskforge.tasks e
-                                          WHERE e.ordering_key = t.ordering_key AND e.finished_at IS NULL
-                                            AND e.task_id < t.task_id))
+                          OR (NOT EXISTS (SELECT 1 FROM taskforge.tasks e
+                                           WHERE e.ordering_key = t.ordering_key AND e.finished_at IS NULL
+                                             AND e.task_id < t.task_id)
+                              AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
+                                               WHERE e.finished_at > v_now AND e.ordering_key = t.ordering_key
+                                                 AND e.task_id < t.task_id)))
                    ORDER BY t.priority DESC, t.created_at, t.task_id
                    LIMIT _tf_claim_keyed.max_tasks) t
             UNION ALL
@@ -1284,6 +1291,10 @@ BEGIN
                AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
                AND (_tf_claim_keyed.task_types IS NULL OR t.task_type = ANY (_tf_claim_keyed.task_types))
                AND t.queue <> ALL (v_skip_queues)
+               -- The previous task of its key finished by this claim's now (Exactness above).
+               AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
+                                WHERE e.finished_at > v_now AND e.ordering_key = h.ordering_key
+                                  AND e.task_id < h.task_id)
             UNION ALL
             -- Each rate key: its first due tasks that carry no other key.
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL,
@@ -1413,7 +1424,9 @@ $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timestamptz, bigint[], text[], int[]) IS
     'Private: the keyed pick of a claim (rate, concurrency and ordering keys, fair rotation across concurrency keys); returns the locked ids for taskforge._tf_turn.';
-REVOKE ALL ON FUNCTION taskforge._tf_claim_keyed(uuid, text[], text[], int, timestamptz, bigint[], text[], int[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskforge._tf_claim_keyed(
+    uuid, text[], text[], int, timestamptz, bigint[], text[], int[]
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_claim_order.sql
 -- taskforge._tf_claim_order(task_ids bigint[], max_tasks int, now timestamptz) -> bigint[]

@@ -1,12 +1,15 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(33);
+SELECT plan(41);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
 SELECT has_check('taskforge', 'task_types', 'taskforge.task_types has CHECK constraints');
 SELECT has_check('taskforge', 'schedulers', 'taskforge.schedulers has CHECK constraints');
 SELECT col_has_check('taskforge', 'schedulers', 'heartbeat_seconds', 'schedulers.heartbeat_seconds is checked');
+SELECT has_check('taskforge', 'task_dependencies', 'taskforge.task_dependencies has CHECK constraints');
+SELECT has_check('taskforge', 'rate_limits', 'taskforge.rate_limits has CHECK constraints');
+SELECT has_check('taskforge', 'concurrency_keys', 'taskforge.concurrency_keys has CHECK constraints');
 -- Single-column rules of the hot tables are domains (db/schema/15_domains.sql): the column has
 -- the domain's type, and the domain its CHECK constraint.
 SELECT col_type_is('taskforge', 'tasks', 'state', 'taskforge', 'task_state', 'tasks.state is checked (domain task_state)');
@@ -16,6 +19,9 @@ SELECT col_type_is('taskforge', 'tasks', 'priority', 'taskforge', 'task_priority
 SELECT col_type_is('taskforge', 'tasks', 'max_attempts', 'taskforge', 'attempt_budget', 'tasks.max_attempts is checked (domain attempt_budget)');
 SELECT col_type_is('taskforge', 'tasks', 'idempotency_key', 'taskforge', 'idempotency_key', 'tasks.idempotency_key is checked (domain idempotency_key)');
 SELECT col_type_is('taskforge', 'tasks', 'traceparent', 'taskforge', 'traceparent', 'tasks.traceparent is checked (domain traceparent)');
+SELECT col_type_is('taskforge', 'tasks', 'rate_key', 'taskforge', 'flow_key', 'tasks.rate_key is checked (domain flow_key)');
+SELECT col_type_is('taskforge', 'tasks', 'concurrency_key', 'taskforge', 'flow_key', 'tasks.concurrency_key is checked (domain flow_key)');
+SELECT col_type_is('taskforge', 'tasks', 'ordering_key', 'taskforge', 'flow_key', 'tasks.ordering_key is checked (domain flow_key)');
 SELECT col_type_is('taskforge', 'attempts', 'state', 'taskforge', 'attempt_state', 'attempts.state is checked (domain attempt_state)');
 SELECT col_type_is('taskforge', 'attempts', 'outcome', 'taskforge', 'attempt_outcome', 'attempts.outcome is checked (domain attempt_outcome)');
 SELECT col_type_is('taskforge', 'attempts', 'attempt_number', 'taskforge', 'attempt_number', 'attempts.attempt_number is checked (domain attempt_number)');
@@ -26,7 +32,8 @@ SELECT set_eq($$SELECT t.typname::text || '.' || c.conname::text FROM pg_catalog
                        ('attempt_outcome.attempt_outcome_known'), ('attempt_number.attempt_number_positive'),
                        ('json_object.json_object_is_object'), ('task_priority.task_priority_range'),
                        ('attempt_budget.attempt_budget_range'), ('idempotency_key.idempotency_key_length'),
-                       ('queue_name.queue_name_format'), ('traceparent.traceparent_format')$$,
+                       ('queue_name.queue_name_format'), ('traceparent.traceparent_format'),
+                       ('flow_key.flow_key_length')$$,
               'every domain of the schema carries its validated CHECK constraint');
 SELECT col_has_check('taskforge', 'workers', 'heartbeat_seconds', 'workers.heartbeat_seconds is checked');
 SELECT col_has_check('taskforge', 'task_types', 'backoff_jitter', 'task_types.backoff_jitter is checked');
@@ -37,7 +44,8 @@ SELECT set_has('SELECT conname::text FROM cons',
                $$SELECT unnest(ARRAY['tasks_owner_iff_running', 'tasks_finished_iff_terminal', 'tasks_attempts_within_budget', 'tasks_retrying_has_budget',
                      'tasks_queued_has_budget', 'tasks_fingerprint_iff_key', 'tasks_cancel_reason_needs_request',
                      'attempts_final_iff_finished', 'attempts_finished_after_start', 'attempts_abandoned_after_expiry',
-                     'workers_heartbeat_after_start', 'schedulers_heartbeat_after_start', 'schedulers_stop_after_start'])$$,
+                     'workers_heartbeat_after_start', 'schedulers_heartbeat_after_start', 'schedulers_stop_after_start',
+                     'task_dependencies_not_self', 'rate_limits_tokens_range'])$$,
                'the multi-column state-machine constraints exist');
 SELECT is_empty('SELECT conname FROM cons WHERE NOT convalidated', 'every CHECK constraint is validated (no NOT VALID left)');
 
@@ -74,6 +82,11 @@ SELECT throws_ok($$UPDATE taskforge.tasks SET payload = '[1, 2]' WHERE task_id =
 SELECT throws_ok($$UPDATE taskforge.tasks SET traceparent = 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
                     WHERE task_id = current_setting('tftest.task_id')::bigint$$,
                  '23514', NULL, 'a traceparent that breaks the W3C format is refused');
+SELECT throws_ok($$UPDATE taskforge.tasks SET rate_key = '' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
+                 '23514', NULL, 'an empty flow key is refused (domain flow_key)');
+SELECT throws_ok($$INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
+                   VALUES (current_setting('tftest.task_id')::bigint, current_setting('tftest.task_id')::bigint)$$,
+                 '23514', NULL, 'a task depending on itself is refused');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;

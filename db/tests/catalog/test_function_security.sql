@@ -1,9 +1,9 @@
 -- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
 BEGIN;
-SELECT plan(38);
+SELECT plan(42);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text', 'double precision',
-                                                   'double precision', 'boolean', 'text'], 'tf_submit exists');
+                                                   'double precision', 'boolean', 'text', 'bigint[]', 'text', 'text', 'text'], 'tf_submit exists');
 SELECT has_function('taskforge', 'tf_register_worker', ARRAY['text', 'text', 'numeric', 'text[]', 'text[]', 'double precision'], 'tf_register_worker exists');
 SELECT has_function('taskforge', 'tf_heartbeat', ARRAY['uuid'], 'tf_heartbeat exists');
 SELECT has_function('taskforge', 'tf_deregister_worker', ARRAY['uuid'], 'tf_deregister_worker exists');
@@ -26,6 +26,10 @@ SELECT has_function('taskforge', 'tf_submit_many', ARRAY['jsonb'], 'tf_submit_ma
 SELECT has_function('taskforge', 'tf_pause_queue', ARRAY['text'], 'tf_pause_queue exists');
 SELECT has_function('taskforge', 'tf_resume_queue', ARRAY['text'], 'tf_resume_queue exists');
 SELECT has_function('taskforge', 'tf_set_queue_limit', ARRAY['text', 'numeric'], 'tf_set_queue_limit exists');
+SELECT has_function('taskforge', 'tf_set_rate_limit', ARRAY['text', 'double precision', 'numeric'], 'tf_set_rate_limit exists');
+SELECT has_function('taskforge', 'tf_set_concurrency_limit', ARRAY['text', 'numeric'], 'tf_set_concurrency_limit exists');
+SELECT has_function('taskforge', 'tf_set_queue_aging', ARRAY['text', 'double precision'], 'tf_set_queue_aging exists');
+SELECT has_function('taskforge', 'tf_parent_results', ARRAY['numeric', 'uuid', 'numeric'], 'tf_parent_results exists');
 SELECT has_function('taskforge', 'tf_schedule_periodic', ARRAY['text', 'text', 'text', 'jsonb', 'text', 'numeric', 'numeric', 'text'], 'tf_schedule_periodic exists');
 SELECT has_function('taskforge', 'tf_unschedule_periodic', ARRAY['text'], 'tf_unschedule_periodic exists');
 SELECT has_function('taskforge', 'tf_enqueue_periodic', ARRAY['numeric'], 'tf_enqueue_periodic exists');

@@ -10,16 +10,17 @@ SELECT r.rolname, p.proname
 
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_worker'$$,
               ARRAY['tf_register_worker', 'tf_heartbeat', 'tf_deregister_worker', 'tf_claim', 'tf_renew', 'tf_finalize',
-                    'tf_renew_many', 'tf_finalize_many', 'tf_finalize_and_claim', 'tf_backoff', 'tf_schema_version'],
-              'taskforge_worker executes exactly register_worker, heartbeat, deregister_worker, claim, renew, finalize, their batch forms, backoff, schema_version');
+                    'tf_renew_many', 'tf_finalize_many', 'tf_finalize_and_claim', 'tf_parent_results', 'tf_backoff', 'tf_schema_version'],
+              'taskforge_worker executes exactly register_worker, heartbeat, deregister_worker, claim, renew, finalize, their batch forms, parent_results, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_scheduler'$$,
               ARRAY['tf_recover', 'tf_promote', 'tf_prune', 'tf_prune_workers', 'tf_scheduler_heartbeat', 'tf_enqueue_periodic', 'tf_backoff',
                     'tf_schema_version'],
               'taskforge_scheduler executes exactly recover, promote, prune, prune_workers, scheduler_heartbeat, enqueue_periodic, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_client'$$,
               ARRAY['tf_submit', 'tf_submit_many', 'tf_cancel', 'tf_retry', 'tf_pause_queue', 'tf_resume_queue',
-                    'tf_set_queue_limit', 'tf_schedule_periodic', 'tf_unschedule_periodic', 'tf_backoff', 'tf_schema_version'],
-              'taskforge_client executes exactly submit, submit_many, cancel, retry, the queue controls, schedule/unschedule_periodic, backoff, schema_version');
+                    'tf_set_queue_limit', 'tf_set_queue_aging', 'tf_set_rate_limit', 'tf_set_concurrency_limit', 'tf_schedule_periodic',
+                    'tf_unschedule_periodic', 'tf_backoff', 'tf_schema_version'],
+              'taskforge_client executes exactly submit, submit_many, cancel, retry, the queue controls, the rate and concurrency limits, schedule/unschedule_periodic, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_console'$$,
               $$SELECT proname FROM callable WHERE rolname = 'taskforge_client'$$,
               'taskforge_console executes exactly what taskforge_client does');

@@ -14,13 +14,18 @@ SELECT s.n, k.* FROM sub s CROSS JOIN LATERAL taskforge.tf_finalize(s.task_id, (
        CASE s.target WHEN 'retrying' THEN 'retryable' WHEN 'succeeded' THEN 'succeeded' ELSE 'failed' END) k
  WHERE s.target IN ('retrying', 'succeeded', 'failed');
 CREATE TEMP TABLE other AS SELECT task_id FROM taskforge.tf_submit('noop', queue => 'view_stats_other');
+-- A child of task 1 (QUEUED, due in an hour) waits BLOCKED.
+CREATE TEMP TABLE blocked AS
+SELECT task_id FROM taskforge.tf_submit('noop', queue => 'view_stats', depends_on => ARRAY[(SELECT task_id FROM sub WHERE n = 1)]);
 
 SELECT is((SELECT count(*)::int FROM c), 4, 'setup: four tasks claimed');
 SELECT results_eq($$SELECT state, tasks FROM taskforge.tf_queue_stats WHERE queue = 'view_stats' ORDER BY state$$,
-                  $$VALUES ('CANCELLED'::text, 2::bigint), ('FAILED', 1), ('QUEUED', 2), ('RETRYING', 1), ('RUNNING', 1), ('SUCCEEDED', 1)$$,
+                  $$VALUES ('BLOCKED'::text, 1::bigint), ('CANCELLED', 2), ('FAILED', 1), ('QUEUED', 2), ('RETRYING', 1), ('RUNNING', 1),
+                           ('SUCCEEDED', 1)$$,
                   'one row per state with its count');
 SELECT results_eq($$SELECT state, tasks FROM taskforge.tf_queue_stats WHERE queue = 'view_stats_other' ORDER BY state$$,
-                  $$VALUES ('CANCELLED'::text, 0::bigint), ('FAILED', 0), ('QUEUED', 1), ('RETRYING', 0), ('RUNNING', 0), ('SUCCEEDED', 0)$$,
+                  $$VALUES ('BLOCKED'::text, 0::bigint), ('CANCELLED', 0), ('FAILED', 0), ('QUEUED', 1), ('RETRYING', 0), ('RUNNING', 0),
+                           ('SUCCEEDED', 0)$$,
                   'states without tasks are listed with 0');
 SELECT is((SELECT oldest_created_at FROM taskforge.tf_queue_stats WHERE queue = 'view_stats' AND state = 'QUEUED'),
           (SELECT min(created_at) FROM taskforge.tasks WHERE task_id IN (SELECT task_id FROM sub WHERE n IN (1, 2))),

@@ -5,8 +5,9 @@
 * ``trials/<label>.json``        one raw record per trial (result, metrics, checks, options, environment)
 * ``ceiling/<label>.json``       one raw record per pgbench point (with pgbench's output tail)
 * ``summary.json``               the report's numbers (see :mod:`.summary`)
-* ``report.md``                  tables beside the original's published figures, the ceilings and
-                                 their ratios, every peer against TaskForge, memory per process,
+* ``report.md``                  tables beside the original's published figures, the flow
+                                 variants against e1-plain, the ceilings and their ratios,
+                                 every peer against TaskForge, memory per process,
                                  trust checks, the targets, charts
 * ``charts/*.png``               see :mod:`.charts`
 * ``logs/<label>/*.log``         every worker, scheduler and peer process's output
@@ -23,6 +24,7 @@ from typing import Any
 from .results import CeilingPoint, TrialResult
 from .sections import (
     ceiling_section,
+    flow_section,
     memory_section,
     number as _n,
     peers_section,
@@ -250,6 +252,7 @@ def render_markdown(
             "ideal = concurrency / sleep. Peak RSS: the worker process's VmHWM.",
             "",
         ]
+    out += flow_section(summary)
     batch = summary["e1_batched"][0]["concurrency"] if summary["e1_batched"] else None
     out += ceiling_section(summary, batch or _batch_of(points))
     out += peers_section(summary, batch)

@@ -2,10 +2,11 @@
 
 A block is one fresh database (created, migrated, dropped afterwards, also on failure or
 Ctrl-C). E1 and E2 run every worker count in each block (E1 also its batched variant); E5, E6,
-pickup and each peer trial get a block of their own; the ceiling gets one block per trial with
-every client count in it; the long-transaction workload gets two per trial (one without and one
-with a snapshot held, so neither inherits the other's dead rows). The peers are installed once
-per run, then each block runs every peer at every process count and in its batched mode.
+pickup, each flow variant's trial and each peer trial get a block of their own; the ceiling
+gets one block per trial with every client count in it; the long-transaction workload gets two
+per trial (one without and one with a snapshot held, so neither inherits the other's dead
+rows). The peers are installed once per run, then each block runs every peer at every process
+count and in its batched mode.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..progress import Progress
-from . import ceiling, charts, environment, longtx, peers, summary, workloads
+from . import ceiling, charts, environment, flow, longtx, peers, summary, workloads
 from .database import fresh_database
 from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
@@ -26,7 +27,7 @@ from .workloads import WorkloadSpec
 
 __all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
-WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "ceiling", "peer")
+WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "ceiling", "peer")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class Sizes:
     async_wide_tasks: int = 10000
     async_wide_concurrency: int = 5000
     async_sleep_ms: int = 1000
+    # flow: E1's tasks (e1_tasks at one slot, batched_tasks at B slots) with one feature each;
+    # tasks per dependency chain and per ordering key, and the concurrency keys of e1-ckeys.
+    flow_group: int = 100
+    flow_keys: int = 10
 
 
 #: The full sizes of the reference workloads (docs/design.md §9).
@@ -116,6 +121,7 @@ QUICK = Sizes(
     async_wide_tasks=600,
     async_wide_concurrency=300,
     async_sleep_ms=200,
+    flow_group=5,
 )
 
 
@@ -302,6 +308,23 @@ class _Run:
                     )
                     if not self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress)):
                         break
+
+    def flow(self) -> None:
+        """``flow``: E1 on one process with one dependency or flow-control feature per variant
+        (:mod:`.flow`), at one slot (``e1_tasks``) and batched (``batched_tasks`` at B slots);
+        every trial in a database of its own, the variants' order rotated from block to block."""
+        modes = ((False, self.s.e1_tasks, 1), (True, self.s.batched_tasks, self.s.batch_size))
+        for block in range(1, self.s.blocks + 1):
+            turn = (block - 1) % len(flow.VARIANTS)
+            variants = flow.VARIANTS[turn:] + flow.VARIANTS[:turn]
+            for batched, tasks, concurrency in modes:
+                for variant in variants:
+                    shape = flow.FlowShape(variant, group=self.s.flow_group, keys=self.s.flow_keys)
+                    spec = self.spec(
+                        flow.workload(variant, batched), "noop", tasks, 1, concurrency=concurrency, flow=shape
+                    )
+                    with fresh_database(self.cfg.admin_dsn) as dsn:
+                        self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress))
 
     def ceiling(self) -> None:
         for block in range(1, self.s.blocks + 1):

@@ -9,10 +9,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .flow import DESCRIPTIONS as FLOW_DESCRIPTIONS, VARIANTS as FLOW_VARIANTS
 from .stats import ratio
 
 __all__ = [
     "ceiling_section",
+    "flow_section",
     "memory_section",
     "number",
     "peers_section",
@@ -177,6 +179,53 @@ def _ladder(rows: Sequence[dict[str, Any]], b: str) -> list[str]:
         "(d)/(d-batch) write the rows tf_finalize_and_claim writes, on TaskForge's tables (every index, "
         "CHECK constraint, domain and foreign key), with one plain statement and no function: no validation, "
         "no guard. Each column adds one cost to the one before it.",
+        "",
+    ]
+
+
+def flow_section(summary: dict[str, Any]) -> list[str]:
+    """The flow workload: every variant's median tasks/s at one slot and batched, each ÷ the
+    e1-plain median of the same mode and run (``variant_over_plain``)."""
+    rows = summary.get("flow") or []
+    if not rows:
+        return []
+    by = {(r["variant"], r["mode"]): r for r in rows}
+    modes = {r["mode"]: r for r in rows}
+    body = []
+    for variant in FLOW_VARIANTS:
+        cells = [f"e1-{variant}", FLOW_DESCRIPTIONS[variant]]
+        trials = []
+        for mode in ("one slot", "batched"):
+            r = by.get((variant, mode))
+            cells += [number(r["median"]) if r else "–", number(r["variant_over_plain"], 2) if r else "–"]
+            trials.append(str(r["trials"]) if r else "0")
+        if any(t != "0" for t in trials):
+            body.append([*cells, " / ".join(trials)])
+    one, batched = modes.get("one slot"), modes.get("batched")
+    sizes = "; ".join(
+        f"{label}: {r['tasks']:,} tasks, `--concurrency {r['concurrency']}`"
+        for label, r in (("one slot", one), ("batched", batched))
+        if r
+    )
+    group = next((r["shape"]["group"] for r in rows if r.get("shape")), None)
+    keys = next((r["shape"]["keys"] for r in rows if r.get("shape")), None)
+    slots = f"`--concurrency {batched['concurrency']}`" if batched else "batched"
+    return [
+        "## Flow control and dependencies: E1 with each feature",
+        "",
+        *table(
+            ["variant", "adds", "one slot tasks/s", "÷ e1-plain", f"batched ({slots}) tasks/s", "÷ e1-plain", "trials"],
+            body,
+        ),
+        "",
+        f"One `taskforge worker` process ({sizes}); every trial in a database of its own, the measured tasks "
+        "submitted through tf_submit_many in one transaction. ÷ e1-plain divides a variant's median by "
+        "e1-plain's in the same mode of this run. "
+        f"Chains and ordering keys hold {group or '–'} tasks each, e1-ckeys spreads its tasks over "
+        f"{keys or '–'} unlimited concurrency keys, e1-rate's one key never runs out of tokens. A chain runs one "
+        "task at a time (the next is released in its predecessor's finalize), so at one slot e1-chain is the "
+        "per-task cost of the release, and batched at most one task per chain runs at once; an ordering key "
+        "serialises the same way through the keyed pick (trust check `sequence_order`).",
         "",
     ]
 

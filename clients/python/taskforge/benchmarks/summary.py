@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import memory, stats, targets
+from . import flow, memory, stats, targets
 from .peers import PEERS
 from .results import CeilingPoint, TrialResult
 
@@ -228,6 +228,41 @@ def _async(trials: Sequence[TrialResult]) -> list[dict[str, Any]]:
     return rows
 
 
+def _flow(trials: Sequence[TrialResult]) -> list[dict[str, Any]]:
+    """The flow workload's rows, one per variant (:data:`.flow.VARIANTS`) and mode (one slot,
+    batched) that has passing trials: the median tasks/s, the shape (:class:`.flow.FlowShape`
+    as a dict), the median of e1-plain in the same mode of the same run (``e1_plain``) and
+    their ratio (``variant_over_plain``, a ratio of medians as the ceiling ratios; None without
+    a plain figure)."""
+    rows = []
+    for batched in (False, True):
+        plain = stats.median(t.throughput for t in trials if t.workload == flow.workload("plain", batched) and t.ok)
+        for variant in flow.VARIANTS:
+            group = [t for t in trials if t.workload == flow.workload(variant, batched) and t.ok]
+            if not group:
+                continue
+            measured = [t.throughput for t in group if t.throughput is not None]
+            med = stats.median(measured)
+            rows.append(
+                {
+                    "workload": group[0].workload,
+                    "variant": variant,
+                    "mode": "batched" if batched else "one slot",
+                    "workers": group[0].workers,
+                    "concurrency": group[0].concurrency,
+                    "tasks": group[0].tasks,
+                    "shape": group[0].options.get("flow"),
+                    "trials": len(group),
+                    "median": med,
+                    "min": min(measured, default=None),
+                    "max": max(measured, default=None),
+                    "e1_plain": plain,
+                    "variant_over_plain": stats.ratio(med, plain),
+                }
+            )
+    return rows
+
+
 def summarize(
     trials: Sequence[TrialResult], points: Sequence[CeilingPoint], skipped_peers: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -268,6 +303,7 @@ def summarize(
         },
         "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
         "async": _async(trials),
+        "flow": _flow(trials),
         "peers": _peers(trials, e1, e1_batched_median, skipped_peers or {}),
         "ceiling": _ceiling(points, e1, e1_batched_median),
         "failed_trials": [t.label for t in trials if not t.ok],

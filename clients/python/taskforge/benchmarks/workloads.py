@@ -6,7 +6,8 @@ Trial protocol (:func:`run_trial`), against a migrated database:
    ``--log-level WARNING``), and wait until ``taskforge.tf_workers`` shows every worker alive;
 2. submit the warm-up tasks (``noop``) in one transaction and wait until they are terminal;
 3. submit the measured tasks in one transaction (so they become visible, and the NOTIFY is
-   delivered, at commit) and wait until every one is terminal; a timeout fails the trial;
+   delivered, at commit; ``tf_submit``, or the ``flow`` variants' ``tf_submit_many`` calls,
+   :mod:`.flow`) and wait until every one is terminal; a timeout fails the trial;
    E6 kills owners of RUNNING tasks with SIGKILL meanwhile;
 4. read every process's peak RSS (:mod:`.memory`), stop the processes with SIGTERM, read the
    history and run the trust checks.
@@ -33,7 +34,8 @@ from psycopg.types.json import Jsonb
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
 from ..progress import Progress
-from . import memory, statements, stats, trust, writes
+from . import flow, memory, statements, stats, trust, writes
+from .flow import FlowShape
 from .results import CheckResult, TrialResult
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "run_pickup",
     "run_trial",
     "submit_batch",
+    "submit_measured",
+    "submit_requests",
 ]
 
 BENCH_QUEUE = "bench"
@@ -63,7 +67,8 @@ class WorkloadSpec:
 
     ``kills``: SIGKILL this many workers that own RUNNING measured tasks once
     ``kill_after_fraction`` of the measured tasks are terminal (E6). ``expectation``: see
-    :mod:`.trust`.
+    :mod:`.trust`. ``flow``: the measured tasks' dependency or flow-control shape (the ``flow``
+    workload, :mod:`.flow`); None submits them through ``tf_submit`` as E1 does.
     """
 
     workload: str
@@ -82,6 +87,7 @@ class WorkloadSpec:
     timeout_seconds: float = 600.0
     start_timeout_seconds: float = 60.0
     stop_timeout_seconds: float = 30.0
+    flow: FlowShape | None = None
 
 
 def register_fixed_backoff(dsn: str, task_type: str, seconds: float) -> None:
@@ -90,20 +96,58 @@ def register_fixed_backoff(dsn: str, task_type: str, seconds: float) -> None:
         conn.execute(statements.BENCH_REGISTER_FIXED_BACKOFF, {"task_type": task_type, "seconds": seconds})
 
 
-def submit_batch(dsn: str, task_type: str, payload: dict[str, Any], count: int, queue: str = BENCH_QUEUE) -> list[int]:
-    """Submit ``count`` tasks through ``tf_submit`` in ONE transaction (a pipelined executemany);
-    they become visible, and the NOTIFY goes out, at commit. Returns their task ids."""
-    params = [{"task_type": task_type, "payload": Jsonb(payload), "queue": queue}] * count
+def _submit_in_one_transaction(
+    dsn: str,
+    statement: str,
+    params: Sequence[dict[str, Any]],
+    setup: Sequence[tuple[str, dict[str, Any]]] = (),
+) -> list[int]:
+    """In ONE transaction: the ``setup`` statements, then ``statement`` once per element of
+    ``params`` (a pipelined executemany). Returns the first column (a task id) of every row
+    the statement returned, in order; everything becomes visible, and the NOTIFY goes out, at
+    commit."""
     ids: list[int] = []
     with psycopg.connect(dsn, autocommit=False) as conn:
+        for text, args in setup:
+            conn.execute(text, args)
         with conn.cursor() as cur:
-            cur.executemany(statements.BENCH_SUBMIT, params, returning=True)
+            cur.executemany(statement, params, returning=True)
             while True:
                 ids.extend(row[0] for row in cur.fetchall())
                 if not cur.nextset():
                     break
         conn.commit()
     return ids
+
+
+def submit_batch(dsn: str, task_type: str, payload: dict[str, Any], count: int, queue: str = BENCH_QUEUE) -> list[int]:
+    """Submit ``count`` tasks through ``tf_submit`` in ONE transaction (a pipelined executemany);
+    they become visible, and the NOTIFY goes out, at commit. Returns their task ids."""
+    params = [{"task_type": task_type, "payload": Jsonb(payload), "queue": queue}] * count
+    return _submit_in_one_transaction(dsn, statements.BENCH_SUBMIT, params)
+
+
+def submit_requests(
+    dsn: str,
+    calls: Sequence[Sequence[dict[str, Any]]],
+    setup: Sequence[tuple[str, dict[str, Any]]] = (),
+) -> list[int]:
+    """Submit every call (a list of ``tf_submit_many`` request objects) in ONE transaction after
+    the ``setup`` statements (e.g. a rate limit, :func:`.flow.setup`); returns the task ids in
+    request order."""
+    params = [{"requests": Jsonb(list(call))} for call in calls]
+    return _submit_in_one_transaction(dsn, sql.SUBMIT_MANY, params, setup)
+
+
+def submit_measured(dsn: str, spec: WorkloadSpec) -> list[int]:
+    """The measured tasks of ``spec`` in one transaction: through ``tf_submit`` (E1's path), or,
+    with ``spec.flow``, as that shape's ``tf_submit_many`` calls after its setup."""
+    if spec.flow is None:
+        return submit_batch(dsn, spec.task_type, spec.payload, spec.tasks)
+    shape = spec.flow
+    return submit_requests(
+        dsn, flow.calls(shape, spec.task_type, spec.payload, spec.tasks, BENCH_QUEUE), flow.setup(shape)
+    )
 
 
 def _check_processes(harness: ProcessHarness) -> None:
@@ -275,7 +319,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                 warm = submit_batch(dsn, "noop", {}, spec.warmup)
                 _wait_terminal(conn, harness, warm, spec.timeout_seconds)
             before = writes.snapshot(conn)
-            task_ids = submit_batch(dsn, spec.task_type, spec.payload, spec.tasks)
+            task_ids = submit_measured(dsn, spec)
             killer = _Killer(spec, conn, harness, task_ids)
             _wait_terminal(conn, harness, task_ids, spec.timeout_seconds, progress, killer)
         except TrialFailed as exc:
@@ -288,6 +332,8 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                 result.metrics["writes_per_task"] = writes.per_task(conn, before, writes.snapshot(conn), spec.tasks)
             tasks, attempts = read_history(conn, killer.task_ids)
             result.checks = trust.check_history(killer.task_ids, tasks, attempts, spec.expectation)
+            if spec.flow is not None:
+                result.checks += flow.checks(spec.flow, killer.task_ids, attempts)
             _span_metrics(result, attempts)
             if spec.kills:
                 _recovery_metrics(result, attempts, killer)
