@@ -35,7 +35,8 @@
 --                              scheduled_at and delay_seconds, the delay as given in the
 --                              fingerprint, the other two outside it).
 --             depends_on       parent task ids (resolved: tf_submit_many turns positions into
---                              ids first), at most 1000, no NULL element; duplicates count once.
+--                              ids first), a one-dimensional array of at most 1000, no NULL
+--                              element; duplicates count once.
 --                              NULL or empty: none. In the fingerprint (sorted, distinct).
 --             rate_key, concurrency_key, ordering_key
 --                              flow-control keys (docs/flow-control.md), 1..200 characters or
@@ -174,6 +175,11 @@ BEGIN
             quote_literal(left(_tf_submit_one.traceparent, 100))));
     END IF;
     IF cardinality(_tf_submit_one.depends_on) > 0 THEN
+        -- Before array_position, which refuses a multidimensional array with 0A000.
+        IF array_ndims(_tf_submit_one.depends_on) > 1 THEN
+            PERFORM taskforge._tf_invalid(p || 'depends_on', format('must be a one-dimensional array, got %s dimensions',
+                array_ndims(_tf_submit_one.depends_on)));
+        END IF;
         IF array_position(_tf_submit_one.depends_on, NULL) IS NOT NULL THEN
             PERFORM taskforge._tf_invalid(p || 'depends_on', format('must not contain NULL (element %s is NULL)',
                 array_position(_tf_submit_one.depends_on, NULL) - 1));

@@ -1,6 +1,6 @@
 -- _tf_release_children on redrive: tf_retry of a FAILED parent brings back as BLOCKED the children (and through them the grandchildren) its failure cancelled, counting their unfinished parents; a child with another parent still FAILED stays CANCELLED until that one is retried too; a child cancelled by hand is left alone.
 BEGIN;
-SELECT plan(13);
+SELECT plan(16);
 CREATE TEMP TABLE w AS SELECT taskforge.tf_register_worker('release-redrive-w1') AS id;
 CREATE TEMP TABLE t (name text PRIMARY KEY, task_id bigint);
 CREATE FUNCTION pg_temp.sub(p_name text, p_parents text[]) RETURNS void LANGUAGE sql AS $helper$
@@ -63,6 +63,20 @@ SELECT results_eq($$SELECT * FROM pg_temp.states(ARRAY['c'])$$, $$VALUES ('c'::t
                   'b SUCCEEDED: the redriven grandchild c is QUEUED');
 SELECT is_empty($$SELECT * FROM taskforge.attempts WHERE task_id IN (SELECT task_id FROM t WHERE name IN ('c', 'd', 'e'))$$,
                 'the redriven tasks have no attempt of their own yet');
+-- A child submitted after its parent FAILED starts CANCELLED dependency_failed; the parent's redrive brings it back too.
+CREATE TEMP TABLE late AS SELECT task_id FROM taskforge.tf_submit('noop', queue => 'release_redrive_late', depends_on => ARRAY[pg_temp.id('x')]);
+SELECT results_eq($$SELECT state::text, parents_pending FROM taskforge.tasks WHERE task_id = (SELECT task_id FROM late)$$,
+                  $$VALUES ('BLOCKED'::text, 1)$$, 'a child submitted after x failed and was retried waits for x');
+CREATE TEMP TABLE cx AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['release_redrive_x']);
+CREATE TEMP TABLE fx AS SELECT * FROM taskforge.tf_finalize(pg_temp.id('x'), (SELECT id FROM w), 2, 'failed');
+CREATE TEMP TABLE late2 AS SELECT * FROM taskforge.tf_submit('noop', queue => 'release_redrive_late', depends_on => ARRAY[pg_temp.id('x')]);
+SELECT results_eq($$SELECT s.state, t.cancel_reason FROM late2 s JOIN taskforge.tasks t USING (task_id)$$,
+                  $$VALUES ('CANCELLED'::text, 'dependency_failed'::text)$$, 'x FAILED again: a new child is CANCELLED at submit');
+CREATE TEMP TABLE rx2 AS SELECT * FROM taskforge.tf_retry(pg_temp.id('x'));
+SELECT results_eq($$SELECT t.state::text, t.parents_pending, t.finished_at FROM taskforge.tasks t
+                     WHERE t.task_id IN ((SELECT task_id FROM late), (SELECT task_id FROM late2)) ORDER BY t.task_id$$,
+                  $$VALUES ('BLOCKED'::text, 1, NULL::timestamptz), ('BLOCKED', 1, NULL)$$,
+                  'x retried: both late children (cancelled by the cascade and at submit) are BLOCKED again');
 -- A redriven child is BLOCKED, not FAILED or CANCELLED: tf_retry of it is TF409.
 SELECT throws_ok($$SELECT * FROM taskforge.tf_retry(pg_temp.id('d'))$$, 'TF409', NULL, 'tf_retry of the BLOCKED d is TF409');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');

@@ -1,6 +1,6 @@
--- tf_submit refuses a bad depends_on or flow key with the SQLSTATE and COLUMN naming it: a NULL element and more than 1000 distinct parents are TF400 depends_on, an unknown parent TF404 depends_on, a flow key of 0 or 201 characters TF400 rate_key / concurrency_key / ordering_key; the edges (1000 distinct parents, 200-character keys) are accepted, and nothing is written on error.
+-- tf_submit refuses a bad depends_on or flow key with the SQLSTATE and COLUMN naming it: a NULL element, a multidimensional array and more than 1000 distinct parents are TF400 depends_on, an unknown parent TF404 depends_on, a flow key of 0 or 201 characters TF400 rate_key / concurrency_key / ordering_key; the edges (1000 distinct parents, 200-character keys) are accepted, and nothing is written on error.
 BEGIN;
-SELECT plan(24);
+SELECT plan(25);
 -- throws_arg(sql, sqlstate, argument, description): passes when sql raises exactly that SQLSTATE
 -- with a message "<argument>: ..." and the argument as the error's COLUMN field.
 CREATE FUNCTION pg_temp.throws_arg(p_sql text, p_sqlstate text, p_argument text, p_description text)
@@ -33,6 +33,9 @@ SELECT pg_temp.throws_arg($$SELECT * FROM taskforge.tf_submit('noop', queue => '
     'TF400', 'depends_on', 'a NULL element is TF400 depends_on');
 SELECT throws_ok($$SELECT * FROM taskforge.tf_submit('noop', queue => 'submit_deps_val', depends_on => ARRAY[NULL::bigint])$$,
     'TF400', 'depends_on: must not contain NULL (element 0 is NULL)', 'the message names the NULL element (0-based)');
+SELECT pg_temp.throws_arg($$SELECT * FROM taskforge.tf_submit('noop', queue => 'submit_deps_val',
+                              depends_on => ARRAY[[current_setting('tftest.parent')::bigint], [current_setting('tftest.parent')::bigint]])$$,
+    'TF400', 'depends_on', 'a two-dimensional array is TF400 depends_on (not 0A000 from array_position)');
 -- The count is checked before the parents are looked up: 1001 ids that name no task are TF400, not TF404.
 SELECT pg_temp.throws_arg($$SELECT * FROM taskforge.tf_submit('noop', queue => 'submit_deps_val',
                               depends_on => ARRAY(SELECT -g FROM generate_series(1, 1001) g))$$,
