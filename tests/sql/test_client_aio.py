@@ -80,8 +80,8 @@ async def test_reads_give_the_same_typed_rows(db_dsn: str, conn: psycopg.Connect
         assert async_stats.queues == sync_stats.queues
         mine = next(q for q in async_stats.queues if q.queue == queue)
         assert (mine.count("QUEUED"), mine.count("FAILED"), mine.total) == (1, 1, 2)
-        assert mine.as_dict() == {"queue": queue, "QUEUED": 1, "RUNNING": 0, "RETRYING": 0, "SUCCEEDED": 0,
-                                  "FAILED": 1, "CANCELLED": 0, "total": 2}  # fmt: skip
+        assert mine.as_dict() == {"queue": queue, "BLOCKED": 0, "QUEUED": 1, "RUNNING": 0, "RETRYING": 0,
+                                  "SUCCEEDED": 0, "FAILED": 1, "CANCELLED": 0, "total": 2}  # fmt: skip
         assert [type(m) for m in await aio.throughput_per_minute(aconn)] == [
             type(m) for m in client.throughput_per_minute(conn)
         ]
