@@ -180,7 +180,7 @@ BEGIN
            o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds, o.traceparent
       FROM (
         -- The finalize elements in input order.
-        SELECT 1 AS part, f.ord, 'finalized'::text AS kind, f.task_id,
+        SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
                f.attempt_number, f.reason IS NULL AS accepted,
                CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
                -- An accepted element whose RUNNING attempt was not ended: a broken invariant
@@ -198,13 +198,13 @@ BEGIN
                                                    result, error, ord)
         UNION ALL
         -- The claimed tasks, in claim order.
-        SELECT 2, array_position(_tf_turn.claim_ids, m.task_id), 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
+        SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
                m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
                m.timeout_seconds, m.traceparent::text
           FROM moved m
          WHERE m.state = 'RUNNING'
       ) AS o
-     ORDER BY o.part, o.ord;
+     ORDER BY o.part, o.priority DESC, o.created_at, o.ord;
 END;
 $fn$;
 

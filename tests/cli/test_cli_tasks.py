@@ -515,7 +515,7 @@ def test_delay_with_an_idempotency_key_is_replay_safe(db_dsn, conn):
         (["list", "--limit", "0"], ["--limit: must be between 1 and 10000, got 0"]),
         (
             ["list", "--state", "DONE"],
-            ["--state: must be one of QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, CANCELLED (any case), got 'DONE'"],
+            ["--state: must be one of BLOCKED, QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, CANCELLED (any case), got 'DONE'"],
         ),
         (["list", "--queue", "\udcff"], ["--queue: not valid UTF-8"]),
         (["list", "--type", "x\x00"], ["--type: contains a NUL character"]),
@@ -796,8 +796,8 @@ def test_stats_counts_per_queue_and_throughput(db_dsn, conn):
     out = ok(cli("stats", "--dsn", db_dsn))
     queues_part, throughput_part = out.split("throughput", 1)
     mine = [r for r in table_rows(queues_part.split("\n", 1)[1]) if r[0] == queue]
-    # QUEUE QUEUED RUNNING RETRYING SUCCEEDED FAILED CANCELLED TOTAL
-    assert mine == [[queue, "1", "0", "0", "2", "0", "0", "3"]]
+    # QUEUE BLOCKED QUEUED RUNNING RETRYING SUCCEEDED FAILED CANCELLED TOTAL
+    assert mine == [[queue, "0", "1", "0", "0", "2", "0", "0", "3"]]
     assert queue in throughput_part
 
     data = json.loads(ok(cli("stats", "--dsn", db_dsn, "--json")))
