@@ -50,8 +50,9 @@
 --             (started_at) at or after the previous one's finished_at.
 -- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
 --             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
---             tasks_rate_key_idx and by the rows of concurrency_keys, so the cost follows the
---             number of keys with work, not the length of their backlogs.
+--             tasks_rate_key_idx and tasks_concurrency_key_idx (joined to their concurrency_keys
+--             rows), so the cost follows the number of keys with waiting work, not the length of
+--             their backlogs nor the keys used in the past.
 -- Clock:      now (the caller's).
 -- By hand:    no; call tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_keyed(
@@ -132,13 +133,27 @@ BEGIN
                                     AND t.ordering_key IS NULL
                                   ORDER BY t.rate_key LIMIT 1) n
         ),
+        -- Concurrency keys of QUEUED tasks (a loose scan of tasks_concurrency_key_idx), with
+        -- their rows: keys without waiting work cost nothing, however many rows there are.
+        ckeys AS (
+            (SELECT t.concurrency_key FROM taskforge.tasks t
+              WHERE t.state = 'QUEUED' AND t.concurrency_key IS NOT NULL
+              ORDER BY t.concurrency_key LIMIT 1)
+            UNION ALL
+            SELECT n.concurrency_key
+              FROM ckeys c
+             CROSS JOIN LATERAL (SELECT t.concurrency_key FROM taskforge.tasks t
+                                  WHERE t.state = 'QUEUED' AND t.concurrency_key > c.concurrency_key
+                                  ORDER BY t.concurrency_key LIMIT 1) n
+        ),
         candidates AS (
             -- Each concurrency key: its first due tasks in claim order (ordering heads only).
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key,
                    row_number() OVER (PARTITION BY k.concurrency_key ORDER BY t.priority DESC, t.created_at, t.task_id)
                        AS rank,
                    k.last_claimed_at AS served_at
-              FROM taskforge.concurrency_keys k
+              FROM ckeys w
+              JOIN taskforge.concurrency_keys k ON k.concurrency_key = w.concurrency_key
              CROSS JOIN LATERAL (
                   SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key
                     FROM taskforge.tasks t

@@ -190,17 +190,10 @@ BEGIN
                 cardinality(v_parents)));
         END IF;
     END IF;
-    IF _tf_submit_one.rate_key IS NOT NULL AND length(_tf_submit_one.rate_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'rate_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.rate_key)));
-    END IF;
-    IF _tf_submit_one.concurrency_key IS NOT NULL AND length(_tf_submit_one.concurrency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'concurrency_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.concurrency_key)));
-    END IF;
-    IF _tf_submit_one.ordering_key IS NOT NULL AND length(_tf_submit_one.ordering_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'ordering_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.ordering_key)));
+    IF coalesce(_tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key) IS NOT NULL THEN
+        PERFORM taskforge._tf_check_flow_key(p || 'rate_key', _tf_submit_one.rate_key),
+                taskforge._tf_check_flow_key(p || 'concurrency_key', _tf_submit_one.concurrency_key),
+                taskforge._tf_check_flow_key(p || 'ordering_key', _tf_submit_one.ordering_key);
     END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;

@@ -32,7 +32,11 @@
 -- Returns:    one 'finalized' row per finalize element in input order (accepted, the task
 --             state after the call, or as last committed when refused, and the reason, NULL when
 --             accepted), then one 'claimed' row per claimed task in claim order (the claim
---             columns of tf_claim, traceparent last). The kind column says which.
+--             columns of tf_claim, traceparent last), sorted by priority DESC, created_at: the
+--             claim order itself except where priority aging chose the set (the rows of one call
+--             then come by their own priority; which tasks were claimed is the pick's choice).
+--             A sort, not the pick's array order: finding each row's position in that array
+--             would cost n^2 comparisons (28 ms for a batch of 1000). The kind column says which.
 -- Errors:     XX000 (taskforge._tf_broken_invariant) when a task passed the guard but its
 --             attempt row was not RUNNING (see tf_invariant_violations); the statement, like any
 --             error, writes nothing.

@@ -30,11 +30,7 @@ DECLARE
     v_old int;
     v_queues text[];
 BEGIN
-    IF tf_set_concurrency_limit.concurrency_key IS NULL
-       OR length(tf_set_concurrency_limit.concurrency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('concurrency_key', format('must be 1 to 200 characters, got %s',
-            coalesce(length(tf_set_concurrency_limit.concurrency_key)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_flow_key('concurrency_key', tf_set_concurrency_limit.concurrency_key, nullable => false);
     IF tf_set_concurrency_limit.max_running IS NOT NULL THEN
         PERFORM taskforge._tf_check_int('max_running', tf_set_concurrency_limit.max_running, 1, 1000000);
     END IF;

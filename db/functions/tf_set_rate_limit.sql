@@ -38,10 +38,7 @@ DECLARE
     v_tokens double precision;
     v_queues text[];
 BEGIN
-    IF tf_set_rate_limit.rate_key IS NULL OR length(tf_set_rate_limit.rate_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('rate_key', format('must be 1 to 200 characters, got %s',
-            coalesce(length(tf_set_rate_limit.rate_key)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_flow_key('rate_key', tf_set_rate_limit.rate_key, nullable => false);
     IF tf_set_rate_limit.per_second IS NOT NULL THEN
         PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true, 'tokens per second');
     END IF;

@@ -217,7 +217,8 @@ BEGIN
                         v_parents := v_parents || (v_elem::numeric)::bigint;
                     ELSIF v_elem::numeric >= v_index THEN
                         PERFORM taskforge._tf_invalid(v_prefix || v_list, format(
-                            'element %s must be the position of an earlier element (0..%s), got %s', v_pos, v_index - 1, v_elem));
+                            'element %s must be the position of an earlier element (%s), got %s', v_pos,
+                            CASE WHEN v_index = 0 THEN 'none: this is the first' ELSE '0..' || (v_index - 1) END, v_elem));
                     ELSE
                         v_parents := v_parents || v_ids[(v_elem::numeric)::int + 1];
                     END IF;

@@ -118,7 +118,8 @@ CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
- CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+ CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'),
+                    ('CANCELLED')) s(state)
   LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;

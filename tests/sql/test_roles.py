@@ -113,6 +113,7 @@ CALLS = {
     "'00000000-0000-0000-0000-000000000000', NULL, 30, 1, NULL, now())",
     "_tf_claim_keyed": "SELECT taskforge._tf_claim_keyed("
     "'00000000-0000-0000-0000-000000000000', NULL, NULL, 1, now(), '{}', '{}', '{}')",
+    "_tf_check_flow_key": "SELECT taskforge._tf_check_flow_key('k', 'v')",
     "_tf_claim_aged": "SELECT taskforge._tf_claim_aged('perm_check', 1, NULL, 1, now())",
     "_tf_claim_order": "SELECT taskforge._tf_claim_order('{}', 1, now())",
     "_tf_turn": "SELECT * FROM taskforge._tf_turn("

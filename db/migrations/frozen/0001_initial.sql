@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 fea2a5b89cdee254). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 046b2b1fda8c2bdf). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -811,6 +811,38 @@ COMMENT ON FUNCTION taskforge._tf_check_fencing(numeric, uuid, numeric) IS
     'Private: validates the (task_id, worker_id, attempt_number) a worker passes to tf_renew and tf_finalize, or raises TF400 naming it.';
 REVOKE ALL ON FUNCTION taskforge._tf_check_fencing(numeric, uuid, numeric) FROM PUBLIC;
 
+-- >>> db/functions/_tf_check_flow_key.sql
+-- taskforge._tf_check_flow_key(argument text, value text, nullable boolean DEFAULT true) -> void
+--                                                                        (private helper)
+--
+-- Purpose:    the one home of the flow-key rule (the domain taskforge.flow_key: 1..200
+--             characters) as a TF400 naming the argument, for tf_submit's rate_key,
+--             concurrency_key and ordering_key (taskforge._tf_submit_one) and the keys of
+--             tf_set_rate_limit and tf_set_concurrency_limit.
+-- Parameters: argument  the name to report ('rate_key', 'requests[3].ordering_key').
+--             value     the key.
+--             nullable  true: NULL passes (no key); false: NULL is refused.
+-- Returns:    nothing.
+-- Errors:     TF400 '<argument>: must be 1 to 200 characters, got N' (or 'got NULL').
+-- Locks:      none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_check_flow_key(argument text, value text, nullable boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE  -- it raises through _tf_invalid, which must never be folded at plan time
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF (value IS NULL AND NOT nullable) OR length(value) NOT BETWEEN 1 AND 200 THEN
+        PERFORM taskforge._tf_invalid(argument, format('must be 1 to 200 characters, got %s',
+            coalesce(length(value)::text, 'NULL')));
+    END IF;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_check_flow_key(text, text, boolean) IS
+    'Private: validates a rate, concurrency or ordering key (1..200 characters; NULL when nullable) or raises TF400 naming the argument.';
+REVOKE ALL ON FUNCTION taskforge._tf_check_flow_key(text, text, boolean) FROM PUBLIC;
+
 -- >>> db/functions/_tf_check_int.sql
 -- taskforge._tf_check_int(argument text, value numeric, min_value bigint, max_value bigint) -> void
 --                                                                     (private helper)
@@ -1175,8 +1207,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_aged(text, double precision, text[], 
 --             (started_at) at or after the previous one's finished_at.
 -- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
 --             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
---             tasks_rate_key_idx and by the rows of concurrency_keys, so the cost follows the
---             number of keys with work, not the length of their backlogs.
+--             tasks_rate_key_idx and tasks_concurrency_key_idx (joined to their concurrency_keys
+--             rows), so the cost follows the number of keys with waiting work, not the length of
+--             their backlogs nor the keys used in the past.
 -- Clock:      now (the caller's).
 -- By hand:    no; call tf_claim.
 CREATE OR REPLACE FUNCTION taskforge._tf_claim_keyed(
@@ -1257,13 +1290,27 @@ BEGIN
                                     AND t.ordering_key IS NULL
                                   ORDER BY t.rate_key LIMIT 1) n
         ),
+        -- Concurrency keys of QUEUED tasks (a loose scan of tasks_concurrency_key_idx), with
+        -- their rows: keys without waiting work cost nothing, however many rows there are.
+        ckeys AS (
+            (SELECT t.concurrency_key FROM taskforge.tasks t
+              WHERE t.state = 'QUEUED' AND t.concurrency_key IS NOT NULL
+              ORDER BY t.concurrency_key LIMIT 1)
+            UNION ALL
+            SELECT n.concurrency_key
+              FROM ckeys c
+             CROSS JOIN LATERAL (SELECT t.concurrency_key FROM taskforge.tasks t
+                                  WHERE t.state = 'QUEUED' AND t.concurrency_key > c.concurrency_key
+                                  ORDER BY t.concurrency_key LIMIT 1) n
+        ),
         candidates AS (
             -- Each concurrency key: its first due tasks in claim order (ordering heads only).
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key,
                    row_number() OVER (PARTITION BY k.concurrency_key ORDER BY t.priority DESC, t.created_at, t.task_id)
                        AS rank,
                    k.last_claimed_at AS served_at
-              FROM taskforge.concurrency_keys k
+              FROM ckeys w
+              JOIN taskforge.concurrency_keys k ON k.concurrency_key = w.concurrency_key
              CROSS JOIN LATERAL (
                   SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key
                     FROM taskforge.tasks t
@@ -3046,17 +3093,10 @@ BEGIN
                 cardinality(v_parents)));
         END IF;
     END IF;
-    IF _tf_submit_one.rate_key IS NOT NULL AND length(_tf_submit_one.rate_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'rate_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.rate_key)));
-    END IF;
-    IF _tf_submit_one.concurrency_key IS NOT NULL AND length(_tf_submit_one.concurrency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'concurrency_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.concurrency_key)));
-    END IF;
-    IF _tf_submit_one.ordering_key IS NOT NULL AND length(_tf_submit_one.ordering_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid(p || 'ordering_key', format('must be 1 to 200 characters, got %s',
-            length(_tf_submit_one.ordering_key)));
+    IF coalesce(_tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key) IS NOT NULL THEN
+        PERFORM taskforge._tf_check_flow_key(p || 'rate_key', _tf_submit_one.rate_key),
+                taskforge._tf_check_flow_key(p || 'concurrency_key', _tf_submit_one.concurrency_key),
+                taskforge._tf_check_flow_key(p || 'ordering_key', _tf_submit_one.ordering_key);
     END IF;
     IF _tf_submit_one.validate_only THEN
         _tf_submit_one.created := false;
@@ -3335,7 +3375,11 @@ REVOKE ALL ON FUNCTION taskforge._tf_traceparent_ok(text) FROM PUBLIC;
 -- Returns:    one 'finalized' row per finalize element in input order (accepted, the task
 --             state after the call, or as last committed when refused, and the reason, NULL when
 --             accepted), then one 'claimed' row per claimed task in claim order (the claim
---             columns of tf_claim, traceparent last). The kind column says which.
+--             columns of tf_claim, traceparent last), sorted by priority DESC, created_at: the
+--             claim order itself except where priority aging chose the set (the rows of one call
+--             then come by their own priority; which tasks were claimed is the pick's choice).
+--             A sort, not the pick's array order: finding each row's position in that array
+--             would cost n^2 comparisons (28 ms for a batch of 1000). The kind column says which.
 -- Errors:     XX000 (taskforge._tf_broken_invariant) when a task passed the guard but its
 --             attempt row was not RUNNING (see tf_invariant_violations); the statement, like any
 --             error, writes nothing.
@@ -3483,7 +3527,7 @@ BEGIN
            o.queue, o.priority, o.max_attempts, o.lease_expires_at, o.timeout_seconds, o.traceparent
       FROM (
         -- The finalize elements in input order.
-        SELECT 1 AS part, f.ord, 'finalized'::text AS kind, f.task_id,
+        SELECT 1 AS part, f.ord, NULL::timestamptz AS created_at, 'finalized'::text AS kind, f.task_id,
                f.attempt_number, f.reason IS NULL AS accepted,
                CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
                -- An accepted element whose RUNNING attempt was not ended: a broken invariant
@@ -3501,13 +3545,13 @@ BEGIN
                                                    result, error, ord)
         UNION ALL
         -- The claimed tasks, in claim order.
-        SELECT 2, array_position(_tf_turn.claim_ids, m.task_id), 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
+        SELECT 2, m.task_id, m.created_at, 'claimed', m.task_id, m.attempt_count, NULL, NULL, NULL,
                m.task_type, m.payload::jsonb, m.queue::text, m.priority::int, m.max_attempts::int, m.lease_expires_at,
                m.timeout_seconds, m.traceparent::text
           FROM moved m
          WHERE m.state = 'RUNNING'
       ) AS o
-     ORDER BY o.part, o.ord;
+     ORDER BY o.part, o.priority DESC, o.created_at, o.ord;
 END;
 $fn$;
 
@@ -5423,11 +5467,7 @@ DECLARE
     v_old int;
     v_queues text[];
 BEGIN
-    IF tf_set_concurrency_limit.concurrency_key IS NULL
-       OR length(tf_set_concurrency_limit.concurrency_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('concurrency_key', format('must be 1 to 200 characters, got %s',
-            coalesce(length(tf_set_concurrency_limit.concurrency_key)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_flow_key('concurrency_key', tf_set_concurrency_limit.concurrency_key, nullable => false);
     IF tf_set_concurrency_limit.max_running IS NOT NULL THEN
         PERFORM taskforge._tf_check_int('max_running', tf_set_concurrency_limit.max_running, 1, 1000000);
     END IF;
@@ -5600,10 +5640,7 @@ DECLARE
     v_tokens double precision;
     v_queues text[];
 BEGIN
-    IF tf_set_rate_limit.rate_key IS NULL OR length(tf_set_rate_limit.rate_key) NOT BETWEEN 1 AND 200 THEN
-        PERFORM taskforge._tf_invalid('rate_key', format('must be 1 to 200 characters, got %s',
-            coalesce(length(tf_set_rate_limit.rate_key)::text, 'NULL')));
-    END IF;
+    PERFORM taskforge._tf_check_flow_key('rate_key', tf_set_rate_limit.rate_key, nullable => false);
     IF tf_set_rate_limit.per_second IS NOT NULL THEN
         PERFORM taskforge._tf_check_seconds('per_second', tf_set_rate_limit.per_second, 0, 1000000, true, 'tokens per second');
     END IF;
@@ -6025,7 +6062,8 @@ BEGIN
                         v_parents := v_parents || (v_elem::numeric)::bigint;
                     ELSIF v_elem::numeric >= v_index THEN
                         PERFORM taskforge._tf_invalid(v_prefix || v_list, format(
-                            'element %s must be the position of an earlier element (0..%s), got %s', v_pos, v_index - 1, v_elem));
+                            'element %s must be the position of an earlier element (%s), got %s', v_pos,
+                            CASE WHEN v_index = 0 THEN 'none: this is the first' ELSE '0..' || (v_index - 1) END, v_elem));
                     ELSE
                         v_parents := v_parents || v_ids[(v_elem::numeric)::int + 1];
                     END IF;
@@ -6262,7 +6300,8 @@ CREATE VIEW taskforge.tf_queue_stats AS
 SELECT q.queue::text AS queue, s.state, coalesce(c.tasks, 0) AS tasks,
        c.oldest_created_at
   FROM (SELECT DISTINCT queue FROM taskforge.tasks) q
- CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'), ('CANCELLED')) s(state)
+ CROSS JOIN (VALUES ('BLOCKED'), ('QUEUED'), ('RUNNING'), ('RETRYING'), ('SUCCEEDED'), ('FAILED'),
+                    ('CANCELLED')) s(state)
   LEFT JOIN (SELECT t.queue, t.state::text AS state, count(*) AS tasks, min(t.created_at) AS oldest_created_at
                FROM taskforge.tasks t GROUP BY t.queue, t.state) c
          ON c.queue = q.queue AND c.state = s.state;

@@ -227,3 +227,14 @@ def optional_limit(argument: str, text: str) -> int | None:
     if not 1 <= limit <= 1_000_000:
         fail(f"{argument}: must be between 1 and 1000000 (or 'none'), got {limit}", EXIT_USAGE)
     return limit
+
+
+def optional_number(argument: str, text: str) -> float | None:
+    """A rate argument: a number (its range is the database's check), or ``none`` as ``None``;
+    anything else is a usage error naming ``argument`` (exit code EXIT_USAGE)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        fail(f"{argument}: must be a number over 0 or 'none', got {text!r}", EXIT_USAGE)

@@ -13,7 +13,7 @@ import click
 
 from .. import client, database as db
 from ..output import table, to_json
-from .common import EXIT_USAGE, Text, dsn_option, fail, json_option, optional_limit
+from .common import Text, dsn_option, json_option, optional_limit, optional_number
 
 
 @click.group("limits")
@@ -48,14 +48,7 @@ def list_cmd(dsn: str | None, as_json: bool) -> None:
 def rate_cmd(rate_key: str, per_second: str, burst: int | None, dsn: str | None, as_json: bool) -> None:
     """Let RATE_KEY's tasks start at PER_SECOND (tokens per second, up to --burst at once), or
     remove the limit with `none`."""
-    rate: float | None
-    if per_second.strip().lower() == "none":
-        rate = None
-    else:
-        try:
-            rate = float(per_second)
-        except ValueError:
-            fail(f"PER_SECOND: must be a number over 0 or 'none', got {per_second!r}", EXIT_USAGE)
+    rate = optional_number("PER_SECOND", per_second)
     with db.connect(dsn) as conn:
         previous = client.set_rate_limit(conn, rate_key, rate, burst)
     if as_json:

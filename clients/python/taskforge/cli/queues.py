@@ -13,7 +13,7 @@ import click
 
 from .. import client, database as db
 from ..output import table, to_json
-from .common import EXIT_USAGE, Text, dsn_option, fail, json_option, optional_limit
+from .common import Text, dsn_option, json_option, optional_limit, optional_number
 
 _QUEUE_COLUMNS: list[str | tuple[str, str]] = [
     "queue",
@@ -107,12 +107,7 @@ def limit_cmd(queue: str, max_running: str, dsn: str | None, as_json: bool) -> N
 def aging_cmd(queue: str, rate: str, dsn: str | None, as_json: bool) -> None:
     """Let QUEUE's waiting tasks gain PRIORITY_PER_SECOND priority points per second since their
     submit (claims take them by that effective priority), or turn aging off with `none`."""
-    value: float | None = None
-    if rate.strip().lower() != "none":
-        try:
-            value = float(rate)
-        except ValueError:
-            fail(f"PRIORITY_PER_SECOND: must be a number over 0 or 'none', got {rate!r}", EXIT_USAGE)
+    value = optional_number("PRIORITY_PER_SECOND", rate)
     with db.connect(dsn) as conn:
         previous = client.set_queue_aging(conn, queue, value)
     if as_json:
