@@ -515,7 +515,10 @@ def test_delay_with_an_idempotency_key_is_replay_safe(db_dsn, conn):
         (["list", "--limit", "0"], ["--limit: must be between 1 and 10000, got 0"]),
         (
             ["list", "--state", "DONE"],
-            ["--state: must be one of BLOCKED, QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, CANCELLED (any case), got 'DONE'"],
+            [
+                "--state: must be one of BLOCKED, QUEUED, RUNNING, RETRYING, SUCCEEDED, FAILED, CANCELLED (any case), "
+                "got 'DONE'"
+            ],
         ),
         (["list", "--queue", "\udcff"], ["--queue: not valid UTF-8"]),
         (["list", "--type", "x\x00"], ["--type: contains a NUL character"]),
