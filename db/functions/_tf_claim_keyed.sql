@@ -8,7 +8,9 @@
 --               concurrency key  at most the key's max_running RUNNING (counted under the
 --                                key's taskforge.concurrency_keys row lock, as a queue limit);
 --               ordering key     only the key's head (its unfinished task of lowest id) can
---                                start, so its tasks run one at a time in id order;
+--                                start, and only while none of the key is RUNNING, read
+--                                again under the key's taskforge.ordering_keys row lock, so
+--                                its tasks run one at a time in id order;
 --               rate key         one token of the key's bucket per task (taskforge.rate_limits,
 --                                under its row lock; refilled to now, never backwards).
 --             Fair claiming: candidates are taken group by group, a group being a concurrency
@@ -36,7 +38,8 @@
 -- Errors:     none of its own.
 -- Locks:      FOR UPDATE SKIP LOCKED on the tasks taken, on the concurrency_keys rows of the
 --             limited keys it takes from (and of unlimited ones, for the rotation stamp, when
---             free), and on the rate_limits rows of the rate keys it takes from: a key whose
+--             free), on the rate_limits rows of the rate keys and the ordering_keys rows of the
+--             ordering keys it takes from (the lock submits and tf_retry take too): a key whose
 --             row another claimer holds is skipped this time, never waited for. Under
 --             REPEATABLE READ or SERIALIZABLE, limited concurrency keys and rate-limited keys
 --             are skipped (their counts need READ COMMITTED's fresh reads).
@@ -90,6 +93,8 @@ DECLARE
     v_rk text[] := '{}';
     v_rk_tokens double precision[] := '{}';
     v_rk_skip text[] := '{}';
+    -- Ordering keys whose row another transaction holds (a submit or a claim): skipped.
+    v_ok_skip text[] := '{}';
     v_i int;
     v_ahead int;
     v_found boolean;
@@ -151,11 +156,11 @@ BEGIN
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key,
                    row_number() OVER (PARTITION BY k.concurrency_key ORDER BY t.priority DESC, t.created_at, t.task_id)
                        AS rank,
-                   k.last_claimed_at AS served_at
+                   k.last_claimed_at AS served_at, t.ordering_key
               FROM ckeys w
               JOIN taskforge.concurrency_keys k ON k.concurrency_key = w.concurrency_key
              CROSS JOIN LATERAL (
-                  SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key
+                  SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, t.concurrency_key, t.ordering_key
                     FROM taskforge.tasks t
                    WHERE t.state = 'QUEUED' AND t.concurrency_key = k.concurrency_key
                      AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
@@ -173,7 +178,7 @@ BEGIN
                    LIMIT _tf_claim_keyed.max_tasks) t
             UNION ALL
             -- Each ordering key's head, when it is a due QUEUED task without a concurrency key.
-            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL, h.ordering_key
               FROM heads h
               JOIN taskforge.tasks t ON t.task_id = h.task_id
              WHERE t.state = 'QUEUED' AND t.concurrency_key IS NULL
@@ -188,7 +193,8 @@ BEGIN
             UNION ALL
             -- Each rate key: its first due tasks that carry no other key.
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL,
-                   row_number() OVER (PARTITION BY r.rate_key ORDER BY t.priority DESC, t.created_at, t.task_id), NULL
+                   row_number() OVER (PARTITION BY r.rate_key ORDER BY t.priority DESC, t.created_at, t.task_id), NULL,
+                   NULL
               FROM rate_keys r
              CROSS JOIN LATERAL (
                   SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key
@@ -275,6 +281,23 @@ BEGIN
             END IF;
             v_i := array_position(v_rk, c.rate_key::text);
             CONTINUE WHEN v_rk_tokens[v_i] < 1;
+        END IF;
+        -- Its ordering key: the key's row locked (skipped when held elsewhere), then, read fresh
+        -- under that lock, still the key's head with nothing of the key RUNNING (a task of the
+        -- key redriven by tf_retry after a later one started, which tf_retry refuses under the
+        -- same lock, or a claim that committed since this call's snapshot).
+        IF c.ordering_key IS NOT NULL THEN
+            CONTINUE WHEN c.ordering_key = ANY (v_ok_skip);
+            PERFORM 1 FROM taskforge.ordering_keys o WHERE o.ordering_key = c.ordering_key FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                v_ok_skip := v_ok_skip || c.ordering_key::text;
+                CONTINUE;
+            END IF;
+            CONTINUE WHEN EXISTS (SELECT 1 FROM taskforge.tasks e
+                                   WHERE e.ordering_key = c.ordering_key AND e.task_id < c.task_id
+                                     AND (e.finished_at IS NULL OR e.finished_at > v_now))
+                       OR EXISTS (SELECT 1 FROM taskforge.tasks e
+                                   WHERE e.state = 'RUNNING' AND e.ordering_key = c.ordering_key);
         END IF;
         -- The task itself, if no other claimer has it.
         PERFORM 1 FROM taskforge.tasks t WHERE t.task_id = c.task_id AND t.state = 'QUEUED' FOR UPDATE SKIP LOCKED;

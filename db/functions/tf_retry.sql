@@ -12,14 +12,17 @@
 --             the parent first). A redriven task that has children brings back the children it
 --             cancelled ('dependency_failed') as BLOCKED, and so on down the graph
 --             (taskforge._tf_release_children): tf_retry of a failed parent replays its flow.
+--             A task with an ordering key is refused (TF409) while another task of its key is
+--             RUNNING: redriven, it is the key's head again and would run beside that one.
 -- Parameters: task_id  a whole number within bigint (declared numeric: any number a caller
 --             writes gets TF400 naming it, not 42883); extra_attempts  whole number 1..1000.
 -- Returns:    one row: 'QUEUED' (or 'BLOCKED', above) and the new max_attempts.
 -- Errors:     TF400 naming the argument (also when the budget would pass 10000);
 --             TF404 no such task; TF409 the task is QUEUED, RUNNING, RETRYING or SUCCEEDED
 --             (a success is never replayed; cancel first to replay waiting work), or a
---             parent of it is FAILED or CANCELLED.
--- Locks:      the tasks row FOR UPDATE; with parents, their rows FOR SHARE.
+--             parent of it is FAILED or CANCELLED, or a task of its ordering key is RUNNING.
+-- Locks:      the tasks row FOR UPDATE; with parents, their rows FOR SHARE; with an ordering
+--             key, its taskforge.ordering_keys row FOR UPDATE.
 -- Notify:     pg_notify('taskforge', queue) (on commit).
 -- Clock:      clock_timestamp() at entry.
 -- By hand:    yes; it is the dead-letter redrive.
@@ -39,6 +42,7 @@ DECLARE
     v_budget int;
     v_pending int := 0;
     v_failed_parent bigint;
+    v_running bigint;
     v_state text := 'QUEUED';
 BEGIN
     PERFORM taskforge._tf_check_task_id('task_id', tf_retry.task_id);
@@ -73,6 +77,19 @@ BEGIN
     END IF;
     IF v_pending > 0 THEN
         v_state := 'BLOCKED';
+    END IF;
+    -- An ordering key: under its row lock (the one its claims take), no task of the key may be
+    -- RUNNING, or the redriven task, the key's head again, would run beside it.
+    IF v_task.ordering_key IS NOT NULL THEN
+        PERFORM 1 FROM taskforge.ordering_keys o WHERE o.ordering_key = v_task.ordering_key FOR UPDATE;
+        SELECT min(e.task_id) INTO v_running FROM taskforge.tasks e
+         WHERE e.state = 'RUNNING' AND e.ordering_key = v_task.ordering_key;
+        IF v_running IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'TF409',
+                MESSAGE = format('task_id: task %s of the same ordering key %s is RUNNING; retry task %s once it has ended',
+                                 v_running, quote_literal(v_task.ordering_key), v_task_id),
+                COLUMN = 'task_id';
+        END IF;
     END IF;
 
     UPDATE taskforge.tasks t
