@@ -124,8 +124,9 @@ def test_a_concurrency_key_never_runs_more_than_its_limit(db_dsn, conn, flow_que
         claimers=CLAIMERS,
         max_tasks=max_tasks,
         # Long enough that the key without a limit gets well over 3 RUNNING even though claimers
-        # of one key collide on its first tasks (a claim of one that finds them locked gets none).
-        hold_seconds=0.05,
+        # of one key collide on its first tasks (a claim of one that finds them locked gets none),
+        # and even on a busy 2-core machine where a claimer's next claim may come late.
+        hold_seconds=0.1,
     )
     assert finished == 120
     assert 1 <= seen["limited"] <= 3
