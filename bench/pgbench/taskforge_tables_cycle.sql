@@ -26,7 +26,7 @@ WITH done AS (
       FROM bench_pgbench_workers w
      WHERE w.client_id = :client_id
        AND t.task_id = ANY (ARRAY(SELECT q.task_id FROM taskforge.tasks q
-                                   WHERE q.state = 'QUEUED' AND q.queue = 'bench' AND q.scheduled_at <= now()
+                                   WHERE q.state = 'QUEUED' AND NOT q.keyed AND q.queue = 'bench' AND q.scheduled_at <= now()
                                      AND q.attempt_count < q.max_attempts
                                    ORDER BY q.priority DESC, q.created_at, q.task_id
                                    LIMIT :batch FOR UPDATE SKIP LOCKED))

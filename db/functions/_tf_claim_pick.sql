@@ -23,7 +23,7 @@
 --             UPDATE by this transaction and QUEUED; an empty array when nothing is eligible.
 -- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows.
--- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
+-- Plans:      the usual case (no plain QUEUED task scheduled in the future, checked with one probe of
 --             tasks_queued_due_idx; any number of queues up to one) runs one static statement
 --             per filter shape (no queue or one queue; task_types or not), each with one cached
 --             generic plan, never re-planned: an ordered walk of tasks_claim_order_idx (no
@@ -113,12 +113,14 @@ BEGIN
     IF _tf_claim_pick.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    -- The worker's registration, the latest due time of any QUEUED task (a backward step in
-    -- tasks_queued_due_idx) and the paused or limited queues (queues_restricted_idx, usually
-    -- empty), in one statement.
+    -- The worker's registration, the latest due time of any plain QUEUED task (a backward step
+    -- in tasks_queued_due_idx), the paused, limited or aged queues (queues_restricted_idx,
+    -- usually empty) and the earliest due time of a keyed QUEUED task (tasks_keyed_due_idx,
+    -- empty where flow control is not used), in one statement. The two task indexes are
+    -- disjoint (NOT keyed, keyed), so neither probe can walk the other kind's rows.
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
+             WHERE t.state = 'QUEUED' AND NOT t.keyed ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
              WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
            (SELECT t.scheduled_at FROM taskforge.tasks t

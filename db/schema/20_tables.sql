@@ -289,8 +289,11 @@ CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, cre
 CREATE INDEX task_dependencies_parent_idx ON taskforge.task_dependencies (parent_task_id);
 -- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
 -- few due rows here and sorts them, instead of walking the claim order past future tasks.
+-- Plain tasks only, like the claim-order indexes: the keyed probe of the claim must not be able
+-- to read this index (a generic plan cached on empty tables did, stepping over every QUEUED
+-- plain task on each claim: docs/benchmarks.md, "Flow control and dependencies").
 CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
 -- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
 CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
     WHERE state = 'RETRYING';

@@ -413,6 +413,10 @@ def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
             (worker, [t for t, _ in held], [a for _, a in held], ["succeeded"] * len(held)),
         )
 
+    with psycopg.connect(dsn) as c:
+        index_defs = dict(
+            c.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'taskforge'").fetchall()
+        )
     problems = []
     scans = 0
     for plan in collector.plans:
@@ -422,6 +426,12 @@ def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
             scans += 1
             if node["Node Type"] == "Seq Scan":
                 problems.append(f"Seq Scan on {node['Relation Name']}: {normalise(plan['Query Text'])[:120]}")
+            # A statement that tells plain tasks from keyed ones must read an index whose
+            # predicate does too: a Filter on keyed over an index holding both kinds walks one
+            # kind to find the other (the keyed probe stepping over every QUEUED plain task).
+            if "keyed" in node.get("Filter", "") and "keyed" not in index_defs.get(node.get("Index Name"), "keyed"):
+                where = node.get("Index Name", node["Node Type"])
+                problems.append(f"{where} filtered on keyed: {normalise(plan['Query Text'])[:120]}")
             if (
                 node["Node Type"] in ("Index Scan", "Index Only Scan")
                 and "Index Cond" not in node

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 9dd815bca0a6ea87). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 dd813c47ae105247). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -449,8 +449,11 @@ CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, cre
 CREATE INDEX task_dependencies_parent_idx ON taskforge.task_dependencies (parent_task_id);
 -- tf_claim when many QUEUED tasks are not due yet (a delayed backlog): the planner reads the
 -- few due rows here and sorts them, instead of walking the claim order past future tasks.
+-- Plain tasks only, like the claim-order indexes: the keyed probe of the claim must not be able
+-- to read this index (a generic plan cached on empty tables did, stepping over every QUEUED
+-- plain task on each claim: docs/benchmarks.md, "Flow control and dependencies").
 CREATE INDEX tasks_queued_due_idx ON taskforge.tasks (scheduled_at)
-    WHERE state = 'QUEUED';
+    WHERE state = 'QUEUED' AND NOT keyed;
 -- tf_promote: RETRYING tasks by end of backoff; also gives next_due_at from its first entry.
 CREATE INDEX tasks_retry_due_idx ON taskforge.tasks (scheduled_at)
     WHERE state = 'RETRYING';
@@ -1565,7 +1568,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_order(bigint[], int, timestamptz) FRO
 --             UPDATE by this transaction and QUEUED; an empty array when nothing is eligible.
 -- Errors:     TF400 naming the argument; TF404 unknown or deregistered worker. Nothing written.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen tasks rows.
--- Plans:      the usual case (no QUEUED task scheduled in the future, checked with one probe of
+-- Plans:      the usual case (no plain QUEUED task scheduled in the future, checked with one probe of
 --             tasks_queued_due_idx; any number of queues up to one) runs one static statement
 --             per filter shape (no queue or one queue; task_types or not), each with one cached
 --             generic plan, never re-planned: an ordered walk of tasks_claim_order_idx (no
@@ -1655,12 +1658,14 @@ BEGIN
     IF _tf_claim_pick.worker_id IS NULL THEN
         PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');
     END IF;
-    -- The worker's registration, the latest due time of any QUEUED task (a backward step in
-    -- tasks_queued_due_idx) and the paused or limited queues (queues_restricted_idx, usually
-    -- empty), in one statement.
+    -- The worker's registration, the latest due time of any plain QUEUED task (a backward step
+    -- in tasks_queued_due_idx), the paused, limited or aged queues (queues_restricted_idx,
+    -- usually empty) and the earliest due time of a keyed QUEUED task (tasks_keyed_due_idx,
+    -- empty where flow control is not used), in one statement. The two task indexes are
+    -- disjoint (NOT keyed, keyed), so neither probe can walk the other kind's rows.
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
-             WHERE t.state = 'QUEUED' ORDER BY t.scheduled_at DESC LIMIT 1),
+             WHERE t.state = 'QUEUED' AND NOT t.keyed ORDER BY t.scheduled_at DESC LIMIT 1),
            (SELECT array_agg(q.queue) FROM taskforge.queues q
              WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
            (SELECT t.scheduled_at FROM taskforge.tasks t

@@ -57,7 +57,8 @@ SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_ordering_key_idx'),
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_rate_key_idx'),
           $$(((state)::text = 'QUEUED'::text) AND (rate_key IS NOT NULL) AND (concurrency_key IS NULL) AND (ordering_key IS NULL))$$,
           'rate key index is partial: QUEUED tasks with a rate key and no other key only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $$((state)::text = 'QUEUED'::text)$$, 'due-time index is partial: QUEUED only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $$(((state)::text = 'QUEUED'::text) AND (NOT keyed))$$,
+          'due-time index is partial: QUEUED plain tasks only (disjoint from tasks_keyed_due_idx)');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$((state)::text = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$((state)::text = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_finished_idx'), '(finished_at IS NOT NULL)', 'retention index is partial: finished tasks only');
