@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # E1 (or the pgbench ceiling) of two versions of TaskForge in one run: `taskforge bench e1` (one
 # worker process, one slot and batched), or with WORKLOAD=ceiling `taskforge bench ceiling` (every
-# pgbench script at one client, on each side's own schema and scripts), of the code at REV (a git worktree under .taskforge/ab/, its own db/ and package on
-# PYTHONPATH, the same virtualenv) and of this checkout, alternated ROUNDS times (default 3) so
+# pgbench script at one client, on each side's own schema and scripts), of the code at REV (a git
+# worktree under .taskforge/ab/, its own db/ and package on PYTHONPATH, the same virtualenv) and
+# of this checkout, alternated ROUNDS times (default 3) so
 # that both meet the same machine. Prints each trial's tasks/s, the median of each side and the
 # ratio new/old of each round (the two runs of a round are a minute apart). For
 # changes that must cost tasks which use none of them nothing measurable (docs/benchmarks.md).
 # Never run it beside another benchmark.
 #
-#   bench/e1_ab.sh REV [ROUNDS] [WORKLOAD]   # needs `make install`; REV e.g. c8bbfb3; WORKLOAD e1|ceiling
+#   bench/e1_ab.sh REV [ROUNDS] [WORKLOAD]   # needs `make install`; REV e.g. c8bbfb3; e1 or ceiling
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rev=${1:?usage: bench/e1_ab.sh REV [ROUNDS]}
+rev=${1:?usage: bench/e1_ab.sh REV [ROUNDS] [e1|ceiling]}
 rounds=${2:-3}
 workload=${3:-e1}
 case $workload in e1|ceiling) ;; *) echo "WORKLOAD must be e1 or ceiling, not $workload" >&2; exit 2 ;; esac

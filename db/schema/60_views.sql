@@ -238,7 +238,7 @@ WITH per_task AS (
     -- Only the columns the rules read: the CTE is materialized once and scanned by each rule.
     SELECT t.task_id, t.state, t.owner_worker_id, t.lease_expires_at, t.deadline_at, t.attempt_count,
            t.max_attempts, t.finished_at, p.attempts, p.max_number, p.running,
-           la.state AS latest_state, la.worker_id AS latest_worker, la.lease_expires_at AS latest_lease
+           la.state AS latest_state, la.worker_id AS latest_worker
       FROM taskforge.tasks t
       LEFT JOIN per_task p ON p.task_id = t.task_id
       LEFT JOIN taskforge.attempts la ON la.task_id = t.task_id AND la.attempt_number = t.attempt_count

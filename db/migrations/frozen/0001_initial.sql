@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 dd813c47ae105247). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 d4c9356101418f40). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -6465,7 +6465,7 @@ WITH per_task AS (
     -- Only the columns the rules read: the CTE is materialized once and scanned by each rule.
     SELECT t.task_id, t.state, t.owner_worker_id, t.lease_expires_at, t.deadline_at, t.attempt_count,
            t.max_attempts, t.finished_at, p.attempts, p.max_number, p.running,
-           la.state AS latest_state, la.worker_id AS latest_worker, la.lease_expires_at AS latest_lease
+           la.state AS latest_state, la.worker_id AS latest_worker
       FROM taskforge.tasks t
       LEFT JOIN per_task p ON p.task_id = t.task_id
       LEFT JOIN taskforge.attempts la ON la.task_id = t.task_id AND la.attempt_number = t.attempt_count
