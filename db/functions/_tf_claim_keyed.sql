@@ -49,7 +49,7 @@
 --             burst + per_second * T holds for the attempts' started_at exactly. Likewise an
 --             ordering key's head is skipped while an earlier task of its key finished later
 --             than this claim's now (a finish committed between this claim's clock read and its
---             snapshot; tasks_finished_idx, a few rows at most), so each task of the key starts
+--             snapshot; tasks_ordering_finished_idx, a few rows at most), so each task of the key starts
 --             (started_at) at or after the previous one's finished_at.
 -- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
 --             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
@@ -111,16 +111,22 @@ BEGIN
 
     FOR c IN
         WITH RECURSIVE
-        -- Ordering keys with unfinished tasks and their heads (a loose scan: one index
-        -- descent per key).
+        -- Ordering keys with unfinished tasks and their heads, with the columns the claim
+        -- reads (a loose scan: one index descent and one heap fetch per key, no join after).
         heads AS (
-            (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+            (SELECT t.ordering_key, t.task_id, t.state, t.concurrency_key, t.scheduled_at, t.attempt_count,
+                    t.max_attempts, t.queue, t.task_type, t.priority, t.created_at, t.rate_key
+               FROM taskforge.tasks t
               WHERE t.ordering_key IS NOT NULL AND t.finished_at IS NULL
               ORDER BY t.ordering_key, t.task_id LIMIT 1)
             UNION ALL
-            SELECT n.ordering_key, n.task_id
+            SELECT n.ordering_key, n.task_id, n.state, n.concurrency_key, n.scheduled_at, n.attempt_count,
+                   n.max_attempts, n.queue, n.task_type, n.priority, n.created_at, n.rate_key
               FROM heads h
-             CROSS JOIN LATERAL (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+             CROSS JOIN LATERAL (SELECT t.ordering_key, t.task_id, t.state, t.concurrency_key, t.scheduled_at,
+                                        t.attempt_count, t.max_attempts, t.queue, t.task_type, t.priority,
+                                        t.created_at, t.rate_key
+                                   FROM taskforge.tasks t
                                   WHERE t.ordering_key > h.ordering_key AND t.finished_at IS NULL
                                   ORDER BY t.ordering_key, t.task_id LIMIT 1) n
         ),
@@ -172,15 +178,14 @@ BEGIN
                                            WHERE e.ordering_key = t.ordering_key AND e.finished_at IS NULL
                                              AND e.task_id < t.task_id)
                               AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
-                                               WHERE e.finished_at > v_now AND e.ordering_key = t.ordering_key
+                                               WHERE e.ordering_key = t.ordering_key AND e.finished_at > v_now
                                                  AND e.task_id < t.task_id)))
                    ORDER BY t.priority DESC, t.created_at, t.task_id
                    LIMIT _tf_claim_keyed.max_tasks) t
             UNION ALL
             -- Each ordering key's head, when it is a due QUEUED task without a concurrency key.
-            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL, h.ordering_key
-              FROM heads h
-              JOIN taskforge.tasks t ON t.task_id = h.task_id
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL, t.ordering_key
+              FROM heads t
              WHERE t.state = 'QUEUED' AND t.concurrency_key IS NULL
                AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
@@ -188,8 +193,8 @@ BEGIN
                AND t.queue <> ALL (v_skip_queues)
                -- The previous task of its key finished by this claim's now (Exactness above).
                AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
-                                WHERE e.finished_at > v_now AND e.ordering_key = h.ordering_key
-                                  AND e.task_id < h.task_id)
+                                WHERE e.ordering_key = t.ordering_key AND e.finished_at > v_now
+                                  AND e.task_id < t.task_id)
             UNION ALL
             -- Each rate key: its first due tasks that carry no other key.
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL,
@@ -293,9 +298,15 @@ BEGIN
                 v_ok_skip := v_ok_skip || c.ordering_key::text;
                 CONTINUE;
             END IF;
+            -- Three probes, each on its own index (tasks_ordering_key_idx,
+            -- tasks_ordering_finished_idx, tasks_lease_expiry_idx): an OR of the first two
+            -- would be planned as one scan filtering a key's whole history.
             CONTINUE WHEN EXISTS (SELECT 1 FROM taskforge.tasks e
-                                   WHERE e.ordering_key = c.ordering_key AND e.task_id < c.task_id
-                                     AND (e.finished_at IS NULL OR e.finished_at > v_now))
+                                   WHERE e.ordering_key = c.ordering_key AND e.finished_at IS NULL
+                                     AND e.task_id < c.task_id)
+                       OR EXISTS (SELECT 1 FROM taskforge.tasks e
+                                   WHERE e.ordering_key = c.ordering_key AND e.finished_at > v_now
+                                     AND e.task_id < c.task_id)
                        OR EXISTS (SELECT 1 FROM taskforge.tasks e
                                    WHERE e.state = 'RUNNING' AND e.ordering_key = c.ordering_key);
         END IF;

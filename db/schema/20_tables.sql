@@ -282,6 +282,12 @@ CREATE INDEX tasks_concurrency_running_idx ON taskforge.tasks (concurrency_key)
 -- ... the unfinished tasks of each ordering key in task id order (the first is its head) ...
 CREATE INDEX tasks_ordering_key_idx ON taskforge.tasks (ordering_key, task_id)
     WHERE ordering_key IS NOT NULL AND finished_at IS NULL;
+-- ... and the finished ones by finish time: a claim skips a key's head while an earlier task of
+-- the key finished after the claim's clock read (taskforge._tf_claim_keyed, "Exactness"); an
+-- equality on the key and a range on the time, whatever the planner's statistics say (without
+-- it a table never analyzed had that check walk the primary key below each head).
+CREATE INDEX tasks_ordering_finished_idx ON taskforge.tasks (ordering_key, finished_at)
+    WHERE ordering_key IS NOT NULL AND finished_at IS NOT NULL;
 -- ... and the QUEUED tasks of each rate key that carry no other key, in claim order.
 CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, created_at, task_id)
     WHERE state = 'QUEUED' AND rate_key IS NOT NULL AND concurrency_key IS NULL AND ordering_key IS NULL;

@@ -496,3 +496,30 @@ def compare_snapshots(
         )
         parts.append("\n".join(diff))
     return "\n".join(parts)
+
+
+class Listener:
+    """A LISTEN taskforge connection; drain() returns the payloads received up to a marker."""
+
+    def __init__(self, dsn: str):
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        self.conn.execute("LISTEN taskforge")
+        self.sender = psycopg.connect(dsn, autocommit=True)
+
+    def drain(self, timeout: float = 60) -> list[str]:
+        """Send a unique marker notification and return every payload received before it, in
+        order. Notifications are delivered in commit order, so anything committed before the
+        marker is in the list."""
+        marker = unique_name("marker")
+        self.sender.execute("SELECT pg_notify('taskforge', %s)", (marker,))
+        received = []
+        for note in self.conn.notifies(timeout=timeout):
+            assert note.channel == "taskforge"
+            if note.payload == marker:
+                return received
+            received.append(note.payload)
+        raise AssertionError(f"the marker notification did not arrive within {timeout} s")
+
+    def close(self):
+        self.conn.close()
+        self.sender.close()

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from sqlcore_helpers import claim, finalize, invariant_violations, register_worker, run_claimers, unique_name
+from sqlcore_helpers import Listener, claim, finalize, invariant_violations, register_worker, run_claimers, unique_name
 
 CLAIMERS = 8
 RATE = 20.0  # tokens per second
@@ -158,6 +158,50 @@ def test_an_ordering_key_runs_its_tasks_one_at_a_time_in_id_order(db_dsn, conn, 
     assert {(a[1], a[2]) for a in attempts} == {(1, "SUCCEEDED")}
     for previous, following in itertools.pairwise(attempts):
         assert following[3] >= previous[4], f"task {following[0]} started before task {previous[0]} finished"
+
+
+@pytest.fixture()
+def listener(db_dsn):
+    lst = Listener(db_dsn)
+    yield lst
+    lst.close()
+
+
+def test_the_end_of_an_ordering_key_task_wakes_the_queue_of_its_next_task(db_dsn, conn, flow_queue, listener):
+    """The next task of a key becomes claimable when its predecessor ends, on any path (finalize,
+    cancel): that transaction wakes the next task's queue, once, at commit; an end that frees
+    nothing (the key's last task, a later task while an earlier one waits) wakes nobody."""
+    worker_id = register_worker(conn, "ordering-wake", [flow_queue])
+    first, second = _submit_keyed(conn, flow_queue, 2, ordering_key=unique_name("okw"))
+    listener.drain()
+
+    (row,) = claim(conn, worker_id, [flow_queue], max_tasks=5)
+    assert row[0] == first, "only the head of the key is claimable"
+    with psycopg.connect(db_dsn) as tx:  # the wake-up goes out at commit, not before
+        assert finalize(tx, first, worker_id, row[1], "succeeded")[:2] == (True, "SUCCEEDED")
+        assert flow_queue not in listener.drain()
+        tx.commit()
+    assert listener.drain().count(flow_queue) == 1, "the predecessor's end woke the queue"
+    (row,) = claim(conn, worker_id, [flow_queue], max_tasks=5)
+    assert row[0] == second
+    assert finalize(conn, second, worker_id, row[1], "failed")[:2] == (True, "FAILED")
+    assert flow_queue not in listener.drain(), "the key's last task frees nothing"
+
+    # A waiting head cancelled: its successor is next. A later task cancelled: nothing moves.
+    head, middle, last = _submit_keyed(conn, flow_queue, 3, ordering_key=unique_name("okc"))
+    listener.drain()
+    conn.execute("SELECT taskforge.tf_cancel(%s)", (last,))
+    assert flow_queue not in listener.drain(), "a later task's end while earlier ones wait"
+    conn.execute("SELECT taskforge.tf_cancel(%s)", (head,))
+    assert listener.drain().count(flow_queue) == 1, "the head's cancel woke the queue"
+    (row,) = claim(conn, worker_id, [flow_queue], max_tasks=5)
+    assert row[0] == middle
+    with psycopg.connect(db_dsn) as tx:
+        assert finalize(tx, middle, worker_id, row[1], "succeeded")[0]
+        tx.rollback()
+    assert flow_queue not in listener.drain(), "a rolled-back end wakes nobody"
+    assert finalize(conn, middle, worker_id, row[1], "succeeded")[0]
+    assert invariant_violations(conn) == []
 
 
 def test_a_small_key_is_served_within_a_few_claims_of_a_large_backlog(db_dsn, conn, flow_queue):

@@ -469,3 +469,75 @@ def test_statements_joining_one_row_functions_are_never_jit_compiled(fresh_datab
             cur.execute(f"EXPLAIN (FORMAT JSON) {getattr(sql, name)}", params)
             plan = cur.fetchone()[0][0]["Plan"]
     assert plan["Total Cost"] < jit_above, (name, plan["Total Cost"], plan["Plan Rows"])
+
+
+def test_keyed_pick_plans_on_tables_never_analyzed(fresh_database):
+    """The keyed pick (ordering keys) on tables that were never analyzed, as a new deployment's
+    are until autovacuum first gets to them: no statement of a claim may read tasks sequentially
+    or throw away more than a few hundred rows to find the few it needs. (It once took 50 ms a
+    claim: the check for a key's task finished after the claim's clock read walked the primary
+    key below the head, filtering thousands of rows per head.)"""
+    dsn = fresh_database("taskforge_plans_keyed")
+    tfdb.migrate(dsn)
+    keys, per_key = 40, 50
+    with psycopg.connect(dsn, autocommit=True) as w:
+        worker = w.execute(
+            "SELECT taskforge.tf_register_worker(name => 'plan-keyed', queues => ARRAY['o'])"
+        ).fetchone()[0]
+        w.execute(
+            "SELECT count(*) FROM taskforge.tf_submit_many((SELECT jsonb_agg(jsonb_build_object("
+            "'task_type', 'noop', 'queue', 'o', 'ordering_key', 'k-' || (g / %(per)s)) ORDER BY g)"
+            " FROM generate_series(0, %(n)s - 1) g))",
+            {"per": per_key, "n": keys * per_key},
+        )
+        turn = """SELECT kind, task_id, attempt_number FROM taskforge.tf_finalize_and_claim(
+                      worker_id => %(w)s, task_ids => %(ids)s::bigint[], attempt_numbers => %(atts)s::int[],
+                      outcomes => %(outs)s::text[], queues => ARRAY['o'], max_tasks => %(n)s)"""
+
+        def run_turn(held: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+            rows = w.execute(
+                turn,
+                {
+                    "w": worker,
+                    "ids": [t for t, _ in held],
+                    "atts": [a for _, a in held],
+                    "outs": ["succeeded"] * len(held),
+                    "n": n,
+                },
+            ).fetchall()
+            return [(task_id, attempt) for kind, task_id, attempt in rows if kind == "claimed"]
+
+        # A claim is picked before the same call's finalizes, so a key's next task is claimed by
+        # the call after the one that finishes its predecessor.
+        held = run_turn([], keys)
+        for _ in range(per_key // 2):  # half of each key's tasks finish: history below the heads
+            held = run_turn(held, keys) or run_turn([], keys)
+        assert len(held) == keys
+        never = w.execute(
+            "SELECT coalesce(last_analyze, last_autoanalyze) IS NULL FROM pg_stat_user_tables"
+            " WHERE schemaname = 'taskforge' AND relname = 'tasks'"
+        ).fetchone()[0]
+        assert never, "tasks was analyzed: this test is about tables that never were"
+
+        collector = PlanCollector()
+        w.add_notice_handler(collector)
+        for statement in [*AUTO_EXPLAIN, "SET auto_explain.log_analyze = on", "SET auto_explain.log_timing = off"]:
+            w.execute(statement)
+        assert run_turn(held, 0) == []  # every key's head finishes
+        assert len(run_turn([], 1)) == 1  # a one-slot claim among 40 heads over their history
+        assert len(run_turn([], keys)) == keys - 1  # and a claim of every other key's head
+
+    problems = []
+    scans = 0
+    for plan in collector.plans:
+        for node in plan_nodes(plan["Plan"]):
+            if node.get("Relation Name") != "tasks":
+                continue
+            scans += 1
+            removed = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
+            if node["Node Type"] == "Seq Scan" or removed > 500:
+                where = node.get("Index Name", node["Node Type"])
+                how = f"{node.get('Index Cond', '')} {node.get('Filter', '')}".strip()
+                problems.append(f"{where} ({how}) removed {removed} rows: {normalise(plan['Query Text'])[:100]}")
+    assert scans > 0, "no plan read tasks (auto_explain sent nothing?)"
+    assert problems == [], "\n".join(problems)

@@ -131,6 +131,10 @@ CALLS = {
     " CREATE TEMP TABLE perm_check_r (task_id bigint, state text, has_children boolean);"
     " CREATE TRIGGER perm_check AFTER UPDATE ON perm_check_r FOR EACH ROW"
     " EXECUTE FUNCTION taskforge._tf_release_children(); END$$",
+    "_tf_wake_ordering_key": "DO $$BEGIN"
+    " CREATE TEMP TABLE perm_check_o (task_id bigint, state text, ordering_key text, finished_at timestamptz);"
+    " CREATE TRIGGER perm_check AFTER UPDATE ON perm_check_o FOR EACH ROW"
+    " EXECUTE FUNCTION taskforge._tf_wake_ordering_key(); END$$",
 }
 
 ANY_ROLE = {"tf_backoff", "tf_schema_version"}

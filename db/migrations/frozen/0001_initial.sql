@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 d4c9356101418f40). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 7837ce95cd6e1a74). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -442,6 +442,12 @@ CREATE INDEX tasks_concurrency_running_idx ON taskforge.tasks (concurrency_key)
 -- ... the unfinished tasks of each ordering key in task id order (the first is its head) ...
 CREATE INDEX tasks_ordering_key_idx ON taskforge.tasks (ordering_key, task_id)
     WHERE ordering_key IS NOT NULL AND finished_at IS NULL;
+-- ... and the finished ones by finish time: a claim skips a key's head while an earlier task of
+-- the key finished after the claim's clock read (taskforge._tf_claim_keyed, "Exactness"); an
+-- equality on the key and a range on the time, whatever the planner's statistics say (without
+-- it a table never analyzed had that check walk the primary key below each head).
+CREATE INDEX tasks_ordering_finished_idx ON taskforge.tasks (ordering_key, finished_at)
+    WHERE ordering_key IS NOT NULL AND finished_at IS NOT NULL;
 -- ... and the QUEUED tasks of each rate key that carry no other key, in claim order.
 CREATE INDEX tasks_rate_key_idx ON taskforge.tasks (rate_key, priority DESC, created_at, task_id)
     WHERE state = 'QUEUED' AND rate_key IS NOT NULL AND concurrency_key IS NULL AND ordering_key IS NULL;
@@ -1209,7 +1215,7 @@ REVOKE ALL ON FUNCTION taskforge._tf_claim_aged(text, double precision, text[], 
 --             burst + per_second * T holds for the attempts' started_at exactly. Likewise an
 --             ordering key's head is skipped while an earlier task of its key finished later
 --             than this claim's now (a finish committed between this claim's clock read and its
---             snapshot; tasks_finished_idx, a few rows at most), so each task of the key starts
+--             snapshot; tasks_ordering_finished_idx, a few rows at most), so each task of the key starts
 --             (started_at) at or after the previous one's finished_at.
 -- Plans:      planned per call (flow control is opt-in; the plain claim path keeps its static
 --             plans). The groups are found by loose index scans of tasks_ordering_key_idx and
@@ -1271,16 +1277,22 @@ BEGIN
 
     FOR c IN
         WITH RECURSIVE
-        -- Ordering keys with unfinished tasks and their heads (a loose scan: one index
-        -- descent per key).
+        -- Ordering keys with unfinished tasks and their heads, with the columns the claim
+        -- reads (a loose scan: one index descent and one heap fetch per key, no join after).
         heads AS (
-            (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+            (SELECT t.ordering_key, t.task_id, t.state, t.concurrency_key, t.scheduled_at, t.attempt_count,
+                    t.max_attempts, t.queue, t.task_type, t.priority, t.created_at, t.rate_key
+               FROM taskforge.tasks t
               WHERE t.ordering_key IS NOT NULL AND t.finished_at IS NULL
               ORDER BY t.ordering_key, t.task_id LIMIT 1)
             UNION ALL
-            SELECT n.ordering_key, n.task_id
+            SELECT n.ordering_key, n.task_id, n.state, n.concurrency_key, n.scheduled_at, n.attempt_count,
+                   n.max_attempts, n.queue, n.task_type, n.priority, n.created_at, n.rate_key
               FROM heads h
-             CROSS JOIN LATERAL (SELECT t.ordering_key, t.task_id FROM taskforge.tasks t
+             CROSS JOIN LATERAL (SELECT t.ordering_key, t.task_id, t.state, t.concurrency_key, t.scheduled_at,
+                                        t.attempt_count, t.max_attempts, t.queue, t.task_type, t.priority,
+                                        t.created_at, t.rate_key
+                                   FROM taskforge.tasks t
                                   WHERE t.ordering_key > h.ordering_key AND t.finished_at IS NULL
                                   ORDER BY t.ordering_key, t.task_id LIMIT 1) n
         ),
@@ -1332,15 +1344,14 @@ BEGIN
                                            WHERE e.ordering_key = t.ordering_key AND e.finished_at IS NULL
                                              AND e.task_id < t.task_id)
                               AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
-                                               WHERE e.finished_at > v_now AND e.ordering_key = t.ordering_key
+                                               WHERE e.ordering_key = t.ordering_key AND e.finished_at > v_now
                                                  AND e.task_id < t.task_id)))
                    ORDER BY t.priority DESC, t.created_at, t.task_id
                    LIMIT _tf_claim_keyed.max_tasks) t
             UNION ALL
             -- Each ordering key's head, when it is a due QUEUED task without a concurrency key.
-            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL, h.ordering_key
-              FROM heads h
-              JOIN taskforge.tasks t ON t.task_id = h.task_id
+            SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL, 1, NULL, t.ordering_key
+              FROM heads t
              WHERE t.state = 'QUEUED' AND t.concurrency_key IS NULL
                AND t.scheduled_at <= v_now AND t.attempt_count < t.max_attempts
                AND (_tf_claim_keyed.queues IS NULL OR t.queue = ANY (_tf_claim_keyed.queues))
@@ -1348,8 +1359,8 @@ BEGIN
                AND t.queue <> ALL (v_skip_queues)
                -- The previous task of its key finished by this claim's now (Exactness above).
                AND NOT EXISTS (SELECT 1 FROM taskforge.tasks e
-                                WHERE e.finished_at > v_now AND e.ordering_key = h.ordering_key
-                                  AND e.task_id < h.task_id)
+                                WHERE e.ordering_key = t.ordering_key AND e.finished_at > v_now
+                                  AND e.task_id < t.task_id)
             UNION ALL
             -- Each rate key: its first due tasks that carry no other key.
             SELECT t.task_id, t.priority, t.created_at, t.queue, t.rate_key, NULL,
@@ -1453,9 +1464,15 @@ BEGIN
                 v_ok_skip := v_ok_skip || c.ordering_key::text;
                 CONTINUE;
             END IF;
+            -- Three probes, each on its own index (tasks_ordering_key_idx,
+            -- tasks_ordering_finished_idx, tasks_lease_expiry_idx): an OR of the first two
+            -- would be planned as one scan filtering a key's whole history.
             CONTINUE WHEN EXISTS (SELECT 1 FROM taskforge.tasks e
-                                   WHERE e.ordering_key = c.ordering_key AND e.task_id < c.task_id
-                                     AND (e.finished_at IS NULL OR e.finished_at > v_now))
+                                   WHERE e.ordering_key = c.ordering_key AND e.finished_at IS NULL
+                                     AND e.task_id < c.task_id)
+                       OR EXISTS (SELECT 1 FROM taskforge.tasks e
+                                   WHERE e.ordering_key = c.ordering_key AND e.finished_at > v_now
+                                     AND e.task_id < c.task_id)
                        OR EXISTS (SELECT 1 FROM taskforge.tasks e
                                    WHERE e.state = 'RUNNING' AND e.ordering_key = c.ordering_key);
         END IF;
@@ -3660,6 +3677,58 @@ COMMENT ON FUNCTION taskforge._tf_valid_batch_of_one(uuid, numeric[], numeric[],
 REVOKE ALL ON FUNCTION taskforge._tf_valid_batch_of_one(
     uuid, numeric[], numeric[], text[], jsonb[], jsonb[], boolean
 ) FROM PUBLIC;
+
+-- >>> db/functions/_tf_wake_ordering_key.sql
+-- taskforge._tf_wake_ordering_key() -> trigger                         (private helper)
+--
+-- Purpose:    the wake-up of an ordering key's next task (docs/flow-control.md): when a task
+--             with an ordering key ends (its finished_at is set: SUCCEEDED, FAILED or
+--             CANCELLED, by whatever path), the key's next task may start, so if the key's
+--             lowest unfinished task comes after it and is QUEUED and due, the same transaction
+--             sends the usual wake-up of that task's queue, pg_notify('taskforge', queue),
+--             delivered when it commits. Without it a worker whose claim came back short (the
+--             next task of a key cannot be claimed in the call that finalizes its predecessor:
+--             the claim picks first) waited for its poll interval, so ordering keys ran at a
+--             few tasks a poll. A task of the key ending while an earlier one is unfinished,
+--             or a next task that is BLOCKED, RETRYING or not due yet, sends nothing (the
+--             release of its parents, tf_promote and the submit send their own).
+-- Fires:      as the row trigger tasks_wake_ordering_key (db/schema/55_triggers.sql): AFTER
+--             UPDATE OF state ON taskforge.tasks FOR EACH ROW WHEN (NEW.ordering_key IS NOT NULL
+--             AND NEW.finished_at IS NOT NULL AND OLD.finished_at IS NULL). Why a trigger: the
+--             terminal states are written by taskforge._tf_turn, tf_recover, tf_cancel and the
+--             dependency cascade; the table is on every such path. Tasks without an ordering
+--             key pay the WHEN test and never call this.
+-- Returns:    NULL (an AFTER trigger's result is ignored).
+-- Errors:     none of its own.
+-- Locks:      none of its own; a NOTIFY serialises commits across the cluster (at commit), a
+--             price paid by the transactions that end a task with an ordering key only.
+-- Clock:      NEW.updated_at, the now of the statement that ended the task, for "due".
+-- By hand:    not callable (a trigger function).
+CREATE OR REPLACE FUNCTION taskforge._tf_wake_ordering_key()
+RETURNS trigger
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_next record;
+BEGIN
+    -- The key's head now (tasks_ordering_key_idx: an equality on the key).
+    SELECT t.task_id, t.state, t.queue, t.scheduled_at INTO v_next
+      FROM taskforge.tasks t
+     WHERE t.ordering_key = NEW.ordering_key AND t.finished_at IS NULL
+     ORDER BY t.task_id
+     LIMIT 1;
+    IF v_next.task_id > NEW.task_id AND v_next.state = 'QUEUED' AND v_next.scheduled_at <= NEW.updated_at THEN
+        PERFORM taskforge._tf_notify_queues(ARRAY[v_next.queue::text]);
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_wake_ordering_key() IS
+    'Private: row trigger (tasks_wake_ordering_key) that wakes the queue of an ordering key''s next task when a task of the key ends.';
+REVOKE ALL ON FUNCTION taskforge._tf_wake_ordering_key() FROM PUBLIC;
 
 -- >>> db/functions/tf_backoff.sql
 -- taskforge.tf_backoff(failed_attempt numeric, base_seconds double precision DEFAULT 2,
@@ -6204,10 +6273,11 @@ $names$;
 ALTER DOMAIN taskforge.traceparent ADD CONSTRAINT traceparent_format CHECK (taskforge._tf_traceparent_ok(VALUE));
 
 -- >>> db/schema/55_triggers.sql
--- Row triggers, after the functions they call. Two: the finished notification of tasks
+-- Row triggers, after the functions they call. Three: the finished notification of tasks
 -- submitted with notify_finished (taskforge._tf_notify_finished, whose header says why this is
--- a trigger), and the dependency rules of tasks that have children
--- (taskforge._tf_release_children). The WHEN clause keeps every other task off it: for a row without the flag an
+-- a trigger), the dependency rules of tasks that have children
+-- (taskforge._tf_release_children), and the wake-up of an ordering key's next task
+-- (taskforge._tf_wake_ordering_key). The WHEN clause keeps every other task off it: for a row without the flag an
 -- UPDATE pays the test of one boolean column and queues no trigger event (measured on the worker
 -- turn: docs/benchmarks.md, "The hot path in SQL"). UPDATE OF state: statements that leave the
 -- state alone (renewals, cancel requests) do not even test it.
@@ -6223,6 +6293,12 @@ CREATE TRIGGER tasks_release_children
     FOR EACH ROW
     WHEN (new.has_children)
     EXECUTE FUNCTION taskforge._tf_release_children();
+-- And for ordering keys: only the end of a task that has one (finished_at set by this update).
+CREATE TRIGGER tasks_wake_ordering_key
+    AFTER UPDATE OF state ON taskforge.tasks
+    FOR EACH ROW
+    WHEN (new.ordering_key IS NOT NULL AND new.finished_at IS NOT NULL AND old.finished_at IS NULL)
+    EXECUTE FUNCTION taskforge._tf_wake_ordering_key();
 
 -- >>> db/schema/60_views.sql
 -- The read surface (docs/design.md §6). The console and dashboards read these views only. Views run

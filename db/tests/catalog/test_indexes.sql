@@ -1,10 +1,11 @@
 -- Catalog contract: the hot-path partial indexes exist with their columns and predicates, so claim, promote, recover and prune never scan finished history.
 BEGIN;
-SELECT plan(36);
+SELECT plan(38);
 SELECT indexes_are('taskforge', 'tasks',
                    ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_queued_due_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
                          'tasks_finished_idx', 'tasks_idempotency_key_uidx', 'tasks_owner_idx', 'tasks_keyed_due_idx',
-                         'tasks_concurrency_key_idx', 'tasks_concurrency_running_idx', 'tasks_ordering_key_idx', 'tasks_rate_key_idx'],
+                         'tasks_concurrency_key_idx', 'tasks_concurrency_running_idx', 'tasks_ordering_key_idx', 'tasks_ordering_finished_idx',
+                         'tasks_rate_key_idx'],
                    'taskforge.tasks has exactly its indexes');
 SELECT indexes_are('taskforge', 'task_dependencies', ARRAY['task_dependencies_pkey', 'task_dependencies_parent_idx'],
                    'taskforge.task_dependencies has exactly its indexes');
@@ -29,6 +30,8 @@ SELECT has_index('taskforge', 'tasks', 'tasks_concurrency_key_idx', ARRAY['concu
                  'concurrency key index on (concurrency_key, priority, created_at, task_id)');
 SELECT has_index('taskforge', 'tasks', 'tasks_concurrency_running_idx', ARRAY['concurrency_key'], 'running-per-concurrency-key index');
 SELECT has_index('taskforge', 'tasks', 'tasks_ordering_key_idx', ARRAY['ordering_key', 'task_id'], 'ordering key index on (ordering_key, task_id)');
+SELECT has_index('taskforge', 'tasks', 'tasks_ordering_finished_idx', ARRAY['ordering_key', 'finished_at'],
+                 'finished-per-ordering-key index on (ordering_key, finished_at)');
 SELECT has_index('taskforge', 'tasks', 'tasks_rate_key_idx', ARRAY['rate_key', 'priority', 'created_at', 'task_id'],
                  'rate key index on (rate_key, priority, created_at, task_id)');
 SELECT has_index('taskforge', 'task_dependencies', 'task_dependencies_parent_idx', ARRAY['parent_task_id'],
@@ -54,6 +57,9 @@ SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_concurrency_running
           'running-per-key index is partial: RUNNING tasks with a concurrency key only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_ordering_key_idx'), '((ordering_key IS NOT NULL) AND (finished_at IS NULL))',
           'ordering key index is partial: unfinished tasks with an ordering key only');
+SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_ordering_finished_idx'),
+          '((ordering_key IS NOT NULL) AND (finished_at IS NOT NULL))',
+          'finished-per-ordering-key index is partial: finished tasks with an ordering key only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_rate_key_idx'),
           $$(((state)::text = 'QUEUED'::text) AND (rate_key IS NOT NULL) AND (concurrency_key IS NULL) AND (ordering_key IS NULL))$$,
           'rate key index is partial: QUEUED tasks with a rate key and no other key only');
