@@ -351,6 +351,30 @@ SELECT t.task_id, 1, %(worker)s::uuid, 'SUCCEEDED', 'succeeded', t.created_at, t
 """
 
 
+TURN = """SELECT kind, task_id, attempt_number FROM taskforge.tf_finalize_and_claim(
+              worker_id => %(w)s, task_ids => %(ids)s::bigint[], attempt_numbers => %(atts)s::int[],
+              outcomes => %(outs)s::text[], queues => ARRAY[%(q)s], max_tasks => %(n)s)"""
+
+
+def run_turn(
+    conn: psycopg.Connection, worker, queue: str, held: list[tuple[int, int]], n: int
+) -> list[tuple[int, int]]:
+    """One worker turn: finalize ``held`` (task id, attempt) as succeeded and claim up to ``n``
+    of ``queue``; returns the claimed (task id, attempt) pairs."""
+    rows = conn.execute(
+        TURN,
+        {
+            "w": worker,
+            "ids": [t for t, _ in held],
+            "atts": [a for _, a in held],
+            "outs": ["succeeded"] * len(held),
+            "q": queue,
+            "n": n,
+        },
+    ).fetchall()
+    return [(task_id, attempt) for kind, task_id, attempt in rows if kind == "claimed"]
+
+
 def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
     dsn = fresh_database("taskforge_plans_turn")
     tfdb.migrate(dsn)
@@ -363,28 +387,11 @@ def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
             "SELECT count(*) FROM generate_series(1, %(n)s) g"
             " CROSS JOIN LATERAL taskforge.tf_submit('noop', jsonb_build_object('n', g), 't')"
         )
-        turn = """SELECT kind, task_id, attempt_number FROM taskforge.tf_finalize_and_claim(
-                      worker_id => %(w)s, task_ids => %(ids)s::bigint[], attempt_numbers => %(atts)s::int[],
-                      outcomes => %(outs)s::text[], queues => ARRAY['t'], max_tasks => %(n)s)"""
-
-        def run_turn(held: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-            rows = w.execute(
-                turn,
-                {
-                    "w": worker,
-                    "ids": [t for t, _ in held],
-                    "atts": [a for _, a in held],
-                    "outs": ["succeeded"] * len(held),
-                    "n": n,
-                },
-            ).fetchall()
-            return [(task_id, attempt) for kind, task_id, attempt in rows if kind == "claimed"]
-
         # Plans cached now, on (nearly) empty tables: a few turns, a renewal, a batch finalize.
         w.execute(submit, {"n": 12})
-        held = run_turn([], 2)
+        held = run_turn(w, worker, "t", [], 2)
         for _ in range(CALLS):
-            held = run_turn(held, 1)
+            held = run_turn(w, worker, "t", held, 1)
         w.execute(
             "SELECT * FROM taskforge.tf_renew_many(%s, %s::bigint[], %s::int[])",
             (worker, [t for t, _ in held], [a for _, a in held]),
@@ -401,9 +408,9 @@ def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
         w.add_notice_handler(collector)
         for statement in AUTO_EXPLAIN:
             w.execute(statement)
-        held = run_turn(held, 8)
+        held = run_turn(w, worker, "t", held, 8)
         for _ in range(CALLS):
-            held = run_turn(held, 2)
+            held = run_turn(w, worker, "t", held, 2)
         w.execute(
             "SELECT * FROM taskforge.tf_renew_many(%s, %s::bigint[], %s::int[])",
             (worker, [t for t, _ in held], [a for _, a in held]),
@@ -490,28 +497,11 @@ def test_keyed_pick_plans_on_tables_never_analyzed(fresh_database):
             " FROM generate_series(0, %(n)s - 1) g))",
             {"per": per_key, "n": keys * per_key},
         )
-        turn = """SELECT kind, task_id, attempt_number FROM taskforge.tf_finalize_and_claim(
-                      worker_id => %(w)s, task_ids => %(ids)s::bigint[], attempt_numbers => %(atts)s::int[],
-                      outcomes => %(outs)s::text[], queues => ARRAY['o'], max_tasks => %(n)s)"""
-
-        def run_turn(held: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-            rows = w.execute(
-                turn,
-                {
-                    "w": worker,
-                    "ids": [t for t, _ in held],
-                    "atts": [a for _, a in held],
-                    "outs": ["succeeded"] * len(held),
-                    "n": n,
-                },
-            ).fetchall()
-            return [(task_id, attempt) for kind, task_id, attempt in rows if kind == "claimed"]
-
         # A claim is picked before the same call's finalizes, so a key's next task is claimed by
         # the call after the one that finishes its predecessor.
-        held = run_turn([], keys)
+        held = run_turn(w, worker, "o", [], keys)
         for _ in range(per_key // 2):  # half of each key's tasks finish: history below the heads
-            held = run_turn(held, keys) or run_turn([], keys)
+            held = run_turn(w, worker, "o", held, keys) or run_turn(w, worker, "o", [], keys)
         assert len(held) == keys
         never = w.execute(
             "SELECT coalesce(last_analyze, last_autoanalyze) IS NULL FROM pg_stat_user_tables"
@@ -523,9 +513,9 @@ def test_keyed_pick_plans_on_tables_never_analyzed(fresh_database):
         w.add_notice_handler(collector)
         for statement in [*AUTO_EXPLAIN, "SET auto_explain.log_analyze = on", "SET auto_explain.log_timing = off"]:
             w.execute(statement)
-        assert run_turn(held, 0) == []  # every key's head finishes
-        assert len(run_turn([], 1)) == 1  # a one-slot claim among 40 heads over their history
-        assert len(run_turn([], keys)) == keys - 1  # and a claim of every other key's head
+        assert run_turn(w, worker, "o", held, 0) == []  # every key's head finishes
+        assert len(run_turn(w, worker, "o", [], 1)) == 1  # a one-slot claim among 40 heads over their history
+        assert len(run_turn(w, worker, "o", [], keys)) == keys - 1  # and a claim of every other key's head
 
     problems = []
     scans = 0
