@@ -3,10 +3,11 @@
 # worker process, one slot and batched), or with WORKLOAD=ceiling `taskforge bench ceiling` (every
 # pgbench script at one client, on each side's own schema and scripts), of the code at REV (a git
 # worktree under .taskforge/ab/, its own db/ and package on PYTHONPATH, the same virtualenv) and
-# of this checkout, alternated ROUNDS times (default 3) so
-# that both meet the same machine. Prints each trial's tasks/s, the median of each side and the
-# ratio new/old of each round (the two runs of a round are a minute apart). For
-# changes that must cost tasks which use none of them nothing measurable (docs/benchmarks.md).
+# of this checkout, alternated ROUNDS times (default 3; odd rounds run the old side first,
+# even rounds the new one) so that both meet the same machine. Prints each trial's tasks/s,
+# the median of each side and the ratio new/old of each round (the two runs of a round are a
+# minute apart). For changes that must cost tasks which use none of them nothing measurable
+# (docs/benchmarks.md).
 # Never run it beside another benchmark.
 #
 #   bench/e1_ab.sh REV [ROUNDS] [WORKLOAD]   # needs `make install`; REV e.g. c8bbfb3; e1 or ceiling
@@ -26,9 +27,14 @@ run() {  # $1 = side (old|new), $2 = round; the side's clients/python first on t
     PYTHONPATH="$root/clients/python" .venv/bin/python -m taskforge.cli bench "$workload" --workers 1 --trials 1 \
         --out "$out/$1-$2" >"$out/$1-$2.log" 2>&1
 }
-for round in $(seq "$rounds"); do
-    run old "$round"
-    run new "$round"
+for round in $(seq "$rounds"); do  # odd rounds old first, even rounds new first: the
+    if (( round % 2 )); then         # machine favours whichever runs first by a few per cent
+        run old "$round"
+        run new "$round"
+    else
+        run new "$round"
+        run old "$round"
+    fi
 done
 .venv/bin/python - "$out" <<'EOF'
 import json, pathlib, statistics, sys
