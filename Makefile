@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pg-prove freeze clean
+.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pgbouncer pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ install: $(STAMP)
 
 pgtap:
 	@scripts/ensure-pgtap.sh
+
+# PgBouncer for the transaction-pooling tests (tests/processes/test_pgbouncer.py).
+pgbouncer:
+	@scripts/ensure-pgbouncer.sh
 
 # Debian's Chromium for the console's browser test (tests/console/test_browser.py).
 chromium:
@@ -40,7 +44,7 @@ fmt: $(STAMP)
 	PYTHONWARNINGS=ignore $(BIN)/sqlfluff fix db --processes 2
 
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
-test: $(STAMP) pgtap chromium
+test: $(STAMP) pgtap chromium pgbouncer
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # A smoke subset (the pgTAP files of tf_claim, one concurrency test, one worker-process test) as on

@@ -8,6 +8,9 @@
   returns a fallback value instead of raising.
 - :meth:`Database.act` runs an action (``tf_submit``, ``tf_cancel``, ...) in one transaction
   under ``SET LOCAL statement_timeout`` = :attr:`Settings.action_timeout_ms`.
+- Behind a transaction-mode pooler (:attr:`Settings.pooler`), a session keeps nothing: nothing
+  is prepared, and a read runs in a transaction of its own that sets the same three settings
+  with ``SET LOCAL`` (:mod:`taskforge.pooling`).
 
 Connections are autocommit outside :meth:`act`; every statement is in :mod:`taskforge.sql`.
 JSON documents are decoded by :data:`JSON_LOADS`: one nested deeper than the console shows
@@ -24,7 +27,7 @@ import psycopg
 from flask import g, has_request_context
 from psycopg_pool import ConnectionPool
 
-from taskforge import sql
+from taskforge import pooling, sql
 from taskforge.database import TolerantJsonLoads, use_tolerant_json
 
 from .settings import Settings
@@ -91,16 +94,26 @@ class Database:
             settings.dsn,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
-            kwargs={"autocommit": True, "application_name": APPLICATION_NAME},
+            kwargs={
+                "autocommit": True,
+                "application_name": APPLICATION_NAME,
+                **pooling.connect_kwargs(str(settings.pooler)),
+            },
             configure=self._configure,
             open=False,
             timeout=POOL_WAIT_SECONDS,
             name=APPLICATION_NAME,
         )
 
+    @property
+    def per_transaction(self) -> bool:
+        """Whether settings are made per transaction (a transaction-mode pooler) instead of per session."""
+        return self.settings.pooler == pooling.TRANSACTION
+
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         use_tolerant_json(conn, JSON_LOADS)
-        conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.statement_timeout_ms)})
+        if not self.per_transaction:
+            conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.statement_timeout_ms), "local": False})
 
     def open(self) -> None:
         """Start the pool (connections are made in the background; a down server is no error here)."""
@@ -126,7 +139,13 @@ class Database:
         :class:`DatabaseUnavailable`, or the ``psycopg.Error`` ``fn`` raised."""
         try:
             with self.connection() as conn:
-                return fn(conn)
+                if not self.per_transaction:
+                    return fn(conn)
+                with conn.transaction():
+                    conn.execute(
+                        sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.statement_timeout_ms), "local": True}
+                    )
+                    return fn(conn)
         except psycopg.errors.QueryCanceled as exc:
             _note_cut_short(what)
             raise CutShort(what, self.settings.statement_timeout_ms) from exc
@@ -143,5 +162,8 @@ class Database:
         :attr:`Settings.action_timeout_ms` (``SET LOCAL``: it ends with the transaction).
         ``fn`` may open savepoints (``conn.transaction()``) to go on after a refused item."""
         with self.connection() as conn, conn.transaction():
-            conn.execute(sql.CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT, {"ms": str(self.settings.action_timeout_ms)})
+            if self.per_transaction:
+                conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.action_timeout_ms), "local": True})
+            else:
+                conn.execute(sql.CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT, {"ms": str(self.settings.action_timeout_ms)})
             return fn(conn)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from taskforge import pooling
+
 __all__ = ["ENV_PASSWORD", "ENV_SECRET_KEY", "ENV_TOKEN", "Settings", "SettingsError", "normalize_prefix"]
 
 #: Bearer token for the JSON API (and accepted on the sign-in page when no password is set).
@@ -53,6 +55,10 @@ class Settings:
     - ``proxy_hops``: how many reverse proxies in front set ``X-Forwarded-*`` headers (0 = trust
       none); see docs/console.md, "Behind a reverse proxy".
     - ``pool_min_size`` / ``pool_max_size``: the psycopg connection pool's size.
+    - ``pooler``: what ``dsn`` reaches: ``none`` (the server, or a pooler in session mode) or
+      ``transaction`` (PgBouncer in transaction mode: nothing prepared, the read settings set per
+      transaction instead of per session; :mod:`taskforge.pooling`). Default: ``$TASKFORGE_POOLER``,
+      else ``none``.
     """
 
     dsn: str
@@ -68,9 +74,14 @@ class Settings:
     proxy_hops: int = 0
     pool_min_size: int = 1
     pool_max_size: int = 8
+    pooler: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prefix", normalize_prefix(self.prefix))
+        try:
+            object.__setattr__(self, "pooler", pooling.resolve_pooler(self.pooler))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
         for name in ("token", "password", "secret_key"):
             value = getattr(self, name)
             if value is not None and value.strip() == "":

@@ -11,7 +11,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import set_json_loads
 
-from . import sql
+from . import pooling, sql
 from .dbsource import db_dir
 
 __all__ = [
@@ -120,12 +120,19 @@ def use_tolerant_json(conn: psycopg.Connection[Any], loads: TolerantJsonLoads = 
 
 
 def connect(
-    dsn: str | None = None, *, autocommit: bool = True, application_name: str = APPLICATION_NAME, **kwargs: Any
+    dsn: str | None = None,
+    *,
+    autocommit: bool = True,
+    application_name: str = APPLICATION_NAME,
+    pooler: str | None = None,
+    **kwargs: Any,
 ) -> psycopg.Connection:
     """Open a psycopg connection (autocommit by default: every tf_* call is its own transaction).
     JSON documents are decoded by :data:`JSON_LOADS` (a placeholder for one nested too deep for
-    Python)."""
-    conn = psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **kwargs)
+    Python). ``pooler``: ``none`` or ``transaction`` (nothing prepared: :mod:`taskforge.pooling`);
+    None = ``$TASKFORGE_POOLER``, else ``none``. Raises ``ValueError`` for another pooler."""
+    extra = {**pooling.connect_kwargs(pooling.resolve_pooler(pooler)), **kwargs}
+    conn = psycopg.connect(resolve_dsn(dsn), autocommit=autocommit, application_name=application_name, **extra)
     use_tolerant_json(conn)
     return conn
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import psycopg
 
-from . import sql
+from . import pooling, sql
 from .database import resolve_dsn
 from .worker import Backoff, DbConnection, check_schema, is_transient_error, one_line, set_process_field
 
@@ -72,6 +72,8 @@ class SchedulerConfig:
     reconnect_max_seconds:  cap of the reconnect backoff.
     name:                   shown in ``tf_schedulers`` (1..200 characters); None = HOSTNAME-PID.
     heartbeat_seconds:      interval of tf_scheduler_heartbeat (0 < s <= 3600; stale after 3 missed).
+    pooler:                 ``none`` or ``transaction`` (PgBouncer in transaction mode: nothing
+                            prepared; :mod:`taskforge.pooling`). The scheduler never LISTENs.
     """
 
     max_interval_seconds: float = 1.0
@@ -81,8 +83,10 @@ class SchedulerConfig:
     reconnect_max_seconds: float = 5.0
     name: str | None = None
     heartbeat_seconds: float = 5.0
+    pooler: str = pooling.NONE
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "pooler", pooling.resolve_pooler(self.pooler))
         if not 0 < self.max_interval_seconds <= 3600:
             raise ValueError(f"max_interval_seconds: must be > 0 and <= 3600, got {self.max_interval_seconds}")
         if not 1 <= self.batch_size <= 100000:
@@ -150,6 +154,7 @@ class Scheduler:
             interrupt=self._stop,
             backoff_cap=self.config.reconnect_max_seconds,
             logger=self.log,
+            pooler=self.config.pooler,
         )
         self.totals = {
             "recovered": 0,

@@ -289,9 +289,10 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
 # Session settings of every pooled console connection: the read limit; no JIT (every console
 # query is short, and compiling costs 10-20 ms per statement); work_mem for the per-minute sort.
 # Then the limit of one action (a transaction).
+# %(local)s: false for a whole session; true for one transaction (behind a transaction-mode pooler).
 CONSOLE_SESSION_SETTINGS = """
-SELECT set_config('statement_timeout', %(ms)s, false), set_config('jit', 'off', false),
-       set_config('work_mem', '16MB', false)
+SELECT set_config('statement_timeout', %(ms)s, %(local)s), set_config('jit', 'off', %(local)s),
+       set_config('work_mem', '16MB', %(local)s)
 """
 CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
 # The task filter of the console's list and bulk actions (NULL = no condition). Sent unprepared

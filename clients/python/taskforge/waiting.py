@@ -22,6 +22,7 @@ task row is durable, so a new wait on a new connection reads the same answer).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg import pq
 
-from . import checks, sql
+from . import checks, pooling, sql
 from .errors import InvalidArgument, TaskNotFound
 
 if TYPE_CHECKING:
@@ -101,7 +102,19 @@ class _Wait:
         return row[0] in _TERMINAL
 
 
-def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Task:
+def _listens(listen: bool | None) -> bool:
+    """``listen``, else whether ``$TASKFORGE_POOLER`` allows LISTEN (not ``transaction``)."""
+    return pooling.listens(pooling.resolve_pooler()) if listen is None else bool(listen)
+
+
+def wait(
+    conn: Any,
+    task_id: int,
+    *,
+    timeout: float,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    listen: bool | None = None,
+) -> Task:
     """Block until task ``task_id`` is SUCCEEDED, FAILED or CANCELLED and return it as
     :func:`taskforge.client.get_task` does (state, result or last_error, attempts).
 
@@ -110,7 +123,10 @@ def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFA
     its own, not the application's SQLAlchemy or Django handle. ``timeout``
     and ``poll_interval`` are float seconds (> 0) on ``time.monotonic()``. Notifications of other
     tasks on the channel are consumed and ignored; the LISTEN is undone at the end unless the
-    connection was listening already.
+    connection was listening already. ``listen=False`` only re-reads the task every
+    ``poll_interval`` (for a connection through a transaction-mode pooler, where a LISTEN would
+    stay behind on a server connection lent to others); None: False when ``$TASKFORGE_POOLER``
+    is ``transaction``, else True.
 
     Raises ``TimeoutError`` when the task is not terminal within ``timeout``,
     :class:`taskforge.errors.TaskNotFound` for an unknown id, :class:`InvalidArgument` for a bad
@@ -123,6 +139,10 @@ def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFA
     plan = _Wait(task_id, timeout, poll_interval)
     plan.check_connection(conn, psycopg.Connection)
     raw: psycopg.Connection[Any] = conn
+    if not _listens(listen):
+        while not plan.is_terminal(raw.execute(sql.TASK_STATE, {"task_id": task_id}).fetchone(), task_id):
+            time.sleep(plan.next_slice())
+        return client.get_task(raw, task_id)
     was_listening = bool(sql.one_value(raw, sql.LISTENING_FINISHED))
     raw.execute(sql.LISTEN_FINISHED)
     try:
@@ -137,15 +157,26 @@ def wait(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFA
             raw.execute(sql.UNLISTEN_FINISHED)
 
 
-async def wait_async(conn: Any, task_id: int, *, timeout: float, poll_interval: float = DEFAULT_POLL_INTERVAL) -> Task:
+async def wait_async(
+    conn: Any,
+    task_id: int,
+    *,
+    timeout: float,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    listen: bool | None = None,
+) -> Task:
     """:func:`wait` for a psycopg ``AsyncConnection`` (autocommit, outside a transaction block),
-    returning as :func:`taskforge.aio.get_task`; the same arguments, rules and errors. Waiting
-    never blocks the event loop; cancelling the awaiting task cancels the wait."""
+    returning as :func:`taskforge.aio.get_task`; the same arguments (``listen`` included), rules
+    and errors. Waiting never blocks the event loop; cancelling the awaiting task cancels the wait."""
     from . import aio
 
     plan = _Wait(task_id, timeout, poll_interval)
     plan.check_connection(conn, psycopg.AsyncConnection)
     raw: psycopg.AsyncConnection[Any] = conn
+    if not _listens(listen):
+        while not plan.is_terminal(await (await raw.execute(sql.TASK_STATE, {"task_id": task_id})).fetchone(), task_id):
+            await asyncio.sleep(plan.next_slice())
+        return await aio.get_task(raw, task_id)
     was_listening = bool((await (await raw.execute(sql.LISTENING_FINISHED)).fetchone() or (False,))[0])
     await raw.execute(sql.LISTEN_FINISHED)
     try:

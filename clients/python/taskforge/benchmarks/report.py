@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from . import pooler
 from .results import CeilingPoint, TrialResult
 from .sections import (
     ceiling_section,
@@ -253,6 +254,7 @@ def render_markdown(
             "",
         ]
     out += flow_section(summary)
+    out += pooler.section(summary)
     batch = summary["e1_batched"][0]["concurrency"] if summary["e1_batched"] else None
     out += ceiling_section(summary, batch or _batch_of(points))
     out += peers_section(summary, batch)

@@ -19,15 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ..progress import Progress
-from . import ceiling, charts, environment, flow, longtx, peers, summary, workloads
+from . import ceiling, charts, environment, flow, longtx, peers, pooler, summary, workloads
 from .database import fresh_database
+from .pgbouncer import PgBouncerUnavailable, available as pgbouncer_available
 from .report import Bundle, render_markdown
 from .results import CeilingPoint, TrialResult
 from .workloads import WorkloadSpec
 
 __all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
-WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "ceiling", "peer")
+WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "pooler", "ceiling", "peer")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,14 @@ class Sizes:
     # tasks per dependency chain and per ordering key, and the concurrency keys of e1-ckeys.
     flow_group: int = 100
     flow_keys: int = 10
+    # pooler: E1 and E2 on processes x concurrency slots, direct and through a PgBouncer of
+    # pool_size server connections in transaction mode (E2's tasks sleep pooler_sleep_ms).
+    pooler_processes: int = 10
+    pooler_concurrency: int = 100
+    pooler_pool_size: int = 20
+    pooler_e1_tasks: int = 5000
+    pooler_e2_tasks: int = 2000
+    pooler_sleep_ms: int = 500
 
 
 #: The full sizes of the reference workloads (docs/design.md §9).
@@ -122,6 +131,12 @@ QUICK = Sizes(
     async_wide_concurrency=300,
     async_sleep_ms=200,
     flow_group=5,
+    pooler_processes=2,
+    pooler_concurrency=10,
+    pooler_pool_size=4,
+    pooler_e1_tasks=300,
+    pooler_e2_tasks=100,
+    pooler_sleep_ms=200,
 )
 
 
@@ -325,6 +340,38 @@ class _Run:
                     )
                     with fresh_database(self.cfg.admin_dsn) as dsn:
                         self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress))
+
+    def pooler(self) -> None:
+        """``pooler``: E1 and E2 on many slots, direct then through PgBouncer (:mod:`.pooler`);
+        skipped with a note when PgBouncer cannot run here."""
+        why = pgbouncer_available()
+        if why is not None:
+            self.note(f"pooler skipped: {why}")
+            return
+        shapes: tuple[tuple[str, str, int, dict[str, Any]], ...] = (
+            ("pooler-e1", "noop", self.s.pooler_e1_tasks, {}),
+            ("pooler-e2", "sleep", self.s.pooler_e2_tasks, {"ms": self.s.pooler_sleep_ms}),
+        )
+        for block in range(1, self.s.blocks + 1):
+            for workload, task_type, tasks, payload in shapes:
+                spec = self.spec(
+                    workload,
+                    task_type,
+                    tasks,
+                    self.s.pooler_processes,
+                    payload=payload,
+                    concurrency=self.s.pooler_concurrency,
+                )
+                with fresh_database(self.cfg.admin_dsn) as dsn:
+                    try:
+                        results = pooler.run_pair(
+                            dsn, spec, self.s.pooler_pool_size, block, self.bundle.log_dir, self.progress
+                        )
+                    except PgBouncerUnavailable as exc:
+                        self.note(f"pooler skipped: {exc}")
+                        return
+                    for result in results:
+                        self.keep(result)
 
     def ceiling(self) -> None:
         for block in range(1, self.s.blocks + 1):

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import flow, memory, stats, targets
+from . import flow, memory, pooler, stats, targets
 from .peers import PEERS
 from .results import CeilingPoint, TrialResult
 
@@ -304,6 +304,7 @@ def summarize(
         "longtx": {"free": _longtx(trials, "longtx"), "held": _longtx(trials, "longtx-held")},
         "async": _async(trials),
         "flow": _flow(trials),
+        "pooler": pooler.summary_rows(trials),
         "peers": _peers(trials, e1, e1_batched_median, skipped_peers or {}),
         "ceiling": _ceiling(points, e1, e1_batched_median),
         "failed_trials": [t.label for t in trials if not t.ok],

@@ -69,6 +69,9 @@ class WorkloadSpec:
     ``kill_after_fraction`` of the measured tasks are terminal (E6). ``expectation``: see
     :mod:`.trust`. ``flow``: the measured tasks' dependency or flow-control shape (the ``flow``
     workload, :mod:`.flow`); None submits them through ``tf_submit`` as E1 does.
+    ``worker_dsn``: where the workers connect instead of the trial's database DSN (a PgBouncer:
+    the ``pooler`` workload, :mod:`.pooler`), with ``--pooler`` = ``pooler``; submissions and
+    checks stay on the direct DSN.
     """
 
     workload: str
@@ -88,6 +91,8 @@ class WorkloadSpec:
     start_timeout_seconds: float = 60.0
     stop_timeout_seconds: float = 30.0
     flow: FlowShape | None = None
+    worker_dsn: str | None = None
+    pooler: str = "none"
 
 
 def register_fixed_backoff(dsn: str, task_type: str, seconds: float) -> None:
@@ -296,7 +301,8 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
         tasks=spec.tasks,
         options=asdict(spec),
     )
-    harness = ProcessHarness(dsn, log_dir / result.label)
+    through = {"TASKFORGE_DSN": spec.worker_dsn, "TASKFORGE_POOLER": spec.pooler} if spec.worker_dsn else {}
+    harness = ProcessHarness(dsn, log_dir / result.label, env=through)
     killer: _Killer | None = None
     before: writes.WriteSnapshot | None = None
     progress.start(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)

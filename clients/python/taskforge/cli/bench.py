@@ -17,7 +17,7 @@ import psycopg
 
 from .common import EXIT_DATABASE, OptionError, Text, fail
 
-WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "ceiling", "peer", "all")
+WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "pooler", "ceiling", "peer", "all")
 
 
 def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -135,12 +135,13 @@ def bench_command(
     peer_names: tuple[str, ...] | None,
     peer_dir: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, flow, ceiling, peer or all; several
-    joined by commas, e.g. e1,ceiling,peer, run in that order into one bundle) and write a bundle:
-    raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, flow, pooler, ceiling, peer or all;
+    several joined by commas, e.g. e1,ceiling,peer, run in that order into one bundle) and write a
+    bundle: raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
     compared with; `flow` runs E1 on one process with dependency chains, a rate key, concurrency
-    keys and ordering keys, each against the plain tasks of the same run. Trust checks fail the
-    run (exit code 1)."""
+    keys and ordering keys, each against the plain tasks of the same run; `pooler` runs E1 and E2
+    on 10 processes x 100 slots, direct and through a PgBouncer of 20 server connections in
+    transaction mode. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
 

@@ -17,7 +17,7 @@ from typing import IO, Any, NoReturn
 
 import click
 
-from .. import client
+from .. import client, pooling
 from ..errors import InvalidArgument, Refused
 
 #: Exit codes: 1 = usage/other error, 2 = click usage or a bad option value, 3 = database refused
@@ -177,6 +177,16 @@ dsn_option = click.option(
     help="PostgreSQL connection string (libpq key=value or URI). Default: $TASKFORGE_DSN, else $DATABASE_URL.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+pooler_option = click.option(
+    "--pooler",
+    type=Choice(list(pooling.POOLERS), case_sensitive=False),
+    envvar=pooling.POOLER_ENV,
+    show_envvar=True,
+    default=pooling.NONE,
+    show_default=True,
+    help="What --dsn reaches: none (the server, or a pooler in session mode) or transaction (PgBouncer in "
+    "transaction mode: no prepared statements, timeouts set per transaction, no LISTEN on --dsn).",
+)
 
 
 def one_line(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..database import resolve_dsn
-from .common import Seconds, SqlInt, Text, dsn_option, fail
+from .common import Seconds, SqlInt, Text, dsn_option, fail, pooler_option
 
 __all__ = ["COMMANDS", "bind_problem", "console_cmd", "is_loopback"]
 
@@ -78,6 +78,7 @@ def bind_problem(host: str, *, auth_configured: bool, insecure_bind: bool) -> st
     help="Reverse proxies in front whose X-Forwarded-For/-Proto/-Host headers to trust.",
 )
 @click.option("--secure-cookies", is_flag=True, help="Mark the session cookie Secure (served over HTTPS).")
+@pooler_option
 def console_cmd(
     dsn: str | None,
     host: str,
@@ -89,6 +90,7 @@ def console_cmd(
     threads: int,
     proxy_hops: int,
     secure_cookies: bool,
+    pooler: str,
 ) -> None:
     """Serve the web console and JSON API (needs the `console` extra).
 
@@ -113,6 +115,7 @@ def console_cmd(
             secure_cookies=secure_cookies,
             pool_max_size=threads,
             pool_min_size=1,
+            pooler=pooler,
         )
     except SettingsError as exc:
         fail(str(exc), 2)

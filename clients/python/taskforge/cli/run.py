@@ -13,7 +13,8 @@ import traceback
 
 import click
 
-from .common import EXIT_DATABASE, EXIT_USAGE, Text, dsn_option, fail
+from .. import pooling
+from .common import EXIT_DATABASE, EXIT_USAGE, Text, dsn_option, fail, pooler_option
 
 log_level_option = click.option(
     "--log-level",
@@ -111,6 +112,16 @@ log_format_option = click.option(
     help="Most connections of each pool (sync handlers, async handlers) of ctx.transaction(), opened as "
     "handlers ask for them. Default: min(concurrency, 10).",
 )
+@pooler_option
+@click.option(
+    "--listen-dsn",
+    envvar=pooling.LISTEN_DSN_ENV,
+    show_envvar=True,
+    default=None,
+    type=Text(),
+    help="With --pooler transaction: a direct connection string (not through the pooler) to LISTEN on for "
+    "new tasks. Default: none; the worker then claims every --poll-seconds.",
+)
 @log_level_option
 @log_format_option
 def worker_command(
@@ -125,6 +136,8 @@ def worker_command(
     heartbeat_seconds: float,
     grace_seconds: float,
     transaction_connections: int | None,
+    pooler: str,
+    listen_dsn: str | None,
     log_level: str,
     log_format: str,
 ) -> None:
@@ -160,6 +173,8 @@ def worker_command(
             grace_seconds=grace_seconds,
             name=name,
             transaction_connections=transaction_connections,
+            pooler=pooler,
+            listen_dsn=listen_dsn,
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -211,6 +226,7 @@ def worker_command(
     show_default=True,
     help="Interval of its tf_scheduler_heartbeat (stale after 3 missed beats; see `taskforge healthcheck`).",
 )
+@pooler_option
 @log_level_option
 @log_format_option
 def scheduler_command(
@@ -221,6 +237,7 @@ def scheduler_command(
     prune_interval_seconds: float,
     name: str | None,
     heartbeat_seconds: float,
+    pooler: str,
     log_level: str,
     log_format: str,
 ) -> None:
@@ -240,6 +257,7 @@ def scheduler_command(
             prune_interval_seconds=prune_interval_seconds,
             name=name,
             heartbeat_seconds=heartbeat_seconds,
+            pooler=pooler,
         )
     except ValueError as exc:  # e.g. NaN, which passes click.FloatRange
         fail(str(exc), EXIT_USAGE)

@@ -22,7 +22,7 @@ rows and report them ``busy``; the worker sends those elements again a moment la
 """
 
 from .config import WorkerConfig
-from .connection import Backoff, DbConnection, is_lock_timeout, is_transient_error, lock_timeout_option, one_line
+from .connection import Backoff, DbConnection, is_lock_timeout, is_transient_error, one_line
 from .lifecycle import EXIT_ERROR, EXIT_FORCED, EXIT_OK, Worker
 from .logs import LOG_FORMATS, set_process_field
 from .startup import SchemaVersionError, WorkerConfigError, WorkerStartupError, check_schema, configure_logging
@@ -43,7 +43,6 @@ __all__ = [
     "configure_logging",
     "is_lock_timeout",
     "is_transient_error",
-    "lock_timeout_option",
     "one_line",
     "set_process_field",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import pooling
 from ..names import QUEUE_PATTERN
 
 __all__ = [
@@ -66,6 +67,11 @@ class WorkerConfig:
     transaction_connections: most connections of each pool (sync handlers, async handlers) of
                        ``ctx.transaction()`` (1..10000); None = min(concurrency, 10). A handler
                        waits for a free one (at most 30 s).
+    pooler:            ``none`` (a direct connection, or a pooler in session mode) or
+                       ``transaction`` (PgBouncer in transaction mode: nothing prepared, the
+                       timeouts set per transaction, no LISTEN on the DSN): :mod:`taskforge.pooling`.
+    listen_dsn:        a direct DSN (not through the pooler) to LISTEN on in transaction mode;
+                       None = no listener there: the worker claims every poll_seconds.
 
     Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
     min(1, lease_seconds / 10), the lock_timeout of the work and renew connections;
@@ -85,6 +91,8 @@ class WorkerConfig:
     name: str | None = None
     reconnect_max_seconds: float = 5.0
     transaction_connections: int | None = None
+    pooler: str = pooling.NONE
+    listen_dsn: str | None = None
 
     def __post_init__(self) -> None:
         if self.queues is not None:
@@ -110,8 +118,16 @@ class WorkerConfig:
             raise ValueError(
                 f"transaction_connections: must be between 1 and {MAX_CONCURRENCY}, got {self.transaction_connections}"
             )
+        object.__setattr__(self, "pooler", pooling.resolve_pooler(self.pooler))
+        if self.listen_dsn is not None and not self.listen_dsn.strip():
+            raise ValueError("listen_dsn: must be a connection string, got an empty one")
         if self.name is not None and not 1 <= len(self.name) <= 200:
             raise ValueError("name: must be 1 to 200 characters")
+
+    @property
+    def listens(self) -> bool:
+        """Whether the worker runs its LISTEN thread (on ``listen_dsn`` in transaction mode)."""
+        return pooling.listens(self.pooler, self.listen_dsn)
 
     @property
     def renew_seconds(self) -> float:

@@ -2,8 +2,10 @@
 
 :class:`DbConnection` is one autocommit connection that reopens itself after a failure, with
 TCP keepalives, ``lock_timeout``/``statement_timeout`` set at connect time (after
-``$PGOPTIONS`` and the DSN's own options, which are kept), and :meth:`DbConnection.abort_stuck`
-for a statement the server no longer answers. Times are seconds on the monotonic clock.
+``$PGOPTIONS`` and the DSN's own options, which are kept) or, behind a transaction-mode pooler,
+in the transaction of each statement (:mod:`taskforge.pooling`), and
+:meth:`DbConnection.abort_stuck` for a statement the server no longer answers. Times are
+seconds on the monotonic clock.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ExecStatus
 from psycopg.rows import RowFactory
 
+from .. import pooling
+
 __all__ = [
     "CONNECTION_GONE",
     "KEEPALIVES",
@@ -32,8 +36,6 @@ __all__ = [
     "is_connection_loss",
     "is_lock_timeout",
     "is_transient_error",
-    "lock_timeout_option",
-    "milliseconds",
     "one_line",
 ]
 
@@ -107,24 +109,6 @@ class Backoff:
         self.failures = 0
 
 
-def milliseconds(seconds: float) -> int:
-    return max(1, round(seconds * 1000))
-
-
-def lock_timeout_option(dsn: str, seconds: float | None, statement_timeout: float | None = None) -> str:
-    """The libpq ``options`` value for a connection with ``lock_timeout`` = seconds and
-    ``statement_timeout`` (seconds; each rounded to whole milliseconds, at least 1 ms; None =
-    not set). Passing ``options`` makes libpq ignore ``$PGOPTIONS``, so the value keeps, in this
-    order, ``$PGOPTIONS``, the options of the DSN and then ours: a later ``-c`` wins, so ours
-    override a ``lock_timeout``/``statement_timeout`` given there, and everything else is kept."""
-    parts = [os.environ.get("PGOPTIONS") or "", str(conninfo_to_dict(dsn).get("options") or "")]
-    if seconds is not None:
-        parts.append(f"-c lock_timeout={milliseconds(seconds)}")
-    if statement_timeout is not None:
-        parts.append(f"-c statement_timeout={milliseconds(statement_timeout)}")
-    return " ".join(p.strip() for p in parts if p.strip())
-
-
 class DbConnection:
     """One autocommit connection that reopens itself after a failure.
 
@@ -135,7 +119,10 @@ class DbConnection:
     (:func:`is_lock_timeout`) is raised at once and keeps the connection; permanent errors (TF400,
     TF404, classes 42/22/23) are raised at once. ``lock_timeout`` and ``statement_timeout``
     (seconds, None = the server's setting) are set on every connection opened, together with
-    ``$PGOPTIONS`` and the DSN's options (see :func:`lock_timeout_option`). Thread-safe (one
+    ``$PGOPTIONS`` and the DSN's options (:func:`taskforge.pooling.startup_options`); with
+    ``pooler="transaction"`` (a PgBouncer in transaction mode) nothing is prepared and the two
+    timeouts are set in each statement's own transaction instead (``SET LOCAL``, pipelined in the
+    same round trip: :data:`taskforge.pooling.PER_TRANSACTION_SETTINGS`). Thread-safe (one
     statement at a time); :meth:`close` never waits for a running statement for long.
     """
 
@@ -150,8 +137,10 @@ class DbConnection:
         logger: logging.Logger = log,
         lock_timeout: float | None = None,
         statement_timeout: float | None = None,
+        pooler: str = pooling.NONE,
     ) -> None:
         self.dsn = dsn
+        self.pooler = pooler
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
         self.connect_timeout = connect_timeout
@@ -167,16 +156,20 @@ class DbConnection:
             self._extra["connect_timeout"] = max(1, int(connect_timeout))
         self.lock_timeout = lock_timeout
         self.statement_timeout = statement_timeout
-        options = lock_timeout_option(dsn, lock_timeout, statement_timeout)
-        self._options: dict[str, Any] = {"options": options} if options else {}
+        self._options: dict[str, Any] = {
+            **pooling.startup_options(dsn, pooler, lock_timeout, statement_timeout),
+            **pooling.connect_kwargs(pooler),
+        }
+        self._settings = pooling.transaction_settings(pooler, lock_timeout, statement_timeout)
         self._busy_since: float | None = None  # monotonic start of the running statement
         self._aborted: float | None = None  # _busy_since of the statement abort_stuck closed
 
     @property
     def connect_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments (keepalives, connect_timeout) this connection adds to the DSN,
-        for another connection of the same process that should behave alike (the listener)."""
-        return dict(self._extra)
+        """The keyword arguments (keepalives, connect_timeout and, behind a transaction-mode
+        pooler, ``prepare_threshold``) this connection adds to the DSN, for another connection of
+        the same process that should behave alike (the listener, the pools of ctx.transaction())."""
+        return {**self._extra, **pooling.connect_kwargs(self.pooler)}
 
     def connection(self) -> psycopg.Connection[Any]:
         """The open connection, opening one if needed (raises psycopg.OperationalError, or
@@ -248,7 +241,12 @@ class DbConnection:
                 try:
                     conn = self.connection()
                     self._busy_since = time.monotonic()
-                    cur = conn.execute(query, params)
+                    if self._settings is None:
+                        cur = conn.execute(query, params)
+                    else:  # one round trip: the settings and the statement share one implicit transaction
+                        with conn.pipeline():
+                            conn.execute(pooling.PER_TRANSACTION_SETTINGS, self._settings)
+                            cur = conn.execute(query, params)
                     result = cur.pgresult
                     if result is None or result.status != ExecStatus.TUPLES_OK:
                         return []

@@ -39,11 +39,12 @@ import psycopg
 from .. import handlers as _handlers, sql
 from ..database import resolve_dsn
 from ..handlers import HandlerRegistry
+from ..pooling import TRANSACTION, connect_kwargs, milliseconds, startup_options
 from ..tracing import AttemptTracing
 from .aio import AsyncRunner
 from .attempts import AttemptTable, RunningAttempt
 from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, WorkerConfig
-from .connection import DbConnection, is_lock_timeout, lock_timeout_option, milliseconds, one_line
+from .connection import DbConnection, is_lock_timeout, one_line
 from .dispatch import Dispatcher
 from .execute import Slots
 from .heartbeat import Heartbeat, Listener
@@ -105,6 +106,7 @@ class Worker:
             logger=self.log,
             lock_timeout=cfg.lock_timeout_seconds,
             statement_timeout=cfg.statement_timeout_seconds,
+            pooler=cfg.pooler,
         )
         self.renew_db = DbConnection(
             self.dsn,
@@ -114,6 +116,7 @@ class Worker:
             logger=self.log,
             lock_timeout=cfg.lock_timeout_seconds,
             statement_timeout=cfg.statement_timeout_seconds,
+            pooler=cfg.pooler,
         )
         self.heartbeat_db = DbConnection(
             self.dsn,
@@ -123,6 +126,7 @@ class Worker:
             logger=self.log,
             lock_timeout=cfg.heartbeat_lock_timeout_seconds,
             statement_timeout=cfg.heartbeat_statement_timeout_seconds,
+            pooler=cfg.pooler,
         )
         # With one slot the dispatcher runs a sync handler itself: it would only wait for that
         # slot anyway, and this saves two thread hand-offs per task.
@@ -174,8 +178,9 @@ class Worker:
             on_fatal=self._fatal,
             logger=self.log,
         )
+        # Behind a transaction-mode pooler, notifications come only over a direct connection.
         self.listener = Listener(
-            dsn=self.dsn,
+            dsn=(cfg.listen_dsn or self.dsn) if cfg.pooler == TRANSACTION else self.dsn,
             config=cfg,
             connect_kwargs=self.heartbeat_db.connect_kwargs,
             wake=self.dispatcher.claim_soon,
@@ -337,7 +342,13 @@ class Worker:
                 self._spawn(self.aio.watch, "event-loop-watchdog")
             self._spawn(self.renewer.run, "renewer")
             self._spawn(self.heartbeat.run, "heartbeat")
-            self._spawn(self.listener.run, "listener")
+            if self.config.listens:
+                self._spawn(self.listener.run, "listener")
+            else:
+                self.log.info(
+                    "no LISTEN behind a transaction-mode pooler (no --listen-dsn): claiming every %gs",
+                    self.config.poll_seconds,
+                )
             self._spawn(self.dispatcher.run, "dispatcher")
             if self._wait_until_done():
                 return self._forced_exit(exit_process)
@@ -465,7 +476,8 @@ class Worker:
                 autocommit=True,
                 application_name=f"{APPLICATION_NAME}/exit",
                 connect_timeout=2,
-                options=lock_timeout_option(self.dsn, 1.0, 2.0),
+                **startup_options(self.dsn, self.config.pooler, 1.0, 2.0),
+                **connect_kwargs(self.config.pooler),
             ) as conn:
                 conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
             self.log.info("worker %s deregistered", self.worker_id)

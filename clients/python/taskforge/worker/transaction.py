@@ -39,8 +39,9 @@ from .. import sql
 from ..context import FinalizeNotAccepted, TaskContext, TransactionVerdict
 from ..errors import refusals
 from ..handlers import RetryableError, encode_result
+from ..pooling import NONE, startup_options
 from .config import APPLICATION_NAME
-from .connection import is_transient_error, lock_timeout_option, one_line
+from .connection import is_transient_error, one_line
 
 __all__ = ["POOL_WAIT_SECONDS", "AttemptTransaction", "TransactionPools"]
 
@@ -68,12 +69,11 @@ class TransactionPools:
         self.dsn = dsn
         self.size = size
         self._log = logger
-        options = lock_timeout_option(dsn, None)
         self._kwargs: dict[str, Any] = {
             "autocommit": True,
             "application_name": f"{APPLICATION_NAME}/transaction",
             **(connect_kwargs or {}),
-            **({"options": options} if options else {}),
+            **startup_options(dsn, NONE),  # the handler's statements carry no timeouts of the worker
         }
         self._lock = threading.Lock()
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
