@@ -104,6 +104,24 @@ def test_migrate_applies_initial_once_and_status_reports_it(fresh_database):
     assert cli("db", "status", "--dsn", dsn, "--show-sql").stdout.splitlines()[-1] == "pending: (none)"
 
 
+def test_migrate_and_status_take_a_multi_host_dsn_as_failover_clients_use(fresh_database):
+    """host=a,b port=p1,p2 target_session_attrs=read-write: libpq tries each host in turn; the
+    first one here is a closed port, as a failed primary would be."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    dsn = fresh_database("taskforge_cli")
+    params = conninfo_to_dict(dsn)
+    host = str(params.get("host") or "127.0.0.1")
+    port = str(params.get("port") or "5432")
+    params.update(host=f"{host},{host}", port=f"1,{port}", target_session_attrs="read-write")
+    multi = make_conninfo("", **params)
+    result = cli("db", "migrate", "--dsn", multi)
+    assert result.exit_code == 0 and "applied: 0001_initial" in result.output, result.output
+    status = cli("db", "status", "--dsn", multi)
+    assert status.exit_code == 0 and "pending: (none)" in status.output, status.output
+    assert tfdb.status(dsn).pending == []
+
+
 def test_dsn_resolution_order(db_dsn, fresh_database):
     """--dsn, then TASKFORGE_DSN, then DATABASE_URL. A migrated database (schema version 1), an
     empty one (not installed) and a missing one (connection error) tell which was used."""

@@ -138,7 +138,7 @@ def connect(
 
 
 def _yoyo_uri(dsn: str) -> str:
-    """Turn any libpq DSN into the postgresql+psycopg:// URI yoyo wants."""
+    """Turn any libpq DSN into the postgresql+psycopg:// URI yoyo wants (multi-host DSNs too)."""
     params = conninfo_to_dict(dsn)
     user = str(params.pop("user", None) or "")
     password = str(params.pop("password", None) or "")
@@ -154,7 +154,9 @@ def _yoyo_uri(dsn: str) -> str:
             auth += ":" + quote(password, safe="")
         auth += "@"
     netloc = ""
-    if host and not host.startswith("/"):
+    # A socket directory and a multi-host list (host=a,b port=5433,5434, for failover) cannot be
+    # written in a URI's netloc: they go in the query, which yoyo hands to psycopg.connect as is.
+    if host and not host.startswith("/") and "," not in host and "," not in str(port or ""):
         netloc = host if ":" not in host else f"[{host}]"
     elif host:
         params["host"] = host
