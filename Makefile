@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pgbouncer pg-prove freeze clean
+.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pgbouncer pg-cron pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ pgtap:
 # PgBouncer for the transaction-pooling tests (tests/processes/test_pgbouncer.py).
 pgbouncer:
 	@scripts/ensure-pgbouncer.sh
+
+# pg_cron for the in-database maintenance test (tests/processes/test_maintain_pg_cron.py).
+pg-cron:
+	@scripts/ensure-pg-cron.sh
 
 # Debian's Chromium for the console's browser test (tests/console/test_browser.py).
 chromium:
@@ -44,7 +48,7 @@ fmt: $(STAMP)
 	PYTHONWARNINGS=ignore $(BIN)/sqlfluff fix db --processes 2
 
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
-test: $(STAMP) pgtap chromium pgbouncer
+test: $(STAMP) pgtap chromium pgbouncer pg-cron
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # A smoke subset (the pgTAP files of tf_claim, one concurrency test, one worker-process test) as on

@@ -1,6 +1,6 @@
--- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing.
+-- Catalog contract (docs/design.md §7): every public tf_* function exists with its signature, is SECURITY DEFINER with a pinned search_path and a comment; private _tf_* helpers are not SECURITY DEFINER; PUBLIC may execute nothing. The one procedure, tf_maintain, commits between its batches, which neither SECURITY DEFINER nor a SET clause allows: it is SECURITY INVOKER without SET, and only taskforge_scheduler may call it.
 BEGIN;
-SELECT plan(42);
+SELECT plan(44);
 -- The public API, with the argument types of docs/design.md §5 (tf_register_worker has its appended heartbeat_seconds).
 SELECT has_function('taskforge', 'tf_submit', ARRAY['text', 'jsonb', 'text', 'numeric', 'numeric', 'timestamp with time zone', 'text', 'double precision',
                                                    'double precision', 'boolean', 'text', 'bigint[]', 'text', 'text', 'text'], 'tf_submit exists');
@@ -37,9 +37,21 @@ SELECT has_function('taskforge', 'tf_register_task_type', ARRAY['text', 'double 
 
 CREATE TEMP TABLE fn AS
 SELECT p.oid, p.oid::regprocedure::text AS signature, p.proname, p.prosecdef, p.proconfig, p.proacl,
-       obj_description(p.oid, 'pg_proc') AS comment
+       obj_description(p.oid, 'pg_proc') AS comment, p.prokind
   FROM pg_catalog.pg_proc p
  WHERE p.pronamespace = 'taskforge'::regnamespace;
+
+SELECT is((SELECT array_agg(format('%s secdef=%s set=%s', proname, prosecdef, proconfig IS NOT NULL)) FROM fn WHERE prokind = 'p'),
+          ARRAY['tf_maintain secdef=f set=f'],
+          'tf_maintain is the one procedure: SECURITY INVOKER, no SET clause (so it may COMMIT)');
+SELECT ok(has_function_privilege('taskforge_scheduler',
+              'taskforge.tf_maintain(double precision,double precision,double precision,numeric,bigint,bigint,bigint,bigint)',
+              'EXECUTE')
+          AND NOT has_function_privilege('taskforge_client',
+              'taskforge.tf_maintain(double precision,double precision,double precision,numeric,bigint,bigint,bigint,bigint)',
+              'EXECUTE'),
+          'taskforge_scheduler may CALL tf_maintain, taskforge_client may not');
+DELETE FROM fn WHERE prokind = 'p' AND proname = 'tf_maintain';  -- the function rules below
 
 SELECT cmp_ok((SELECT count(*)::int FROM fn WHERE proname LIKE 'tf\_%'), '>=', 15, 'at least the 15 public functions are present');
 SELECT cmp_ok((SELECT count(*)::int FROM fn WHERE proname LIKE '\_tf\_%'), '>=', 5, 'the private helpers are present');
