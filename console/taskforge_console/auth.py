@@ -10,6 +10,8 @@
 - Failed checks of the password or the token are throttled (:mod:`.throttle`): after a failure,
   attempts from that client address, and (more slowly) for that account from any address, are
   refused with 429 and ``Retry-After`` for a growing delay, without checking the secret.
+  Secrets are compared as SHA-256 digests with :func:`hmac.compare_digest` (constant time, and
+  the length of the secret does not show either).
 
 Views use the decorators :func:`signed_in` and :func:`may_act`; a blueprint can call
 :func:`require_signed_in` from ``before_request`` instead of decorating each view.
@@ -18,6 +20,7 @@ Views use the decorators :func:`signed_in` and :func:`may_act`; a blueprint can 
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
 import math
 from collections.abc import Callable
@@ -71,8 +74,15 @@ class TooManyAttempts(Exception):
         self.retry_after = retry_after
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
 def _same(given: str, expected: str | None) -> bool:
-    return expected is not None and hmac.compare_digest(given.encode(), expected.encode())
+    """``given`` is the secret ``expected`` (``None``: no such secret, never the same). Compares
+    SHA-256 digests with :func:`hmac.compare_digest`: constant time, and equal-length inputs, so
+    neither the position of the first difference nor the secret's length shows in the timing."""
+    return expected is not None and hmac.compare_digest(_digest(given), _digest(expected))
 
 
 def client_address() -> str:

@@ -1,11 +1,14 @@
 """Sign-in throttling through the app (Flask's test client, the session's database): a growing
 delay after failed passwords and tokens, per client address and per account; 429 with
-``Retry-After``; nothing checked while throttled.
+``Retry-After``; nothing checked while throttled; secrets compared as digests in constant time.
 Time is the ``clock`` fixture (a FakeClock the tests move on): nothing sleeps."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
+import types
 from typing import Any
 
 import pytest
@@ -192,3 +195,30 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_throttled(make_app: Any
     direct = make_app(password=PASSWORD).test_client()  # no proxy trusted: the header means nothing
     assert _sign_in(direct, "guess", HTTP_X_FORWARDED_FOR="203.0.113.1").status_code == 401
     assert _sign_in(direct, PASSWORD, HTTP_X_FORWARDED_FOR="203.0.113.2").status_code == 429
+
+
+def test_secrets_are_compared_as_sha256_digests_with_compare_digest(
+    token_app: Any, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[bytes, bytes]] = []
+
+    def spy(a: bytes, b: bytes) -> bool:
+        calls.append((a, b))
+        return hmac.compare_digest(a, b)
+
+    # auth's own hmac only (Flask-WTF and itsdangerous compare with hmac.compare_digest too).
+    monkeypatch.setattr(auth, "hmac", types.SimpleNamespace(compare_digest=spy))
+
+    def digest(text: str) -> bytes:
+        return hashlib.sha256(text.encode()).digest()
+
+    client = token_app.test_client()
+    assert _sign_in(client, "short").status_code == 401
+    assert calls == [(digest("short"), digest(PASSWORD))]  # equal lengths: the secret's does not show
+    clock.advance(1)
+    assert client.get("/api/tasks", headers={"Authorization": "Bearer x"}).status_code == 401
+    assert calls[1:] == [(digest("x"), digest(TOKEN))]
+    clock.advance(2)
+    assert client.get("/api/tasks", headers=BEARER).status_code == 200
+    assert calls[2:] == [(digest(TOKEN), digest(TOKEN))]
+    assert all(len(a) == len(b) == 32 for a, b in calls)
