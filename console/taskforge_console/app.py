@@ -14,6 +14,8 @@ werkzeug ``DispatcherMiddleware`` inside ``app.wsgi_app``; ``url_for`` then incl
 from __future__ import annotations
 
 import secrets
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from . import api, auth, security
 from .db import CutShort, Database, DatabaseUnavailable, cut_short_reads
 from .settings import Settings
 from .state import EXTENSION_KEY, ConsoleState, console
+from .throttle import SignInThrottle
 
 __all__ = ["create_app"]
 
@@ -108,12 +111,13 @@ def _mount(app: Flask, settings: Settings) -> None:
     app.wsgi_app = inner  # type: ignore[method-assign]
 
 
-def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
+def create_app(settings: Settings, *, open_pool: bool = True, clock: Callable[[], float] = time.monotonic) -> OpenAPI:
     """Build the console application for ``settings``.
 
     The connection pool starts in the background (``open_pool``); a database that is down is
     reported per request (503 JSON or an error page), never at start. Close it with
-    ``taskforge_console.state.console(app).db.close()``.
+    ``taskforge_console.state.console(app).db.close()``. ``clock`` is the sign-in throttle's
+    clock (seconds; :func:`time.monotonic`, which tests replace to move time on).
     """
     app = OpenAPI(
         __name__,
@@ -141,7 +145,7 @@ def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
         OPENAPI_HTML_STRING=(TEMPLATES / "api_index.html").read_text(encoding="utf-8"),
     )
     database = Database(settings)
-    app.extensions[EXTENSION_KEY] = ConsoleState(settings=settings, db=database)
+    app.extensions[EXTENSION_KEY] = ConsoleState(settings=settings, db=database, throttle=SignInThrottle(clock=clock))
 
     security.init_app(app)
     app.register_blueprint(auth.bp)
@@ -153,6 +157,7 @@ def create_app(settings: Settings, *, open_pool: bool = True) -> OpenAPI:
     app.context_processor(_template_globals)
     app.register_error_handler(DatabaseUnavailable, _unavailable)
     app.register_error_handler(CutShort, _cut_short)
+    app.register_error_handler(auth.TooManyAttempts, auth.too_many_attempts)
     app.register_error_handler(HTTPException, _http_error)
     _mount(app, settings)
     if open_pool:

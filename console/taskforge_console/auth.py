@@ -7,6 +7,11 @@
   takes the password (or the token when no password is set) and sets ``session["signed_in"]``.
 - With neither configured the console is open (``taskforge console`` binds to loopback only).
 - Read-only mode (:attr:`Settings.read_only`) refuses every action with 403.
+- Failed checks of the password or the token are throttled (:mod:`.throttle`): after a failure,
+  attempts from that client address, and (more slowly) for that account from any address, are
+  refused with 429 and ``Retry-After`` for a growing delay, without checking the secret.
+  Secrets are compared as SHA-256 digests with :func:`hmac.compare_digest` (constant time, and
+  the length of the secret does not show either).
 
 Views use the decorators :func:`signed_in` and :func:`may_act`; a blueprint can call
 :func:`require_signed_in` from ``before_request`` instead of decorating each view.
@@ -15,25 +20,33 @@ Views use the decorators :func:`signed_in` and :func:`may_act`; a blueprint can 
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, jsonify, redirect, render_template, request, session, url_for
+from flask import Blueprint, Response, g, jsonify, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from .state import console
+from .throttle import client_key, retry_after_header
 
 __all__ = [
+    "PASSWORD_ACCOUNT",
+    "TOKEN_ACCOUNT",
+    "TooManyAttempts",
     "bearer_ok",
     "bp",
     "can_act",
+    "client_address",
     "is_api_request",
     "is_signed_in",
     "may_act",
     "require_signed_in",
     "signed_in",
+    "too_many_attempts",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,15 +58,83 @@ API_PATHS = ("/api/", "/metrics")
 bp = Blueprint("auth", __name__)
 
 
+#: The accounts of the throttle: the sign-in password, and the token (the API's bearer token,
+#: which is also the sign-in secret when no password is set).
+PASSWORD_ACCOUNT = "password"
+TOKEN_ACCOUNT = "token"
+_BEARER_RESULT = "taskforge_bearer_ok"  # flask.g attribute: the request's bearer check, done once
+
+
+class TooManyAttempts(Exception):
+    """A bearer token presented while its client address (or the token account) is throttled:
+    answered 429 with ``Retry-After`` by :func:`too_many_attempts`. ``retry_after``: seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"too many failed attempts: retry after {retry_after:.0f} s")
+        self.retry_after = retry_after
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
 def _same(given: str, expected: str | None) -> bool:
-    return expected is not None and hmac.compare_digest(given.encode(), expected.encode())
+    """``given`` is the secret ``expected`` (``None``: no such secret, never the same). Compares
+    SHA-256 digests with :func:`hmac.compare_digest`: constant time, and equal-length inputs, so
+    neither the position of the first difference nor the secret's length shows in the timing."""
+    return expected is not None and hmac.compare_digest(_digest(given), _digest(expected))
+
+
+def client_address() -> str:
+    """The request's throttling key: :func:`taskforge_console.throttle.client_key` of
+    ``request.remote_addr`` (the client as the trusted proxies report it with
+    :attr:`Settings.proxy_hops`, else the peer of the TCP connection)."""
+    return client_key(request.remote_addr)
 
 
 def bearer_ok() -> bool:
-    """The request carries ``Authorization: Bearer <the configured token>``."""
+    """The request carries ``Authorization: Bearer <the configured token>``.
+
+    Checked once per request (the answer is kept in ``flask.g``) and throttled: a wrong token
+    counts as a failure of the client address and of :data:`TOKEN_ACCOUNT`. Raises
+    :class:`TooManyAttempts` (the first time it is asked in the request) when the request is
+    throttled: the token is then not compared. No ``Authorization: Bearer`` header, or no token
+    configured, is simply False and no attempt."""
+    cached: bool | None = g.get(_BEARER_RESULT)
+    if cached is not None:
+        return cached
+    token = console().settings.token
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
-    return scheme.lower() == "bearer" and _same(value.strip(), console().settings.token)
+    if token is None or scheme.lower() != "bearer":
+        setattr(g, _BEARER_RESULT, False)
+        return False
+    given = value.strip()
+    attempt = console().throttle.attempt(
+        client_address(), TOKEN_ACCOUNT, lambda: _same(given, token), reset_account=False
+    )
+    setattr(g, _BEARER_RESULT, attempt.ok)
+    if attempt.throttled:
+        raise TooManyAttempts(attempt.retry_after)
+    return attempt.ok
+
+
+def _wait_text(seconds: float) -> str:
+    whole = max(1, math.ceil(seconds))
+    return f"{whole} s" if whole < 120 else f"{math.ceil(whole / 60)} min"
+
+
+def too_many_attempts(exc: TooManyAttempts) -> BaseResponse:
+    """The 429 answer of a throttled bearer token: JSON ``too_many_attempts`` on the API, a page
+    otherwise; ``Retry-After`` in whole seconds."""
+    message = f"too many failed attempts from this address: try again in {_wait_text(exc.retry_after)}"
+    if is_api_request():
+        response = jsonify(code="too_many_attempts", message=message, field=None)
+        response.status_code = 429
+    else:
+        response = Response(render_template("error.html", title="Too many attempts", message=message), status=429)
+    response.headers["Retry-After"] = retry_after_header(exc.retry_after)
+    return response
 
 
 def is_api_request() -> bool:
@@ -143,22 +224,39 @@ def _safe_next(target: str | None) -> str:
 
 @bp.route("/signin", methods=["GET", "POST"])
 def signin() -> Any:
-    """Sign-in page: the password (or, with no password set, the API token)."""
+    """Sign-in page: the password (or, with no password set, the API token).
+
+    A failure is 401; while the client address or the account is throttled the secret is not
+    checked and the answer is 429 with ``Retry-After`` (:mod:`.throttle`). A success resets the
+    address's and the account's failures."""
     settings = console().settings
     if not settings.auth_required:
         return redirect(_safe_next(request.args.get("next")))
     error = None
+    status = 200
+    headers: dict[str, str] = {}
     if request.method == "POST":
         given = request.form.get("password", "")
         expected = settings.password if settings.password is not None else settings.token
-        if _same(given, expected):
+        account = PASSWORD_ACCOUNT if settings.password is not None else TOKEN_ACCOUNT
+        attempt = console().throttle.attempt(client_address(), account, lambda: _same(given, expected))
+        if attempt.ok:
             session.clear()
             session[SESSION_KEY] = True
             session.permanent = False
             return redirect(_safe_next(request.args.get("next")))
-        error = "wrong password"
-    status = 401 if error else 200
-    return render_template("signin.html", error=error, uses_token=settings.password is None), status
+        if attempt.throttled:
+            error = f"Too many failed sign-ins: try again in {_wait_text(attempt.retry_after)}."
+            status = 429
+        else:
+            error = "wrong password"
+            if attempt.retry_after > 0:
+                error += f" (the next attempt is taken in {_wait_text(attempt.retry_after)})"
+            status = 401
+        if attempt.retry_after > 0:
+            headers["Retry-After"] = retry_after_header(attempt.retry_after)
+    page = render_template("signin.html", error=error, uses_token=settings.password is None)
+    return page, status, headers
 
 
 @bp.route("/signout", methods=["POST"])

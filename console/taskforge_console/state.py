@@ -8,6 +8,7 @@ from flask import Flask, current_app
 
 from .db import Database
 from .settings import Settings
+from .throttle import SignInThrottle
 
 __all__ = ["ConsoleState", "console"]
 
@@ -16,10 +17,11 @@ EXTENSION_KEY = "taskforge_console"
 
 @dataclass(frozen=True)
 class ConsoleState:
-    """Settings and the database (pool) of one console application."""
+    """Settings, the database (pool) and the sign-in throttle of one console application."""
 
     settings: Settings
     db: Database
+    throttle: SignInThrottle
 
 
 def console(app: Flask | None = None) -> ConsoleState:

@@ -4,7 +4,9 @@ deploy it), so every test also checks that the console needs no other privilege.
 
 - ``console_dsn``: DSN of that role on the test database.
 - ``make_app(**settings)``: a console app (``taskforge_console.create_app``); its pool is closed
-  after the test. ``Settings`` defaults: the console DSN, no token, no password.
+  after the test. ``Settings`` defaults: the console DSN, no token, no password. Its sign-in
+  throttle reads ``clock`` (a ``FakeClock``: time moves only when the test says so); pass
+  ``clock=...`` for another.
 - ``admin``: an autocommit connection as the migrating user (to set up tasks and attempts).
 - ``queue``: a queue name no other test uses, so tests never depend on what others left.
 """
@@ -23,7 +25,7 @@ from psycopg.conninfo import make_conninfo
 from taskforge_console import Settings, create_app
 from taskforge_console.state import console
 
-from console_support import BEARER, PASSWORD, TOKEN
+from console_support import BEARER, PASSWORD, TOKEN, FakeClock
 from sqlcore_helpers import unique_name
 
 
@@ -43,13 +45,19 @@ def console_dsn(db_dsn: str, admin_dsn: str) -> Iterator[str]:
 
 
 @pytest.fixture()
-def make_app(console_dsn: str) -> Iterator[Callable[..., Any]]:
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture()
+def make_app(console_dsn: str, clock: FakeClock) -> Iterator[Callable[..., Any]]:
     apps: list[Any] = []
 
     def make(**overrides: Any) -> Any:
         values: dict[str, Any] = {"dsn": console_dsn}
+        app_clock = overrides.pop("clock", clock)
         values.update(overrides)
-        app = create_app(Settings(**values))
+        app = create_app(Settings(**values), clock=app_clock)
         app.config["TESTING"] = True
         apps.append(app)
         return app

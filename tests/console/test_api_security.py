@@ -10,7 +10,7 @@ import pytest
 
 from taskforge_console.security import CSP
 
-from console_support import BEARER, PASSWORD, TOKEN
+from console_support import BEARER, PASSWORD, TOKEN, FakeClock
 
 ACTIONS = [
     ("post", "/api/tasks", {"task_type": "noop"}),
@@ -38,13 +38,14 @@ def _sign_in(client: Any, password: str = PASSWORD) -> Any:
 
 # --- token ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", READS)
-def test_api_needs_the_token(token_app: Any, path: str) -> None:
+def test_api_needs_the_token(token_app: Any, clock: FakeClock, path: str) -> None:
     client = token_app.test_client()
     for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": f"Basic {TOKEN}"}):
         response = client.get(path, headers=headers)
         assert response.status_code == 401, (path, headers)
         assert response.get_json()["code"] == "unauthorized"
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    clock.advance(1)  # the wrong token's delay (test_signin_throttle.py)
     assert client.get(path, headers=BEARER).status_code in (200, 404)
 
 
@@ -66,12 +67,13 @@ def test_health_and_api_document_need_no_token(token_app: Any) -> None:
 
 
 # --- sign-in session --------------------------------------------------------------------------
-def test_sign_in_session_reads_the_api_and_needs_csrf_to_act(token_app: Any, queue: str) -> None:
+def test_sign_in_session_reads_the_api_and_needs_csrf_to_act(token_app: Any, clock: FakeClock, queue: str) -> None:
     client = token_app.test_client()
     assert client.get("/").status_code == 302  # pages redirect to the sign-in page
     assert client.get("/").headers["Location"].startswith("/signin?next=")
     wrong = _sign_in(client, "not the password")
     assert wrong.status_code == 401 and "wrong password" in wrong.get_data(as_text=True)
+    clock.advance(1)  # the failure's delay (test_signin_throttle.py)
     signed = _sign_in(client)
     assert signed.status_code == 302 and signed.headers["Location"] == "/"
     assert client.get("/api/tasks").status_code == 200

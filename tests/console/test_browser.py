@@ -8,8 +8,9 @@ It signs in, submits a task through the form and watches it reach SUCCEEDED by l
 opens its attempt timeline, opens the page of a task of a diamond of dependencies and its flow
 graph (boxes coloured by state, a box is a link), sets and removes a rate limit on the
 flow-control page, pauses and resumes a queue (a task submitted meanwhile waits, then
-runs), bulk-cancels ticked tasks through the confirmation step, and saves screenshots to the
-test's tmp folder. With ``TASKFORGE_UPDATE_SCREENSHOTS=1`` the dashboard screenshot is also
+runs), bulk-cancels ticked tasks through the confirmation step, signs out and sees a second
+sign-in attempt right after a wrong password refused by the throttle (429, said on the page),
+and saves screenshots to the test's tmp folder. With ``TASKFORGE_UPDATE_SCREENSHOTS=1`` the dashboard screenshot is also
 written to ``docs/img/console-dashboard.png`` (the README shows it). Throughout, the page may log
 no error (a Content-Security-Policy violation would show there) and no ``alert`` may fire,
 although the submitted payload holds ``<script>alert(1)</script>``.
@@ -288,5 +289,25 @@ def test_console_in_a_real_browser(stack: dict[str, Any], browser_page: tuple[An
     if os.environ.get("TASKFORGE_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         SCREENSHOT.write_bytes(path.read_bytes())
-
     assert problems == [], problems
+
+    # Sign out, then wrong passwords: after a failure the next attempt is refused for 1 s, 2 s,
+    # 4 s..., so one of the next tries (typed at once) meets the throttle, which the page says
+    # (429). The 401s and the 429 are then the only problems.
+    page.click("form[action$='/signout'] button")
+    expect(page).to_have_url(re.compile(r"/signin"))
+    alert = page.locator("p.error[role=alert]")
+    for attempt in range(4):
+        page.fill("#password", f"not the password {attempt}")
+        page.click("button[type=submit]")
+        expect(alert).to_be_visible()
+        if alert.inner_text().startswith("Too many"):
+            break
+        expect(alert).to_contain_text("wrong password (the next attempt is taken in")
+    expect(alert).to_contain_text("Too many failed sign-ins: try again in")
+    expect(page.locator("#password")).to_be_visible()
+    shot(page, stack, "signin-throttled")
+    statuses = sorted({p.split(":", 1)[0] for p in problems if p.startswith("HTTP ")})
+    assert statuses == ["HTTP 401", "HTTP 429"], problems
+    others = [p for p in problems if not p.startswith("HTTP ") and "status of 4" not in p]
+    assert others == [], problems

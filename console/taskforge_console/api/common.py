@@ -23,7 +23,7 @@ __all__ = ["BodyError", "api_blueprint", "database_error", "optional_body", "opt
 M = TypeVar("M", bound=BaseModel)
 
 #: Error answers every authenticated API operation may give (documented in the OpenAPI document).
-COMMON_RESPONSES: ResponseDict = {400: ErrorBody, 401: ErrorBody, 503: ErrorBody}
+COMMON_RESPONSES: ResponseDict = {400: ErrorBody, 401: ErrorBody, 429: ErrorBody, 503: ErrorBody}
 #: SQLSTATEs that mean the database is not (fully) set up for the console.
 SETUP_SQLSTATES = {
     "42501": "the console's database role lacks a privilege: GRANT taskforge_console TO <the console's login role>",

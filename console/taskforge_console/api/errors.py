@@ -12,6 +12,8 @@ HTTP   code                              when
 404    ``not_found``                     SQLSTATE TF404 (``field`` = ``task_id``), or no such route
 409    ``conflict``                      SQLSTATE TF409 (idempotency key reuse, retry refused)
 413    ``request_entity_too_large``      body above the configured limit
+429    ``too_many_attempts``             a bearer token while its address (or the token) is
+                                         throttled after failures; ``Retry-After`` says when
 503    ``database_unavailable``/``cut_short``  no connection, or a read hit ``statement_timeout``
 =====  ================================  ===================================================
 
