@@ -134,6 +134,32 @@ def test_metrics_from_the_views(api: Any, admin: Any, queue: str) -> None:
     api.post(f"/api/queues/{queue}/resume")
 
 
+def test_metrics_show_dead_tuples_table_sizes_and_the_oldest_snapshot(api: Any, admin: Any, db_dsn: str) -> None:
+    """What vacuum sees: a snapshot held elsewhere shows as the oldest xmin's age, and the rows
+    of the tables as live and dead tuples (the server's statistics, flushed at commit)."""
+    admin.execute("SELECT taskforge.tf_submit('noop', queue => 'metrics_vacuum')")
+    holder = psycopg.connect(db_dsn)
+    try:
+        holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT count(*) FROM taskforge.tasks").fetchone()  # takes the snapshot
+        for _ in range(3):  # transactions that make the held snapshot older
+            admin.execute("SELECT taskforge.tf_submit('noop', queue => 'metrics_vacuum')")
+        time.sleep(0.6)  # statistics reach the shared counters within PGSTAT_MIN_INTERVAL (a second)
+        text = api.get("/metrics").get_data(as_text=True)
+        assert _samples(text, "taskforge_oldest_xmin_age_transactions")[""] >= 3
+        # The holder is another role: without pg_read_all_stats its transaction start is hidden.
+        assert _samples(text, "taskforge_oldest_snapshot_held_seconds")[""] >= 0
+        assert _samples(text, "taskforge_table_size_bytes")['{table="tasks"}'] > 0
+        assert _samples(text, "taskforge_table_index_size_bytes")['{table="tasks"}'] > 0
+        assert '{table="attempts"}' in _samples(text, "taskforge_table_dead_tuples")
+        assert '{table="tasks"}' in _samples(text, "taskforge_table_live_tuples")
+    finally:
+        holder.rollback()
+        holder.close()
+    released = api.get("/metrics").get_data(as_text=True)
+    assert _samples(released, "taskforge_oldest_xmin_age_transactions")[""] < 3
+
+
 def _hold_lock(dsn: str, ready: threading.Event, release: threading.Event) -> None:
     with psycopg.connect(dsn) as conn:
         conn.execute("LOCK TABLE taskforge.tasks IN ACCESS EXCLUSIVE MODE")

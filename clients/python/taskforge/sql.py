@@ -357,6 +357,20 @@ SELECT queue, outcome, count(*)
  WHERE finished_at >= now() - make_interval(secs => %(window_seconds)s)
  GROUP BY queue, outcome
 """
+# /metrics: what vacuum sees of each TaskForge table (the server's statistics: dead tuples are
+# what autovacuum has not removed yet) and the oldest snapshot holding vacuum back in this database.
+CONSOLE_METRICS_TABLES = """
+SELECT s.relname::text, s.n_live_tup, s.n_dead_tup, pg_catalog.pg_table_size(s.relid),
+       pg_catalog.pg_indexes_size(s.relid),
+       extract(epoch FROM now() - greatest(s.last_vacuum, s.last_autovacuum))::float8
+  FROM pg_catalog.pg_stat_user_tables s
+ WHERE s.schemaname = 'taskforge'
+ ORDER BY s.relname
+"""
+CONSOLE_METRICS_OLDEST_SNAPSHOT = """
+SELECT coalesce(max(xmin_age), 0)::bigint, coalesce(max(held_seconds), 0)::float8
+  FROM taskforge.tf_snapshot_holders
+"""
 CONSOLE_METRICS_RECOVERY_LAG = """
 SELECT queue, recovery_lag_seconds
   FROM taskforge.tf_attempts

@@ -18,6 +18,16 @@ a restart) report the same figures. Families:
   counting the whole attempt history on every scrape).
 - ``taskforge_attempt_recovery_lag_seconds{queue}``: gauge histogram of the recovery lag
   (abandoned_at - lease_expires_at) of attempts abandoned in the last :data:`WINDOW_SECONDS`.
+- ``taskforge_table_live_tuples{table}``, ``taskforge_table_dead_tuples{table}``: the server's
+  estimates for each table of schema taskforge (dead tuples are row versions vacuum has not
+  removed yet: they grow while a snapshot is held or autovacuum falls behind);
+  ``taskforge_table_size_bytes{table}`` and ``taskforge_table_index_size_bytes{table}``;
+  ``taskforge_table_seconds_since_vacuum{table}`` (manual or automatic; absent before the first).
+- ``taskforge_oldest_xmin_age_transactions``: age, in transactions, of the oldest snapshot holding
+  vacuum back in this database (tf_snapshot_holders: sessions, prepared transactions,
+  replication slots; 0 when none); ``taskforge_oldest_snapshot_held_seconds``: how long the
+  oldest such transaction has been open (another role's session counts only when the console's
+  role holds ``pg_read_all_stats``: PostgreSQL hides its transaction start otherwise).
 - ``taskforge_console_scrape_cut_short``: 1 when a query of this scrape hit the limit (its
   families are then missing from the answer).
 """
@@ -71,6 +81,10 @@ class TaskforgeCollector(Collector):
             cut_short = 1
         try:
             yield from self._attempts()
+        except CutShort:
+            cut_short = 1
+        try:
+            yield from self._tables()
         except CutShort:
             cut_short = 1
         flag = GaugeMetricFamily(
@@ -138,6 +152,46 @@ class TaskforgeCollector(Collector):
             family.add_metric([queue, outcome], n)
         yield family
         yield from self._lag_histogram(lags)
+
+    def _tables(self) -> Iterator[Metric]:
+        def read(conn: Any) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None]:
+            tables = conn.execute(sql.CONSOLE_METRICS_TABLES, prepare=False).fetchall()
+            oldest = conn.execute(sql.CONSOLE_METRICS_OLDEST_SNAPSHOT, prepare=False).fetchone()
+            return tables, oldest
+
+        tables, oldest = self.db.read("metrics: tables", read)
+        families = {
+            "live": GaugeMetricFamily("taskforge_table_live_tuples", "Live rows (estimate)", labels=["table"]),
+            "dead": GaugeMetricFamily(
+                "taskforge_table_dead_tuples", "Dead row versions vacuum has not removed yet", labels=["table"]
+            ),
+            "size": GaugeMetricFamily("taskforge_table_size_bytes", "Table size without indexes", labels=["table"]),
+            "index": GaugeMetricFamily("taskforge_table_index_size_bytes", "Size of the indexes", labels=["table"]),
+            "vacuum": GaugeMetricFamily(
+                "taskforge_table_seconds_since_vacuum",
+                "Seconds since the last vacuum (manual or auto)",
+                labels=["table"],
+            ),
+        }
+        for name, live, dead, size, index, since_vacuum in tables:
+            families["live"].add_metric([name], live)
+            families["dead"].add_metric([name], dead)
+            families["size"].add_metric([name], size)
+            families["index"].add_metric([name], index)
+            if since_vacuum is not None:
+                families["vacuum"].add_metric([name], max(0.0, since_vacuum))
+        yield from families.values()
+        xmin_age, held = oldest or (0, 0.0)
+        age = GaugeMetricFamily(
+            "taskforge_oldest_xmin_age_transactions",
+            "Age in transactions of the oldest snapshot holding vacuum back in this database (0: none)",
+        )
+        age.add_metric([], xmin_age)
+        seconds = GaugeMetricFamily(
+            "taskforge_oldest_snapshot_held_seconds", "How long the oldest snapshot holder's transaction has been open"
+        )
+        seconds.add_metric([], held)
+        yield from (age, seconds)
 
     @staticmethod
     def _lag_histogram(lags: list[tuple[Any, ...]]) -> Iterator[Metric]:
