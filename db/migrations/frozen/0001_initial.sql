@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 7837ce95cd6e1a74). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 e711bcc9104d0971). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -419,6 +419,35 @@ CREATE TABLE taskforge.periodic_schedules (
 );
 COMMENT ON TABLE taskforge.periodic_schedules IS
     'Periodic schedules: cron + time zone + the request enqueued at each tick. Written by tf_schedule_periodic, tf_enqueue_periodic.';
+
+-- Rows a maintenance sweep could not process (tf_recover, tf_promote, tf_enqueue_periodic,
+-- tf_prune): one row per sweep and row it failed on, written by taskforge._tf_maintenance_failed
+-- when a sweep's set-based statement fails and its row-by-row fallback isolates the row (each row
+-- in a subtransaction of its own). The sweep leaves the row out until retry_after (a backoff that
+-- doubles from 60 s to 1 h per failure), then tries it again; the entry is deleted by the sweep as
+-- soon as the row is no longer one it would process (processed at last, repaired, deleted).
+-- Read through the view tf_maintenance_errors. docs/operations.md, "A row a sweep cannot process".
+CREATE TABLE taskforge.maintenance_errors (
+    sweep          text NOT NULL CONSTRAINT maintenance_errors_sweep_known
+        CHECK (sweep IN ('tf_recover', 'tf_promote', 'tf_enqueue_periodic', 'tf_prune')),
+    -- The row: a task id (decimal) for tf_recover, tf_promote and tf_prune, a schedule name for
+    -- tf_enqueue_periodic. No foreign key: the row may be deleted while its entry is kept.
+    subject        text NOT NULL,
+    -- The error of the last failure: SQLSTATE and message (capped at 1000 characters; no DETAIL,
+    -- which can quote the row's values).
+    sqlstate       text NOT NULL CONSTRAINT maintenance_errors_sqlstate_format CHECK (sqlstate ~ '^[0-9A-Z]{5}$'),
+    message        text NOT NULL CONSTRAINT maintenance_errors_message_length CHECK (length(message) <= 1000),
+    failures       int NOT NULL CONSTRAINT maintenance_errors_failures_positive CHECK (failures >= 1),
+    first_seen_at  timestamptz NOT NULL,
+    last_seen_at   timestamptz NOT NULL,
+    -- Until then the sweep leaves the row out (and does not let it shorten its next deadline).
+    retry_after    timestamptz NOT NULL,
+    PRIMARY KEY (sweep, subject),
+    CONSTRAINT maintenance_errors_task_subject CHECK (sweep = 'tf_enqueue_periodic' OR subject ~ '^[0-9]{1,19}$'),
+    CONSTRAINT maintenance_errors_seen_order CHECK (last_seen_at >= first_seen_at AND retry_after > last_seen_at)
+);
+COMMENT ON TABLE taskforge.maintenance_errors IS
+    'Rows a maintenance sweep (tf_recover, tf_promote, tf_enqueue_periodic, tf_prune) failed on and skips until retry_after. Written by _tf_maintenance_failed; read through tf_maintenance_errors.';
 
 -- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
 -- so the cost of claim/promote/recover does not grow with finished history.
@@ -2529,6 +2558,117 @@ COMMENT ON FUNCTION taskforge._tf_lock_task(bigint) IS
     'Private: SELECT ... FOR UPDATE of one task, returned as a row; TF404 when there is none.';
 REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
 
+-- >>> db/functions/_tf_maintenance_failed.sql
+-- taskforge._tf_maintenance_failed(sweep text, subject text, sqlstate text, message text,
+--                                  now timestamptz) -> timestamptz            (private helper)
+--
+-- Purpose:    record that a maintenance sweep could not process one row (its row-by-row fallback
+--             caught the error in the row's own subtransaction), in taskforge.maintenance_errors
+--             (read through tf_maintenance_errors): a first failure inserts the entry, a later one
+--             updates the error, counts it and moves last_seen_at. The sweep leaves the row out
+--             until retry_after = now + 60 s x 2^(failures - 1), at most 1 hour (60 s, 2 min,
+--             4 min, ... 1 h): a row that keeps failing costs one subtransaction per retry, not
+--             a failed set-based statement and a fallback on every pass.
+--             A new error (no entry yet, or another SQLSTATE or message than the recorded one)
+--             raises a WARNING (SQLSTATE 01000), which the scheduler logs: once per new error,
+--             not on every failure.
+-- Parameters: sweep    'tf_recover', 'tf_promote', 'tf_enqueue_periodic' or 'tf_prune'.
+--             subject  the row: a task id in decimal, or the schedule name (tf_enqueue_periodic).
+--             sqlstate, message  the caught error (message capped at 1000 characters).
+--             now      the sweep's clock (clock_timestamp() read once at its entry).
+-- Returns:    retry_after.
+-- Errors:     23514 from the table's CHECKs for a sweep or subject outside the above (a caller bug).
+-- Locks:      the entry's row (upsert on the primary key).
+-- Clock:      the caller's now.
+-- By hand:    it makes the sweep skip the row until retry_after; delete the entry to undo.
+CREATE OR REPLACE FUNCTION taskforge._tf_maintenance_failed(
+    sweep text, subject text, sqlstate text, message text, now timestamptz
+)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_message text := left(coalesce(_tf_maintenance_failed.message, ''), 1000);
+    v_old taskforge.maintenance_errors%ROWTYPE;
+    v_failures int;
+    v_retry_after timestamptz;
+BEGIN
+    SELECT * INTO v_old FROM taskforge.maintenance_errors e
+     WHERE e.sweep = _tf_maintenance_failed.sweep AND e.subject = _tf_maintenance_failed.subject
+       FOR UPDATE;
+    v_failures := coalesce(v_old.failures, 0) + 1;
+    v_retry_after := _tf_maintenance_failed.now
+        + make_interval(secs => least(3600, 60 * power(2, least(v_failures, 7) - 1)));
+
+    INSERT INTO taskforge.maintenance_errors AS e
+           (sweep, subject, sqlstate, message, failures, first_seen_at, last_seen_at, retry_after)
+    VALUES (_tf_maintenance_failed.sweep, _tf_maintenance_failed.subject, _tf_maintenance_failed.sqlstate,
+            v_message, 1, _tf_maintenance_failed.now, _tf_maintenance_failed.now, v_retry_after)
+    ON CONFLICT (sweep, subject) DO UPDATE
+       SET sqlstate = excluded.sqlstate, message = excluded.message, failures = e.failures + 1,
+           last_seen_at = greatest(e.last_seen_at, excluded.last_seen_at),
+           retry_after = greatest(e.retry_after, excluded.retry_after)
+    RETURNING e.retry_after INTO v_retry_after;
+
+    IF v_old.sweep IS NULL OR v_old.sqlstate IS DISTINCT FROM _tf_maintenance_failed.sqlstate
+       OR v_old.message IS DISTINCT FROM v_message THEN
+        RAISE WARNING USING
+            MESSAGE = format('taskforge: %s skipped %s: %s (SQLSTATE %s)', _tf_maintenance_failed.sweep,
+                             CASE WHEN _tf_maintenance_failed.sweep = 'tf_enqueue_periodic'
+                                  THEN 'periodic schedule ' || quote_literal(_tf_maintenance_failed.subject)
+                                  ELSE 'task ' || _tf_maintenance_failed.subject END,
+                             v_message, _tf_maintenance_failed.sqlstate),
+            DETAIL = format('The other rows were processed. The row is retried after %s; until then it is listed '
+                            'in taskforge.tf_maintenance_errors.', v_retry_after);
+    END IF;
+    RETURN v_retry_after;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_maintenance_failed(text, text, text, text, timestamptz) IS
+    'Private: record a row a maintenance sweep could not process in maintenance_errors (retry after 60 s doubling to 1 h); a new error raises a WARNING for the scheduler''s log. Returns retry_after.';
+REVOKE ALL ON FUNCTION taskforge._tf_maintenance_failed(text, text, text, text, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_maintenance_row_error.sql
+-- taskforge._tf_maintenance_row_error(sqlstate text) -> boolean              (private helper)
+--
+-- Purpose:    tell the maintenance sweeps (tf_recover, tf_promote, tf_enqueue_periodic, tf_prune)
+--             whether an error they caught is about the row they were processing, so that they
+--             skip and record that row and go on with the others, or about the database or the
+--             moment, so that they re-raise it and the whole call fails (and is repeated by its
+--             caller, or stops it):
+--               not about a row: classes 08 (connection), 25 (transaction state, e.g. 25006
+--               read-only after a failover), 40 (deadlock, serialization failure), 42 (syntax or
+--               access rule: a missing table, function or privilege fails every row alike), 53
+--               (insufficient resources), 55 (e.g. 55P03 lock_not_available), 57 (operator
+--               intervention), 58 (system error), F0 (configuration file);
+--               about the row: every other SQLSTATE, e.g. 23xxx (a constraint the row's new
+--               version breaks), 22xxx (a value of the row), P0001 (a trigger that refused the
+--               row), XX000 (_tf_broken_invariant found the row broken), TFxxx (a refusal of the
+--               rules, e.g. a periodic schedule's request that tf_submit refuses now).
+--             query_canceled (57014, statement_timeout) and assert_failure never reach a sweep's
+--             handler: PL/pgSQL's WHEN OTHERS does not catch them.
+-- Parameters: sqlstate  the caught error's SQLSTATE (5 characters).
+-- Returns:    true when the error is about the row; NULL sqlstate: false.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_maintenance_row_error(sqlstate text)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT coalesce(left(_tf_maintenance_row_error.sqlstate, 2)
+                    NOT IN ('08', '25', '40', '42', '53', '55', '57', '58', 'F0'), false);
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_maintenance_row_error(text) IS
+    'Private: true when a SQLSTATE caught by a maintenance sweep is about the row (skip and record it), false when about the database or the moment (08, 25, 40, 42, 53, 55, 57, 58, F0: re-raise).';
+REVOKE ALL ON FUNCTION taskforge._tf_maintenance_row_error(text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_name_pattern.sql
 -- taskforge._tf_name_pattern(kind text) -> text                        (private helper)
 --
@@ -2660,6 +2800,96 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) IS
     'Private: true when an (outcome, result) element of a batch finalize is acceptable (a known outcome; a result of at most 1 MiB, nested at most 100 levels).';
 REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
+
+-- >>> db/functions/_tf_recover_rows.sql
+-- taskforge._tf_recover_rows(task_ids bigint[], now timestamptz)
+--   -> TABLE(requeued int, ended int, queues text[])                        (private helper)
+--
+-- Purpose:    the writes of tf_recover for the given tasks, which the caller has locked (FOR
+--             UPDATE) and found RUNNING with an expired lease: in one statement the current
+--             attempt becomes ABANDONED (outcome timed_out when the lease had reached the
+--             attempt's deadline, else lease_expired; finished_at = now) and the task QUEUED at
+--             once when budget remains, CANCELLED when a cancel was requested while it ran, else
+--             FAILED (last_error type lease_expired or timed_out). Expiry is tested again here,
+--             so a task no longer RUNNING or whose lease is valid is left alone.
+--             tf_recover calls it once for its whole batch (fast path) and, when that raises an
+--             error about a row, once per task, each in its own subtransaction.
+-- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
+--             now       tf_recover's clock.
+-- Returns:    one row: requeued = tasks put back to QUEUED; ended = tasks FAILED or CANCELLED;
+--             queues = the queues of the requeued tasks (duplicates possible; for NOTIFY).
+-- Errors:     whatever a write raises (a CHECK, a trigger, ...): nothing is written then.
+-- Locks:      the given tasks rows (already the caller's) and their current attempts.
+-- Plans:      SET plan_cache_mode = force_custom_plan (the ids are a parameter).
+-- Clock:      the caller's now.
+-- By hand:    no: call tf_recover, which locks and checks the rows first.
+CREATE OR REPLACE FUNCTION taskforge._tf_recover_rows(task_ids bigint[], now timestamptz)
+RETURNS TABLE(requeued int, ended int, queues text[])
+LANGUAGE plpgsql
+ROWS 1
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := _tf_recover_rows.now;
+BEGIN
+    RETURN QUERY
+    WITH expired AS (
+        SELECT t.task_id, o.outcome,
+               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS next_state
+          FROM taskforge.tasks t
+         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
+                                         ELSE 'lease_expired' END AS outcome) o
+         WHERE t.task_id = ANY (_tf_recover_rows.task_ids)
+           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+    ), moved AS (
+        UPDATE taskforge.tasks t
+           SET state = e.next_state,
+               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
+               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
+                                 THEN jsonb_build_object('type', 'timed_out', 'message',
+                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
+                                             t.attempt_count, t.timeout_seconds))
+                                 WHEN e.next_state = 'FAILED'
+                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
+                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
+                                 ELSE t.last_error END,
+               owner_worker_id = NULL,
+               lease_expires_at = NULL,
+               deadline_at = NULL,
+               updated_at = v_now
+          FROM expired e
+         WHERE t.task_id = e.task_id
+           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
+    ), abandoned AS (
+        UPDATE taskforge.attempts a
+           SET state = taskforge._tf_attempt_state_after(m.outcome),
+               outcome = m.outcome,
+               finished_at = v_now,
+               error = CASE m.outcome
+                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
+                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
+                           ELSE jsonb_build_object('type', 'lease_expired',
+                                'message', 'the lease expired before the attempt was finalized') END
+          FROM moved m
+         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
+        RETURNING a.task_id
+    )
+    SELECT (count(*) FILTER (WHERE m.state = 'QUEUED'))::int,
+           (count(*) FILTER (WHERE m.state <> 'QUEUED'))::int,
+           coalesce(array_agg(m.queue::text) FILTER (WHERE m.state = 'QUEUED'), '{}')
+      FROM moved m;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_recover_rows(bigint[], timestamptz) IS
+    'Private: tf_recover''s writes for locked expired tasks (attempt ABANDONED, task QUEUED/FAILED/CANCELLED); returns the counts and the requeued queues.';
+REVOKE ALL ON FUNCTION taskforge._tf_recover_rows(bigint[], timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_release_children.sql
 -- taskforge._tf_release_children() -> trigger                          (private helper)
@@ -4814,16 +5044,30 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune_workers(double precision, numeric) 
 -- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
 --             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
---             (a scheduler can sleep until then).
--- Errors:     TF400 naming the argument.
+--             (a scheduler can sleep until then); a task skipped for a recorded error (below)
+--             counts with its retry_after instead of its lease.
+-- Bad rows:   one row that cannot be recovered never stops the others. The batch is written by
+--             one set-based statement (taskforge._tf_recover_rows); when it raises an error about
+--             a row (taskforge._tf_maintenance_row_error: a CHECK, a trigger, a value; not a
+--             deadlock, a lock timeout, a read-only server or a missing object, which fail the
+--             call as before), the same locked batch is written task by task, each in its own
+--             subtransaction: a task that fails is rolled back alone, recorded in
+--             maintenance_errors (tf_maintenance_errors; a WARNING the first time the error is
+--             seen, via taskforge._tf_maintenance_failed) and left out of later calls until its
+--             retry_after (60 s doubling to 1 h), so it neither slows every pass nor is met
+--             first again by the next batch. Its entry is deleted once the task no longer
+--             needs recovery (recovered at last, or changed by hand). The fallback is bounded by
+--             the batch: at most max_tasks subtransactions, only in the call that met the row.
+-- Errors:     TF400 naming the argument; errors that are not about a row fail the call.
 -- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
---             right now is skipped (its owner is alive) and looked at on the next call.
+--             right now is skipped (its owner is alive) and looked at on the next call; the
+--             maintenance_errors entries it writes.
 -- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit);
 --             pg_notify('taskforge_finished', task_id) for each task submitted with
 --             notify_finished that it ends FAILED or CANCELLED (the row trigger of
 --             taskforge._tf_notify_finished).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
--- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
+-- Clock:      clock_timestamp() once at entry: the expiry test, the abandon time, retry_after.
 -- By hand:    yes; it only acts on leases that have already expired.
 CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
@@ -4837,80 +5081,92 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := clock_timestamp();
-    v_requeued int;
-    v_ended int;
-    v_queues text[];
+    v_skip bigint[];
+    v_has_errors boolean;
+    v_ids bigint[];
+    v_id bigint;
+    v_rows record;
+    v_requeued int := 0;
+    v_ended int := 0;
+    v_queues text[] := '{}';
+    v_sqlstate text;
+    v_message text;
     v_next timestamptz;
+    v_retry timestamptz;
 BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
-    WITH expired AS (
-        -- Read under the row lock (FOR UPDATE returns the latest version of each row).
-        SELECT t.task_id, o.outcome,
-               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
-                                              t.attempt_count, t.max_attempts) AS next_state
-          FROM taskforge.tasks t
-         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
-                                         ELSE 'lease_expired' END AS outcome) o
-         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-         ORDER BY t.lease_expires_at
-         LIMIT tf_recover.max_tasks
-           FOR UPDATE OF t SKIP LOCKED
-    ), moved AS (
-        UPDATE taskforge.tasks t
-           SET state = e.next_state,
-               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
-               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
-               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
-                                 THEN jsonb_build_object('type', 'timed_out', 'message',
-                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
-                                             t.attempt_count, t.timeout_seconds))
-                                 WHEN e.next_state = 'FAILED'
-                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
-                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
-                                 ELSE t.last_error END,
-               owner_worker_id = NULL,
-               lease_expires_at = NULL,
-               deadline_at = NULL,
-               updated_at = v_now
-          FROM expired e
-         WHERE t.task_id = e.task_id
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
-    ), abandoned AS (
-        UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after(m.outcome),
-               outcome = m.outcome,
-               finished_at = v_now,
-               error = CASE m.outcome
-                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
-                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
-                           ELSE jsonb_build_object('type', 'lease_expired',
-                                'message', 'the lease expired before the attempt was finalized') END
-          FROM moved m
-         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
-        RETURNING a.task_id
-    )
-    SELECT count(*) FILTER (WHERE m.state = 'QUEUED'),
-           count(*) FILTER (WHERE m.state <> 'QUEUED'),
-           array_agg(DISTINCT m.queue) FILTER (WHERE m.state = 'QUEUED')
-      INTO v_requeued, v_ended, v_queues
-      FROM moved m;
+    -- Tasks recorded as failing recently are left out until their retry_after.
+    SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
+      INTO v_skip, v_has_errors
+      FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_recover';
+
+    -- The batch, locked in this (outer) transaction: the locks outlive a failed attempt below.
+    -- FOR UPDATE returns the latest version of each row and re-checks the WHERE on it.
+    SELECT coalesce(array_agg(c.task_id ORDER BY c.lease_expires_at, c.task_id), '{}') INTO v_ids
+      FROM (SELECT t.task_id, t.lease_expires_at
+              FROM taskforge.tasks t
+             WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now AND t.task_id <> ALL (v_skip)
+             ORDER BY t.lease_expires_at
+             LIMIT tf_recover.max_tasks
+               FOR UPDATE OF t SKIP LOCKED) c;
+
+    IF cardinality(v_ids) > 0 THEN
+        BEGIN
+            SELECT * INTO v_rows FROM taskforge._tf_recover_rows(v_ids, v_now);
+            v_requeued := v_rows.requeued;
+            v_ended := v_rows.ended;
+            v_queues := v_rows.queues;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE;
+            IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                RAISE;
+            END IF;
+            -- One bad row: the batch again, task by task, each in a subtransaction of its own.
+            FOREACH v_id IN ARRAY v_ids LOOP
+                BEGIN
+                    SELECT * INTO v_rows FROM taskforge._tf_recover_rows(ARRAY[v_id], v_now);
+                    v_requeued := v_requeued + v_rows.requeued;
+                    v_ended := v_ended + v_rows.ended;
+                    v_queues := v_queues || v_rows.queues;
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                    IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                        RAISE;
+                    END IF;
+                    PERFORM taskforge._tf_maintenance_failed('tf_recover', v_id::text, v_sqlstate, v_message, v_now);
+                    v_has_errors := true;
+                END;
+            END LOOP;
+        END;
+    END IF;
 
     PERFORM taskforge._tf_notify_queues(v_queues);
 
+    IF v_has_errors THEN
+        -- Entries of tasks that need no recovery any more (recovered now, or changed by hand).
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_recover'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.tasks t
+                            WHERE t.task_id = e.subject::bigint AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now);
+        SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'),
+               min(e.retry_after) FILTER (WHERE e.retry_after > v_now)
+          INTO v_skip, v_retry
+          FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_recover';
+    END IF;
+
     SELECT t.lease_expires_at INTO v_next
       FROM taskforge.tasks t
-     WHERE t.state = 'RUNNING'
+     WHERE t.state = 'RUNNING' AND t.task_id <> ALL (v_skip)
      ORDER BY t.lease_expires_at
      LIMIT 1;
 
-    RETURN QUERY SELECT v_requeued, v_ended, v_next;
+    RETURN QUERY SELECT v_requeued, v_ended, least(v_next, v_retry);
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. A task that fails to recover is skipped and recorded (tf_maintenance_errors), the others are recovered. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;
 
@@ -6654,6 +6910,21 @@ SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Rows a maintenance sweep could not process and skips for now (docs/operations.md, "A row a
+-- sweep cannot process"): one row per sweep and row, with the last error (SQLSTATE, message), how
+-- often and since when it failed, and when the sweep tries the row again. Empty in a healthy
+-- system; an entry disappears by itself once the sweep processes the row (or the row no longer
+-- needs it). task_id names the task (tf_recover, tf_promote, tf_prune), schedule_name the periodic
+-- schedule (tf_enqueue_periodic); the other is NULL.
+CREATE VIEW taskforge.tf_maintenance_errors AS
+SELECT e.sweep,
+       CASE WHEN e.sweep <> 'tf_enqueue_periodic' THEN e.subject::bigint END AS task_id,
+       CASE WHEN e.sweep = 'tf_enqueue_periodic' THEN e.subject END AS schedule_name,
+       e.sqlstate, e.message, e.failures, e.first_seen_at, e.last_seen_at, e.retry_after
+  FROM taskforge.maintenance_errors e;
+COMMENT ON VIEW taskforge.tf_maintenance_errors IS
+    'Rows a maintenance sweep failed on and skips until retry_after (sweep, task_id or schedule_name, sqlstate, message, failures, first_seen_at, last_seen_at, retry_after). Empty when every row was processed.';
+
 -- Who holds back vacuum in this database: every session, prepared transaction, replication slot
 -- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
 -- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
@@ -6695,13 +6966,13 @@ REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, t
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
               taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
                 taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql
