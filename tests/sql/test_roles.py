@@ -124,6 +124,9 @@ CALLS = {
     "_tf_maintenance_row_error": "SELECT taskforge._tf_maintenance_row_error('P0001')",
     "_tf_maintenance_failed": "SELECT taskforge._tf_maintenance_failed('tf_recover', '0', 'P0001', 'perm', now())",
     "_tf_recover_rows": "SELECT * FROM taskforge._tf_recover_rows('{}', now())",
+    "_tf_promote_rows": "SELECT * FROM taskforge._tf_promote_rows('{}', now())",
+    "_tf_prune_rows": "SELECT taskforge._tf_prune_rows('{}', now())",
+    "_tf_enqueue_tick": "SELECT * FROM taskforge._tf_enqueue_tick('perm-check', now())",
     "_tf_traceparent_ok": "SELECT taskforge._tf_traceparent_ok("
     "'00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')",
     # A trigger function cannot be called; attaching it to a table of one's own needs EXECUTE on it.
