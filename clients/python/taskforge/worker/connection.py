@@ -135,8 +135,10 @@ class DbConnection:
     (:func:`is_lock_timeout`) is raised at once and keeps the connection; permanent errors (TF400,
     TF404, classes 42/22/23) are raised at once. ``lock_timeout`` and ``statement_timeout``
     (seconds, None = the server's setting) are set on every connection opened, together with
-    ``$PGOPTIONS`` and the DSN's options (see :func:`lock_timeout_option`). Thread-safe (one
-    statement at a time); :meth:`close` never waits for a running statement for long.
+    ``$PGOPTIONS`` and the DSN's options (see :func:`lock_timeout_option`). ``notice_handler``
+    is added to every connection opened (psycopg drops the server's notices and warnings
+    otherwise). Thread-safe (one statement at a time); :meth:`close` never waits for a running
+    statement for long.
     """
 
     def __init__(
@@ -150,8 +152,10 @@ class DbConnection:
         logger: logging.Logger = log,
         lock_timeout: float | None = None,
         statement_timeout: float | None = None,
+        notice_handler: Callable[[psycopg.errors.Diagnostic], None] | None = None,
     ) -> None:
         self.dsn = dsn
+        self.notice_handler = notice_handler
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
         self.connect_timeout = connect_timeout
@@ -188,6 +192,8 @@ class DbConnection:
                 self._conn = psycopg.connect(
                     self.dsn, autocommit=True, application_name=self.application_name, **self._extra, **self._options
                 )
+                if self.notice_handler is not None:
+                    self._conn.add_notice_handler(self.notice_handler)
                 if self._lost:
                     self.log.info("reconnected to the database (%s)", self.application_name)
                     self._lost = False
