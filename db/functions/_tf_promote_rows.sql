@@ -3,7 +3,8 @@
 --
 -- Purpose:    the write of tf_promote for the given tasks, which the caller has locked (FOR
 --             UPDATE) and found RETRYING and due: each becomes QUEUED (no attempt is created).
---             The state is tested again here, so a task no longer RETRYING is left alone.
+--             The state is tested again here, so a task no longer RETRYING is left alone. Each
+--             task is read by primary key, whatever the statistics of the partial indexes say.
 --             tf_promote calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -26,10 +27,20 @@ AS $fn$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    WITH moved AS (
+    WITH due AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the state test out of the lookup, so no
+        -- plan walks tasks_retry_due_idx, which holds every RETRYING task), then the state test.
+        SELECT t.task_id
+          FROM unnest(_tf_promote_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.state = 'RETRYING'
+    ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         UPDATE taskforge.tasks t
            SET state = 'QUEUED', updated_at = _tf_promote_rows.now
-         WHERE t.task_id = ANY (_tf_promote_rows.task_ids) AND t.state = 'RETRYING'
+          FROM due d
+         WHERE t.task_id = d.task_id
         RETURNING t.queue
     )
     SELECT count(*)::int, coalesce(array_agg(m.queue::text), '{}') FROM moved m;

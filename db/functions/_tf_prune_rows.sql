@@ -1,9 +1,10 @@
 -- taskforge._tf_prune_rows(task_ids bigint[], cutoff timestamptz) -> int     (private helper)
 --
 -- Purpose:    the deletes of tf_prune for the given tasks, which the caller has locked (FOR
---             UPDATE) and chosen: each task still terminal and finished before cutoff is
---             deleted, its attempts with it (ON DELETE CASCADE), then the dependency edges of
---             the deleted tasks, both ways (task_dependencies has no foreign keys: 20_tables.sql).
+--             UPDATE) and chosen: each task (read by primary key) still terminal and finished
+--             before cutoff is deleted, its attempts with it (ON DELETE CASCADE), then the
+--             dependency edges of the deleted tasks, both ways (task_dependencies has no foreign
+--             keys: 20_tables.sql).
 --             tf_prune calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -25,11 +26,19 @@ AS $fn$
 DECLARE
     v_ids bigint[];
 BEGIN
-    WITH deleted AS (
+    WITH victims AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests out of the lookup, so no plan
+        -- walks tasks_finished_idx, which holds all finished history), then the tests.
+        SELECT t.task_id
+          FROM unnest(_tf_prune_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.finished_at FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.finished_at < _tf_prune_rows.cutoff AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+    ), deleted AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         DELETE FROM taskforge.tasks t
-         WHERE t.task_id = ANY (_tf_prune_rows.task_ids)
-           AND t.finished_at < _tf_prune_rows.cutoff
-           AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+         USING victims v
+         WHERE t.task_id = v.task_id
         RETURNING t.task_id
     )
     SELECT array_agg(d.task_id) INTO v_ids FROM deleted d;

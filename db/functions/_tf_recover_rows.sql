@@ -7,7 +7,8 @@
 --             attempt's deadline, else lease_expired; finished_at = now) and the task QUEUED at
 --             once when budget remains, CANCELLED when a cancel was requested while it ran, else
 --             FAILED (last_error type lease_expired or timed_out). Expiry is tested again here,
---             so a task no longer RUNNING or whose lease is valid is left alone.
+--             so a task no longer RUNNING or whose lease is valid is left alone. Each task is read
+--             by primary key, whatever the statistics of the partial indexes say.
 --             tf_recover calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -32,16 +33,21 @@ DECLARE
     v_now timestamptz := _tf_recover_rows.now;
 BEGIN
     RETURN QUERY
-    WITH expired AS (
+    WITH expired AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests below out of the lookup, so no
+        -- plan can walk tasks_lease_expiry_idx once per task), then the expiry test.
         SELECT t.task_id, o.outcome,
                taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS next_state
-          FROM taskforge.tasks t
+          FROM unnest(_tf_recover_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.lease_expires_at, x.deadline_at, x.cancel_requested_at,
+                                    x.attempt_count, x.max_attempts
+                               FROM taskforge.tasks x WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
          CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
                                          ELSE 'lease_expired' END AS outcome) o
-         WHERE t.task_id = ANY (_tf_recover_rows.task_ids)
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
     ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         UPDATE taskforge.tasks t
            SET state = e.next_state,
                scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
@@ -60,7 +66,6 @@ BEGIN
                updated_at = v_now
           FROM expired e
          WHERE t.task_id = e.task_id
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
         RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
     ), abandoned AS (
         UPDATE taskforge.attempts a

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 2deea1f1f058b534). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 c0ad44e80d36123c). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2876,7 +2876,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
 --
 -- Purpose:    the write of tf_promote for the given tasks, which the caller has locked (FOR
 --             UPDATE) and found RETRYING and due: each becomes QUEUED (no attempt is created).
---             The state is tested again here, so a task no longer RETRYING is left alone.
+--             The state is tested again here, so a task no longer RETRYING is left alone. Each
+--             task is read by primary key, whatever the statistics of the partial indexes say.
 --             tf_promote calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -2899,10 +2900,20 @@ AS $fn$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    WITH moved AS (
+    WITH due AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the state test out of the lookup, so no
+        -- plan walks tasks_retry_due_idx, which holds every RETRYING task), then the state test.
+        SELECT t.task_id
+          FROM unnest(_tf_promote_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.state = 'RETRYING'
+    ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         UPDATE taskforge.tasks t
            SET state = 'QUEUED', updated_at = _tf_promote_rows.now
-         WHERE t.task_id = ANY (_tf_promote_rows.task_ids) AND t.state = 'RETRYING'
+          FROM due d
+         WHERE t.task_id = d.task_id
         RETURNING t.queue
     )
     SELECT count(*)::int, coalesce(array_agg(m.queue::text), '{}') FROM moved m;
@@ -2917,9 +2928,10 @@ REVOKE ALL ON FUNCTION taskforge._tf_promote_rows(bigint[], timestamptz) FROM PU
 -- taskforge._tf_prune_rows(task_ids bigint[], cutoff timestamptz) -> int     (private helper)
 --
 -- Purpose:    the deletes of tf_prune for the given tasks, which the caller has locked (FOR
---             UPDATE) and chosen: each task still terminal and finished before cutoff is
---             deleted, its attempts with it (ON DELETE CASCADE), then the dependency edges of
---             the deleted tasks, both ways (task_dependencies has no foreign keys: 20_tables.sql).
+--             UPDATE) and chosen: each task (read by primary key) still terminal and finished
+--             before cutoff is deleted, its attempts with it (ON DELETE CASCADE), then the
+--             dependency edges of the deleted tasks, both ways (task_dependencies has no foreign
+--             keys: 20_tables.sql).
 --             tf_prune calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -2941,11 +2953,19 @@ AS $fn$
 DECLARE
     v_ids bigint[];
 BEGIN
-    WITH deleted AS (
+    WITH victims AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests out of the lookup, so no plan
+        -- walks tasks_finished_idx, which holds all finished history), then the tests.
+        SELECT t.task_id
+          FROM unnest(_tf_prune_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.finished_at FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.finished_at < _tf_prune_rows.cutoff AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+    ), deleted AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         DELETE FROM taskforge.tasks t
-         WHERE t.task_id = ANY (_tf_prune_rows.task_ids)
-           AND t.finished_at < _tf_prune_rows.cutoff
-           AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+         USING victims v
+         WHERE t.task_id = v.task_id
         RETURNING t.task_id
     )
     SELECT array_agg(d.task_id) INTO v_ids FROM deleted d;
@@ -2971,7 +2991,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_prune_rows(bigint[], timestamptz) FROM PUBL
 --             attempt's deadline, else lease_expired; finished_at = now) and the task QUEUED at
 --             once when budget remains, CANCELLED when a cancel was requested while it ran, else
 --             FAILED (last_error type lease_expired or timed_out). Expiry is tested again here,
---             so a task no longer RUNNING or whose lease is valid is left alone.
+--             so a task no longer RUNNING or whose lease is valid is left alone. Each task is read
+--             by primary key, whatever the statistics of the partial indexes say.
 --             tf_recover calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -2996,16 +3017,21 @@ DECLARE
     v_now timestamptz := _tf_recover_rows.now;
 BEGIN
     RETURN QUERY
-    WITH expired AS (
+    WITH expired AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests below out of the lookup, so no
+        -- plan can walk tasks_lease_expiry_idx once per task), then the expiry test.
         SELECT t.task_id, o.outcome,
                taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
                                               t.attempt_count, t.max_attempts) AS next_state
-          FROM taskforge.tasks t
+          FROM unnest(_tf_recover_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.lease_expires_at, x.deadline_at, x.cancel_requested_at,
+                                    x.attempt_count, x.max_attempts
+                               FROM taskforge.tasks x WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
          CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
                                          ELSE 'lease_expired' END AS outcome) o
-         WHERE t.task_id = ANY (_tf_recover_rows.task_ids)
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
     ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
         UPDATE taskforge.tasks t
            SET state = e.next_state,
                scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
@@ -3024,7 +3050,6 @@ BEGIN
                updated_at = v_now
           FROM expired e
          WHERE t.task_id = e.task_id
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
         RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
     ), abandoned AS (
         UPDATE taskforge.attempts a
