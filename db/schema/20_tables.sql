@@ -260,6 +260,35 @@ CREATE TABLE taskforge.periodic_schedules (
 COMMENT ON TABLE taskforge.periodic_schedules IS
     'Periodic schedules: cron + time zone + the request enqueued at each tick. Written by tf_schedule_periodic, tf_enqueue_periodic.';
 
+-- Rows a maintenance sweep could not process (tf_recover, tf_promote, tf_enqueue_periodic,
+-- tf_prune): one row per sweep and row it failed on, written by taskforge._tf_maintenance_failed
+-- when a sweep's set-based statement fails and its row-by-row fallback isolates the row (each row
+-- in a subtransaction of its own). The sweep leaves the row out until retry_after (a backoff that
+-- doubles from 60 s to 1 h per failure), then tries it again; the entry is deleted by the sweep as
+-- soon as the row is no longer one it would process (processed at last, repaired, deleted).
+-- Read through the view tf_maintenance_errors. docs/operations.md, "A row a sweep cannot process".
+CREATE TABLE taskforge.maintenance_errors (
+    sweep          text NOT NULL CONSTRAINT maintenance_errors_sweep_known
+        CHECK (sweep IN ('tf_recover', 'tf_promote', 'tf_enqueue_periodic', 'tf_prune')),
+    -- The row: a task id (decimal) for tf_recover, tf_promote and tf_prune, a schedule name for
+    -- tf_enqueue_periodic. No foreign key: the row may be deleted while its entry is kept.
+    subject        text NOT NULL,
+    -- The error of the last failure: SQLSTATE and message (capped at 1000 characters; no DETAIL,
+    -- which can quote the row's values).
+    sqlstate       text NOT NULL CONSTRAINT maintenance_errors_sqlstate_format CHECK (sqlstate ~ '^[0-9A-Z]{5}$'),
+    message        text NOT NULL CONSTRAINT maintenance_errors_message_length CHECK (length(message) <= 1000),
+    failures       int NOT NULL CONSTRAINT maintenance_errors_failures_positive CHECK (failures >= 1),
+    first_seen_at  timestamptz NOT NULL,
+    last_seen_at   timestamptz NOT NULL,
+    -- Until then the sweep leaves the row out (and does not let it shorten its next deadline).
+    retry_after    timestamptz NOT NULL,
+    PRIMARY KEY (sweep, subject),
+    CONSTRAINT maintenance_errors_task_subject CHECK (sweep = 'tf_enqueue_periodic' OR subject ~ '^[0-9]{1,19}$'),
+    CONSTRAINT maintenance_errors_seen_order CHECK (last_seen_at >= first_seen_at AND retry_after > last_seen_at)
+);
+COMMENT ON TABLE taskforge.maintenance_errors IS
+    'Rows a maintenance sweep (tf_recover, tf_promote, tf_enqueue_periodic, tf_prune) failed on and skips until retry_after. Written by _tf_maintenance_failed; read through tf_maintenance_errors.';
+
 -- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
 -- so the cost of claim/promote/recover does not grow with finished history.
 

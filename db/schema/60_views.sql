@@ -351,6 +351,21 @@ SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Rows a maintenance sweep could not process and skips for now (docs/operations.md, "A row a
+-- sweep cannot process"): one row per sweep and row, with the last error (SQLSTATE, message), how
+-- often and since when it failed, and when the sweep tries the row again. Empty in a healthy
+-- system; an entry disappears by itself once the sweep processes the row (or the row no longer
+-- needs it). task_id names the task (tf_recover, tf_promote, tf_prune), schedule_name the periodic
+-- schedule (tf_enqueue_periodic); the other is NULL.
+CREATE VIEW taskforge.tf_maintenance_errors AS
+SELECT e.sweep,
+       CASE WHEN e.sweep <> 'tf_enqueue_periodic' THEN e.subject::bigint END AS task_id,
+       CASE WHEN e.sweep = 'tf_enqueue_periodic' THEN e.subject END AS schedule_name,
+       e.sqlstate, e.message, e.failures, e.first_seen_at, e.last_seen_at, e.retry_after
+  FROM taskforge.maintenance_errors e;
+COMMENT ON VIEW taskforge.tf_maintenance_errors IS
+    'Rows a maintenance sweep failed on and skips until retry_after (sweep, task_id or schedule_name, sqlstate, message, failures, first_seen_at, last_seen_at, retry_after). Empty when every row was processed.';
+
 -- Who holds back vacuum in this database: every session, prepared transaction, replication slot
 -- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
 -- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
@@ -392,11 +407,11 @@ REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, t
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
               taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
                 taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     TO taskforge_client;

@@ -102,23 +102,30 @@ SCENARIOS = {
         CLAIM_RULE,
     ),
     "tf_claim, queues NULL, max_tasks 1": ("SELECT * FROM taskforge.tf_claim(worker_id => %(worker)s)", CLAIM_RULE),
+    # The sweeps lock their batch by its partial index, then write it (the fast path of the
+    # bad-row rule: tf_recover.sql, "Bad rows") reading each task by primary key.
     "tf_promote()": (
         "SELECT * FROM taskforge.tf_promote()",
         [
-            ("WITH due AS", {"tasks_retry_due_idx"}),
+            ("SELECT coalesce(array_agg(d.task_id ORDER BY d.scheduled_at", {"tasks_retry_due_idx"}),
+            ("UPDATE taskforge.tasks t SET state = 'QUEUED'", {"tasks_pkey"}),
             ("SELECT t.scheduled_at FROM taskforge.tasks t WHERE t.state = 'RETRYING'", {"tasks_retry_due_idx"}),
         ],
     ),
     "tf_recover()": (
         "SELECT * FROM taskforge.tf_recover()",
         [
-            ("WITH expired AS", {"tasks_lease_expiry_idx"}),
+            ("SELECT coalesce(array_agg(c.task_id ORDER BY c.lease_expires_at", {"tasks_lease_expiry_idx"}),
+            ("WITH expired AS", {"tasks_pkey"}),
             ("SELECT t.lease_expires_at FROM taskforge.tasks t WHERE t.state = 'RUNNING'", {"tasks_lease_expiry_idx"}),
         ],
     ),
     "tf_prune(7 days, max_tasks 100)": (
         "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 100)",
-        [("WITH victims AS", {"tasks_finished_idx"})],
+        [
+            ("SELECT coalesce(array_agg(v.task_id ORDER BY v.finished_at", {"tasks_finished_idx"}),
+            ("DELETE FROM taskforge.tasks t USING victims v", {"tasks_pkey"}),
+        ],
     ),
 }
 

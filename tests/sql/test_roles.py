@@ -123,6 +123,13 @@ CALLS = {
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', '{succeeded}', NULL, NULL, '{}', 30, now())",
     "_tf_renew_attempts": "SELECT * FROM taskforge._tf_renew_attempts("
     "'00000000-0000-0000-0000-000000000000', '{-1}', '{1}', 30)",
+    # The maintenance sweeps' private helpers (bad rows: db/functions/tf_recover.sql, "Bad rows").
+    "_tf_maintenance_row_error": "SELECT taskforge._tf_maintenance_row_error('P0001')",
+    "_tf_maintenance_failed": "SELECT taskforge._tf_maintenance_failed('tf_recover', '0', 'P0001', 'perm', now())",
+    "_tf_recover_rows": "SELECT * FROM taskforge._tf_recover_rows('{}', now())",
+    "_tf_promote_rows": "SELECT * FROM taskforge._tf_promote_rows('{}', now())",
+    "_tf_prune_rows": "SELECT taskforge._tf_prune_rows('{}', now())",
+    "_tf_enqueue_tick": "SELECT * FROM taskforge._tf_enqueue_tick('perm-check', now())",
     "_tf_traceparent_ok": "SELECT taskforge._tf_traceparent_ok("
     "'00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')",
     # A trigger function cannot be called; attaching it to a table of one's own needs EXECUTE on it.
@@ -410,6 +417,7 @@ def test_client_submits_and_reads_views_but_cannot_claim(db_dsn, conn, login_rol
             "tf_task_dependencies",
             "tf_rate_limits",
             "tf_concurrency_keys",
+            "tf_maintenance_errors",
         )
         for view in views:
             c.execute(f"SELECT * FROM taskforge.{view} LIMIT 1").fetchall()

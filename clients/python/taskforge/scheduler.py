@@ -25,6 +25,13 @@ it) the scheduler calls ``tf_scheduler_heartbeat`` with the id it picked at star
 call on a clean stop says ``stopping``: ``tf_schedulers`` (and ``taskforge healthcheck``) tell
 from that durable signal whether a scheduler is alive.
 
+One row that a sweep cannot process (a CHECK, a trigger or a value that makes its write fail)
+never stops the scheduler: the functions skip and record it (``tf_maintenance_errors``), process
+the other rows, and raise a ``WARNING`` the first time they meet that error, which the scheduler
+logs (once per new error, not on every pass; docs/operations.md, "A row a sweep cannot
+process"). The scheduler stops (exit code 4 from the CLI) only on an error that is not about a
+row and will not pass by itself, e.g. a missing schema or privilege (SQLSTATE class 42).
+
 SIGTERM/SIGINT stop it after the current call (exit code 0). A lost connection is reopened
 with capped exponential backoff and jitter.
 """
@@ -155,6 +162,7 @@ class Scheduler:
             backoff_cap=self.config.reconnect_max_seconds,
             logger=self.log,
             pooler=self.config.pooler,
+            notice_handler=self._on_notice,
         )
         self.totals = {
             "recovered": 0,
@@ -279,6 +287,17 @@ class Scheduler:
             self._db.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def _on_notice(self, diag: psycopg.errors.Diagnostic) -> None:
+        """Log what the database reports during a call: a WARNING (a row a sweep skipped and
+        recorded in tf_maintenance_errors, raised once per new error; a periodic tick whose key
+        another task holds) at WARNING level with its detail, anything else at DEBUG."""
+        message = " ".join((diag.message_primary or "").split()).removeprefix("taskforge: ")
+        if (diag.severity_nonlocalized or diag.severity) == "WARNING":
+            detail = " ".join((diag.message_detail or "").split())
+            self.log.warning("%s%s", message, f" ({detail})" if detail else "")
+        else:
+            self.log.debug("database notice: %s", message)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.log.info("%s received: stopping", signal.Signals(signum).name)

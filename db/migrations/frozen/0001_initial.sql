@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 4d39c57cb71ced56). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 1ec179bfd6fb4d15). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -419,6 +419,35 @@ CREATE TABLE taskforge.periodic_schedules (
 );
 COMMENT ON TABLE taskforge.periodic_schedules IS
     'Periodic schedules: cron + time zone + the request enqueued at each tick. Written by tf_schedule_periodic, tf_enqueue_periodic.';
+
+-- Rows a maintenance sweep could not process (tf_recover, tf_promote, tf_enqueue_periodic,
+-- tf_prune): one row per sweep and row it failed on, written by taskforge._tf_maintenance_failed
+-- when a sweep's set-based statement fails and its row-by-row fallback isolates the row (each row
+-- in a subtransaction of its own). The sweep leaves the row out until retry_after (a backoff that
+-- doubles from 60 s to 1 h per failure), then tries it again; the entry is deleted by the sweep as
+-- soon as the row is no longer one it would process (processed at last, repaired, deleted).
+-- Read through the view tf_maintenance_errors. docs/operations.md, "A row a sweep cannot process".
+CREATE TABLE taskforge.maintenance_errors (
+    sweep          text NOT NULL CONSTRAINT maintenance_errors_sweep_known
+        CHECK (sweep IN ('tf_recover', 'tf_promote', 'tf_enqueue_periodic', 'tf_prune')),
+    -- The row: a task id (decimal) for tf_recover, tf_promote and tf_prune, a schedule name for
+    -- tf_enqueue_periodic. No foreign key: the row may be deleted while its entry is kept.
+    subject        text NOT NULL,
+    -- The error of the last failure: SQLSTATE and message (capped at 1000 characters; no DETAIL,
+    -- which can quote the row's values).
+    sqlstate       text NOT NULL CONSTRAINT maintenance_errors_sqlstate_format CHECK (sqlstate ~ '^[0-9A-Z]{5}$'),
+    message        text NOT NULL CONSTRAINT maintenance_errors_message_length CHECK (length(message) <= 1000),
+    failures       int NOT NULL CONSTRAINT maintenance_errors_failures_positive CHECK (failures >= 1),
+    first_seen_at  timestamptz NOT NULL,
+    last_seen_at   timestamptz NOT NULL,
+    -- Until then the sweep leaves the row out (and does not let it shorten its next deadline).
+    retry_after    timestamptz NOT NULL,
+    PRIMARY KEY (sweep, subject),
+    CONSTRAINT maintenance_errors_task_subject CHECK (sweep = 'tf_enqueue_periodic' OR subject ~ '^[0-9]{1,19}$'),
+    CONSTRAINT maintenance_errors_seen_order CHECK (last_seen_at >= first_seen_at AND retry_after > last_seen_at)
+);
+COMMENT ON TABLE taskforge.maintenance_errors IS
+    'Rows a maintenance sweep (tf_recover, tf_promote, tf_enqueue_periodic, tf_prune) failed on and skips until retry_after. Written by _tf_maintenance_failed; read through tf_maintenance_errors.';
 
 -- Indexes. Every hot-path statement has a partial index that holds only the rows it can want,
 -- so the cost of claim/promote/recover does not grow with finished history.
@@ -2255,6 +2284,75 @@ COMMENT ON FUNCTION taskforge._tf_cron_parse(text) IS
     'Private: parses a 5-field cron expression (Vixie day rule, JAN-DEC, SUN-SAT, 0 and 7 = Sunday, @daily...). Errors: TF400 cron: naming the field.';
 REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 
+-- >>> db/functions/_tf_enqueue_tick.sql
+-- taskforge._tf_enqueue_tick(name text, now timestamptz)
+--   -> TABLE(tick timestamptz, task_id bigint, queue text, created boolean)  (private helper)
+--
+-- Purpose:    tf_enqueue_periodic's work for one due schedule the caller has locked (FOR
+--             UPDATE): the tick to enqueue is the latest tick <= now (taskforge._tf_cron_latest);
+--             one task is submitted through tf_submit's rules (taskforge._tf_submit_one) with
+--             scheduled_at = the tick and the idempotency key
+--             'periodic:<name>:<tick in UTC, YYYY-MM-DDTHH:MI:SSZ>'; last_fire_at, last_task_id
+--             and next_fire_at (the first tick after now) are written.
+--             A key already held by a different request (TF409: a task submitted by hand with a
+--             'periodic:' key) counts as that tick's task: a WARNING is raised, the holder's id
+--             is returned (created = false) and the schedule moves on.
+-- Parameters: name  the schedule (locked by the caller).
+--             now   tf_enqueue_periodic's clock.
+-- Returns:    one row (tick, task_id, queue, created), or none when the schedule was deleted or
+--             is no longer due (advanced by another caller before the lock).
+-- Errors:     whatever the submit or the update raises besides TF409 (a request tf_submit
+--             refuses now, a CHECK, a trigger): nothing is written then.
+-- Locks:      the schedule's row (already the caller's); inserts tasks.
+-- Clock:      the caller's now.
+-- By hand:    no: call tf_enqueue_periodic, which locks the due rows first.
+CREATE OR REPLACE FUNCTION taskforge._tf_enqueue_tick(name text, now timestamptz)
+RETURNS TABLE(tick timestamptz, task_id bigint, queue text, created boolean)
+LANGUAGE plpgsql
+ROWS 1
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := _tf_enqueue_tick.now;
+    s taskforge.periodic_schedules%ROWTYPE;
+    v_tick timestamptz;
+    v_key text;
+    v_task_id bigint;
+    v_created boolean;
+    v_message text;
+BEGIN
+    SELECT * INTO s FROM taskforge.periodic_schedules p WHERE p.name = _tf_enqueue_tick.name;
+    IF NOT FOUND OR s.next_fire_at > v_now THEN
+        RETURN;  -- deleted or advanced by another caller before our lock (locked rows are re-read)
+    END IF;
+    v_tick := taskforge._tf_cron_latest(s.cron, s.next_fire_at, v_now, s.timezone);
+    v_key := 'periodic:' || s.name || ':' || to_char(v_tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+    BEGIN
+        SELECT r.task_id, r.created INTO v_task_id, v_created
+          FROM taskforge._tf_submit_one(s.task_type, s.payload, s.queue, s.priority, s.max_attempts,
+                                        v_tick, v_key, v_now, '') r;
+    EXCEPTION WHEN SQLSTATE 'TF409' THEN
+        GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
+        SELECT t.task_id INTO v_task_id FROM taskforge.tasks t WHERE t.idempotency_key = v_key;
+        v_created := false;
+        RAISE WARNING 'taskforge: periodic schedule % tick %: % (counted as this tick''s task)',
+            quote_literal(s.name), v_tick, v_message;
+    END;
+
+    UPDATE taskforge.periodic_schedules p
+       SET last_fire_at = v_tick, last_task_id = v_task_id,
+           next_fire_at = taskforge._tf_cron_next(s.cron, v_now, s.timezone), updated_at = v_now
+     WHERE p.name = s.name;
+    RETURN QUERY SELECT v_tick, v_task_id, s.queue::text, v_created;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_enqueue_tick(text, timestamptz) IS
+    'Private: enqueue the latest due tick of one locked periodic schedule (key periodic:<name>:<tick>; TF409 counts the holder) and advance next_fire_at. Returns tick, task_id, queue, created; no row if not due.';
+REVOKE ALL ON FUNCTION taskforge._tf_enqueue_tick(text, timestamptz) FROM PUBLIC;
+
 -- >>> db/functions/_tf_fingerprint.sql
 -- taskforge._tf_fingerprint(task_type text, payload jsonb, queue text, priority int,
 --                           max_attempts int, scheduled_at timestamptz,
@@ -2529,6 +2627,117 @@ COMMENT ON FUNCTION taskforge._tf_lock_task(bigint) IS
     'Private: SELECT ... FOR UPDATE of one task, returned as a row; TF404 when there is none.';
 REVOKE ALL ON FUNCTION taskforge._tf_lock_task(bigint) FROM PUBLIC;
 
+-- >>> db/functions/_tf_maintenance_failed.sql
+-- taskforge._tf_maintenance_failed(sweep text, subject text, sqlstate text, message text,
+--                                  now timestamptz) -> timestamptz            (private helper)
+--
+-- Purpose:    record that a maintenance sweep could not process one row (its row-by-row fallback
+--             caught the error in the row's own subtransaction), in taskforge.maintenance_errors
+--             (read through tf_maintenance_errors): a first failure inserts the entry, a later one
+--             updates the error, counts it and moves last_seen_at. The sweep leaves the row out
+--             until retry_after = now + 60 s x 2^(failures - 1), at most 1 hour (60 s, 2 min,
+--             4 min, ... 1 h): a row that keeps failing costs one subtransaction per retry, not
+--             a failed set-based statement and a fallback on every pass.
+--             A new error (no entry yet, or another SQLSTATE or message than the recorded one)
+--             raises a WARNING (SQLSTATE 01000), which the scheduler logs: once per new error,
+--             not on every failure.
+-- Parameters: sweep    'tf_recover', 'tf_promote', 'tf_enqueue_periodic' or 'tf_prune'.
+--             subject  the row: a task id in decimal, or the schedule name (tf_enqueue_periodic).
+--             sqlstate, message  the caught error (message capped at 1000 characters).
+--             now      the sweep's clock (clock_timestamp() read once at its entry).
+-- Returns:    retry_after.
+-- Errors:     23514 from the table's CHECKs for a sweep or subject outside the above (a caller bug).
+-- Locks:      the entry's row (upsert on the primary key).
+-- Clock:      the caller's now.
+-- By hand:    it makes the sweep skip the row until retry_after; delete the entry to undo.
+CREATE OR REPLACE FUNCTION taskforge._tf_maintenance_failed(
+    sweep text, subject text, sqlstate text, message text, now timestamptz
+)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_message text := left(coalesce(_tf_maintenance_failed.message, ''), 1000);
+    v_old taskforge.maintenance_errors%ROWTYPE;
+    v_failures int;
+    v_retry_after timestamptz;
+BEGIN
+    SELECT * INTO v_old FROM taskforge.maintenance_errors e
+     WHERE e.sweep = _tf_maintenance_failed.sweep AND e.subject = _tf_maintenance_failed.subject
+       FOR UPDATE;
+    v_failures := coalesce(v_old.failures, 0) + 1;
+    v_retry_after := _tf_maintenance_failed.now
+        + make_interval(secs => least(3600, 60 * power(2, least(v_failures, 7) - 1)));
+
+    INSERT INTO taskforge.maintenance_errors AS e
+           (sweep, subject, sqlstate, message, failures, first_seen_at, last_seen_at, retry_after)
+    VALUES (_tf_maintenance_failed.sweep, _tf_maintenance_failed.subject, _tf_maintenance_failed.sqlstate,
+            v_message, 1, _tf_maintenance_failed.now, _tf_maintenance_failed.now, v_retry_after)
+    ON CONFLICT (sweep, subject) DO UPDATE
+       SET sqlstate = excluded.sqlstate, message = excluded.message, failures = e.failures + 1,
+           last_seen_at = greatest(e.last_seen_at, excluded.last_seen_at),
+           retry_after = greatest(e.retry_after, excluded.retry_after)
+    RETURNING e.retry_after INTO v_retry_after;
+
+    IF v_old.sweep IS NULL OR v_old.sqlstate IS DISTINCT FROM _tf_maintenance_failed.sqlstate
+       OR v_old.message IS DISTINCT FROM v_message THEN
+        RAISE WARNING USING
+            MESSAGE = format('taskforge: %s skipped %s: %s (SQLSTATE %s)', _tf_maintenance_failed.sweep,
+                             CASE WHEN _tf_maintenance_failed.sweep = 'tf_enqueue_periodic'
+                                  THEN 'periodic schedule ' || quote_literal(_tf_maintenance_failed.subject)
+                                  ELSE 'task ' || _tf_maintenance_failed.subject END,
+                             v_message, _tf_maintenance_failed.sqlstate),
+            DETAIL = format('The other rows were processed. The row is retried after %s; until then it is listed '
+                            'in taskforge.tf_maintenance_errors.', v_retry_after);
+    END IF;
+    RETURN v_retry_after;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_maintenance_failed(text, text, text, text, timestamptz) IS
+    'Private: record a row a maintenance sweep could not process in maintenance_errors (retry after 60 s doubling to 1 h); a new error raises a WARNING for the scheduler''s log. Returns retry_after.';
+REVOKE ALL ON FUNCTION taskforge._tf_maintenance_failed(text, text, text, text, timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_maintenance_row_error.sql
+-- taskforge._tf_maintenance_row_error(sqlstate text) -> boolean              (private helper)
+--
+-- Purpose:    tell the maintenance sweeps (tf_recover, tf_promote, tf_enqueue_periodic, tf_prune)
+--             whether an error they caught is about the row they were processing, so that they
+--             skip and record that row and go on with the others, or about the database or the
+--             moment, so that they re-raise it and the whole call fails (and is repeated by its
+--             caller, or stops it):
+--               not about a row: classes 08 (connection), 25 (transaction state, e.g. 25006
+--               read-only after a failover), 40 (deadlock, serialization failure), 42 (syntax or
+--               access rule: a missing table, function or privilege fails every row alike), 53
+--               (insufficient resources), 55 (e.g. 55P03 lock_not_available), 57 (operator
+--               intervention), 58 (system error), F0 (configuration file);
+--               about the row: every other SQLSTATE, e.g. 23xxx (a constraint the row's new
+--               version breaks), 22xxx (a value of the row), P0001 (a trigger that refused the
+--               row), XX000 (_tf_broken_invariant found the row broken), TFxxx (a refusal of the
+--               rules, e.g. a periodic schedule's request that tf_submit refuses now).
+--             query_canceled (57014, statement_timeout) and assert_failure never reach a sweep's
+--             handler: PL/pgSQL's WHEN OTHERS does not catch them.
+-- Parameters: sqlstate  the caught error's SQLSTATE (5 characters).
+-- Returns:    true when the error is about the row; NULL sqlstate: false.
+-- Errors:     none.  Locks: none.  Clock: none.  By hand: harmless.
+CREATE OR REPLACE FUNCTION taskforge._tf_maintenance_row_error(sqlstate text)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT coalesce(left(_tf_maintenance_row_error.sqlstate, 2)
+                    NOT IN ('08', '25', '40', '42', '53', '55', '57', '58', 'F0'), false);
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_maintenance_row_error(text) IS
+    'Private: true when a SQLSTATE caught by a maintenance sweep is about the row (skip and record it), false when about the database or the moment (08, 25, 40, 42, 53, 55, 57, 58, F0: re-raise).';
+REVOKE ALL ON FUNCTION taskforge._tf_maintenance_row_error(text) FROM PUBLIC;
+
 -- >>> db/functions/_tf_name_pattern.sql
 -- taskforge._tf_name_pattern(kind text) -> text                        (private helper)
 --
@@ -2660,6 +2869,212 @@ $fn$;
 COMMENT ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) IS
     'Private: true when an (outcome, result) element of a batch finalize is acceptable (a known outcome; a result of at most 1 MiB, nested at most 100 levels).';
 REVOKE ALL ON FUNCTION taskforge._tf_outcome_ok(text, jsonb) FROM PUBLIC;
+
+-- >>> db/functions/_tf_promote_rows.sql
+-- taskforge._tf_promote_rows(task_ids bigint[], now timestamptz)
+--   -> TABLE(promoted int, queues text[])                                    (private helper)
+--
+-- Purpose:    the write of tf_promote for the given tasks, which the caller has locked (FOR
+--             UPDATE) and found RETRYING and due: each becomes QUEUED (no attempt is created).
+--             The state is tested again here, so a task no longer RETRYING is left alone. Each
+--             task is read by primary key, whatever the statistics of the partial indexes say.
+--             tf_promote calls it once for its whole batch (fast path) and, when that raises an
+--             error about a row, once per task, each in its own subtransaction.
+-- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
+--             now       tf_promote's clock (updated_at).
+-- Returns:    one row: promoted = tasks moved to QUEUED; queues = their queues (duplicates
+--             possible; for NOTIFY).
+-- Errors:     whatever the write raises (a CHECK, a trigger, ...): nothing is written then.
+-- Locks:      the given tasks rows (already the caller's).
+-- Plans:      SET plan_cache_mode = force_custom_plan (the ids are a parameter).
+-- Clock:      the caller's now.
+-- By hand:    no: call tf_promote, which locks and checks the rows first.
+CREATE OR REPLACE FUNCTION taskforge._tf_promote_rows(task_ids bigint[], now timestamptz)
+RETURNS TABLE(promoted int, queues text[])
+LANGUAGE plpgsql
+ROWS 1
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH due AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the state test out of the lookup, so no
+        -- plan walks tasks_retry_due_idx, which holds every RETRYING task), then the state test.
+        SELECT t.task_id
+          FROM unnest(_tf_promote_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.state = 'RETRYING'
+    ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
+        UPDATE taskforge.tasks t
+           SET state = 'QUEUED', updated_at = _tf_promote_rows.now
+          FROM due d
+         WHERE t.task_id = d.task_id
+        RETURNING t.queue
+    )
+    SELECT count(*)::int, coalesce(array_agg(m.queue::text), '{}') FROM moved m;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_promote_rows(bigint[], timestamptz) IS
+    'Private: tf_promote''s write for locked due RETRYING tasks (to QUEUED); returns the count and their queues.';
+REVOKE ALL ON FUNCTION taskforge._tf_promote_rows(bigint[], timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_prune_rows.sql
+-- taskforge._tf_prune_rows(task_ids bigint[], cutoff timestamptz) -> int     (private helper)
+--
+-- Purpose:    the deletes of tf_prune for the given tasks, which the caller has locked (FOR
+--             UPDATE) and chosen: each task (read by primary key) still terminal and finished
+--             before cutoff is deleted, its attempts with it (ON DELETE CASCADE), then the
+--             dependency edges of the deleted tasks, both ways (task_dependencies has no foreign
+--             keys: 20_tables.sql).
+--             tf_prune calls it once for its whole batch (fast path) and, when that raises an
+--             error about a row, once per task, each in its own subtransaction.
+-- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
+--             cutoff    tf_prune's now - older_than_seconds.
+-- Returns:    the number of tasks deleted.
+-- Errors:     whatever a delete raises (a trigger, a foreign key, ...): nothing is deleted then.
+-- Locks:      the given tasks rows (already the caller's), their attempts and edges.
+-- Plans:      SET plan_cache_mode = force_custom_plan (the ids are a parameter).
+-- Clock:      none (the caller's cutoff).
+-- By hand:    no: call tf_prune, which chooses and locks the rows first.
+CREATE OR REPLACE FUNCTION taskforge._tf_prune_rows(task_ids bigint[], cutoff timestamptz)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_ids bigint[];
+BEGIN
+    WITH victims AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests out of the lookup, so no plan
+        -- walks tasks_finished_idx, which holds all finished history), then the tests.
+        SELECT t.task_id
+          FROM unnest(_tf_prune_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.finished_at FROM taskforge.tasks x
+                              WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         WHERE t.finished_at < _tf_prune_rows.cutoff AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+    ), deleted AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
+        DELETE FROM taskforge.tasks t
+         USING victims v
+         WHERE t.task_id = v.task_id
+        RETURNING t.task_id
+    )
+    SELECT array_agg(d.task_id) INTO v_ids FROM deleted d;
+    IF v_ids IS NOT NULL AND EXISTS (SELECT 1 FROM taskforge.task_dependencies LIMIT 1) THEN
+        DELETE FROM taskforge.task_dependencies d
+         WHERE d.child_task_id = ANY (v_ids) OR d.parent_task_id = ANY (v_ids);
+    END IF;
+    RETURN coalesce(cardinality(v_ids), 0);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_prune_rows(bigint[], timestamptz) IS
+    'Private: tf_prune''s deletes for locked chosen tasks (still terminal, finished before cutoff), with their attempts and dependency edges; returns the count.';
+REVOKE ALL ON FUNCTION taskforge._tf_prune_rows(bigint[], timestamptz) FROM PUBLIC;
+
+-- >>> db/functions/_tf_recover_rows.sql
+-- taskforge._tf_recover_rows(task_ids bigint[], now timestamptz)
+--   -> TABLE(requeued int, ended int, queues text[])                        (private helper)
+--
+-- Purpose:    the writes of tf_recover for the given tasks, which the caller has locked (FOR
+--             UPDATE) and found RUNNING with an expired lease: in one statement the current
+--             attempt becomes ABANDONED (outcome timed_out when the lease had reached the
+--             attempt's deadline, else lease_expired; finished_at = now) and the task QUEUED at
+--             once when budget remains, CANCELLED when a cancel was requested while it ran, else
+--             FAILED (last_error type lease_expired or timed_out). Expiry is tested again here,
+--             so a task no longer RUNNING or whose lease is valid is left alone. Each task is read
+--             by primary key, whatever the statistics of the partial indexes say.
+--             tf_recover calls it once for its whole batch (fast path) and, when that raises an
+--             error about a row, once per task, each in its own subtransaction.
+-- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
+--             now       tf_recover's clock.
+-- Returns:    one row: requeued = tasks put back to QUEUED; ended = tasks FAILED or CANCELLED;
+--             queues = the queues of the requeued tasks (duplicates possible; for NOTIFY).
+-- Errors:     whatever a write raises (a CHECK, a trigger, ...): nothing is written then.
+-- Locks:      the given tasks rows (already the caller's) and their current attempts.
+-- Plans:      SET plan_cache_mode = force_custom_plan (the ids are a parameter).
+-- Clock:      the caller's now.
+-- By hand:    no: call tf_recover, which locks and checks the rows first.
+CREATE OR REPLACE FUNCTION taskforge._tf_recover_rows(task_ids bigint[], now timestamptz)
+RETURNS TABLE(requeued int, ended int, queues text[])
+LANGUAGE plpgsql
+ROWS 1
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := _tf_recover_rows.now;
+BEGIN
+    RETURN QUERY
+    WITH expired AS MATERIALIZED (
+        -- Each given task by primary key (LIMIT 1 keeps the tests below out of the lookup, so no
+        -- plan can walk tasks_lease_expiry_idx once per task), then the expiry test.
+        SELECT t.task_id, o.outcome,
+               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
+                                              t.attempt_count, t.max_attempts) AS next_state
+          FROM unnest(_tf_recover_rows.task_ids) AS i(task_id)
+         CROSS JOIN LATERAL (SELECT x.task_id, x.state, x.lease_expires_at, x.deadline_at, x.cancel_requested_at,
+                                    x.attempt_count, x.max_attempts
+                               FROM taskforge.tasks x WHERE x.task_id = i.task_id ORDER BY x.task_id LIMIT 1) t
+         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
+                                         ELSE 'lease_expired' END AS outcome) o
+         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
+    ), moved AS (
+        -- Joined by task_id alone: the rows are the caller's (locked), tested above.
+        UPDATE taskforge.tasks t
+           SET state = e.next_state,
+               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
+               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
+               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
+                                 THEN jsonb_build_object('type', 'timed_out', 'message',
+                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
+                                             t.attempt_count, t.timeout_seconds))
+                                 WHEN e.next_state = 'FAILED'
+                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
+                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
+                                 ELSE t.last_error END,
+               owner_worker_id = NULL,
+               lease_expires_at = NULL,
+               deadline_at = NULL,
+               updated_at = v_now
+          FROM expired e
+         WHERE t.task_id = e.task_id
+        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
+    ), abandoned AS (
+        UPDATE taskforge.attempts a
+           SET state = taskforge._tf_attempt_state_after(m.outcome),
+               outcome = m.outcome,
+               finished_at = v_now,
+               error = CASE m.outcome
+                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
+                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
+                           ELSE jsonb_build_object('type', 'lease_expired',
+                                'message', 'the lease expired before the attempt was finalized') END
+          FROM moved m
+         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
+        RETURNING a.task_id
+    )
+    SELECT (count(*) FILTER (WHERE m.state = 'QUEUED'))::int,
+           (count(*) FILTER (WHERE m.state <> 'QUEUED'))::int,
+           coalesce(array_agg(m.queue::text) FILTER (WHERE m.state = 'QUEUED'), '{}')
+      FROM moved m;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_recover_rows(bigint[], timestamptz) IS
+    'Private: tf_recover''s writes for locked expired tasks (attempt ABANDONED, task QUEUED/FAILED/CANCELLED); returns the counts and the requeued queues.';
+REVOKE ALL ON FUNCTION taskforge._tf_recover_rows(bigint[], timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_release_children.sql
 -- taskforge._tf_release_children() -> trigger                          (private helper)
@@ -3986,7 +4401,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 --
 -- Purpose:    enqueue the due ticks of periodic schedules (tf_schedule_periodic); the scheduler
 --             calls it on every pass and sleeps until next_fire_at.
---             For each schedule whose next_fire_at <= now (earliest first, at most max_tasks):
+--             For each schedule whose next_fire_at <= now (earliest first, at most max_tasks;
+--             taskforge._tf_enqueue_tick):
 --               1. the tick to enqueue is the LATEST tick <= now (catch-up policy: ticks missed
 --                  while no scheduler ran are not replayed one by one; the schedule fires once,
 --                  for its most recent tick; taskforge._tf_cron_latest);
@@ -4003,18 +4419,30 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_deregister_worker(uuid) TO taskforge_work
 --             A key already held by a different request (a task submitted by hand with a
 --             'periodic:' key) counts as that tick's task: a WARNING is raised, the holder's
 --             id is reported and the schedule moves on.
+--             Bad rows: one schedule that cannot be enqueued never stops the others. The due
+--             schedules are handled in one subtransaction (fast path); when it raises an error
+--             about a row (taskforge._tf_maintenance_row_error: e.g. its request is refused by
+--             tf_submit's rules now, a CHECK, a trigger; not a deadlock, a lock timeout, a
+--             read-only server or a missing object, which fail the call as before), they are
+--             handled again one by one, each in its own subtransaction; a schedule that fails is
+--             recorded in maintenance_errors (tf_maintenance_errors, schedule_name; a WARNING
+--             the first time the error is seen) and left out until its retry_after (60 s
+--             doubling to 1 h), its next_fire_at unchanged: when it succeeds later, catch-up
+--             enqueues its latest tick. Its entry is deleted once the schedule is no longer
+--             due (enqueued at last, rescheduled or deleted).
 -- Parameters: max_tasks  a whole number 1..100000 (numeric, as in tf_recover), the most
 --             schedules handled in one call; call again while enqueued = max_tasks.
 -- Returns:    one row: enqueued = ticks handled; names, ticks and task_ids = one element per
 --             tick, element-aligned, earliest tick first; next_fire_at = the earliest
 --             next_fire_at of all schedules after the call (NULL without schedules; already
 --             past when more than max_tasks were due or a due row was locked by another
---             caller).
--- Errors:     TF400 naming the argument.
--- Locks:      FOR UPDATE SKIP LOCKED on due periodic_schedules rows; inserts tasks.
+--             caller); a schedule skipped for a recorded error counts with its retry_after.
+-- Errors:     TF400 naming the argument; errors that are not about a row fail the call.
+-- Locks:      FOR UPDATE SKIP LOCKED on due periodic_schedules rows; inserts tasks; the
+--             maintenance_errors entries it writes.
 -- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
--- Clock:      clock_timestamp() once at entry.
+-- Clock:      clock_timestamp() once at entry (due test, ticks, retry_after).
 -- By hand:    yes; it only does early what the scheduler would do.
 CREATE OR REPLACE FUNCTION taskforge.tf_enqueue_periodic(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(enqueued int, names text[], ticks timestamptz[], task_ids bigint[], next_fire_at timestamptz)
@@ -4028,70 +4456,104 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := clock_timestamp();
+    v_skip text[];
+    v_has_errors boolean;
     v_due text[];
     v_name text;
-    s taskforge.periodic_schedules%ROWTYPE;
-    v_tick timestamptz;
-    v_key text;
-    v_task_id bigint;
-    v_created boolean;
+    r record;
     v_names text[] := '{}';
     v_ticks timestamptz[] := '{}';
     v_task_ids bigint[] := '{}';
     v_queues text[] := '{}';
+    v_sqlstate text;
     v_message text;
+    v_retry timestamptz;
 BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_enqueue_periodic.max_tasks, 1, 100000);
 
+    -- Schedules recorded as failing recently are left out until their retry_after.
+    SELECT coalesce(array_agg(e.subject) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
+      INTO v_skip, v_has_errors
+      FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_enqueue_periodic';
+
+    -- Locked in this (outer) transaction: the locks outlive a failed attempt below.
     SELECT coalesce(array_agg(d.name ORDER BY d.next_fire_at, d.name), '{}') INTO v_due
       FROM (SELECT p.name, p.next_fire_at
               FROM taskforge.periodic_schedules p
-             WHERE p.next_fire_at <= v_now
+             WHERE p.next_fire_at <= v_now AND p.name <> ALL (v_skip)
              ORDER BY p.next_fire_at, p.name
              LIMIT tf_enqueue_periodic.max_tasks::int
                FOR UPDATE OF p SKIP LOCKED) d;
 
-    FOREACH v_name IN ARRAY v_due LOOP
-        SELECT * INTO s FROM taskforge.periodic_schedules p WHERE p.name = v_name;
-        IF NOT FOUND OR s.next_fire_at > v_now THEN
-            CONTINUE;  -- deleted or advanced by another caller before our lock (locked rows are re-read)
-        END IF;
-        v_tick := taskforge._tf_cron_latest(s.cron, s.next_fire_at, v_now, s.timezone);
-        v_key := 'periodic:' || s.name || ':' || to_char(v_tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+    IF cardinality(v_due) > 0 THEN
         BEGIN
-            SELECT r.task_id, r.created INTO v_task_id, v_created
-              FROM taskforge._tf_submit_one(s.task_type, s.payload, s.queue, s.priority, s.max_attempts,
-                                            v_tick, v_key, v_now, '') r;
-        EXCEPTION WHEN SQLSTATE 'TF409' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
-            SELECT t.task_id INTO v_task_id FROM taskforge.tasks t WHERE t.idempotency_key = v_key;
-            v_created := false;
-            RAISE WARNING 'taskforge: periodic schedule % tick %: % (counted as this tick''s task)',
-                quote_literal(s.name), v_tick, v_message;
+            FOREACH v_name IN ARRAY v_due LOOP
+                SELECT * INTO r FROM taskforge._tf_enqueue_tick(v_name, v_now);
+                CONTINUE WHEN NOT FOUND;
+                v_names := v_names || v_name;
+                v_ticks := v_ticks || r.tick;
+                v_task_ids := v_task_ids || r.task_id;
+                IF r.created THEN
+                    v_queues := v_queues || r.queue;
+                END IF;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE;
+            IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                RAISE;
+            END IF;
+            -- One bad schedule: all of them again, one by one, each in a subtransaction of its own
+            -- (the variables are not rolled back with the subtransaction: start them afresh).
+            v_names := '{}';
+            v_ticks := '{}';
+            v_task_ids := '{}';
+            v_queues := '{}';
+            FOREACH v_name IN ARRAY v_due LOOP
+                BEGIN
+                    SELECT * INTO r FROM taskforge._tf_enqueue_tick(v_name, v_now);
+                    CONTINUE WHEN NOT FOUND;
+                    v_names := v_names || v_name;
+                    v_ticks := v_ticks || r.tick;
+                    v_task_ids := v_task_ids || r.task_id;
+                    IF r.created THEN
+                        v_queues := v_queues || r.queue;
+                    END IF;
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                    IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                        RAISE;
+                    END IF;
+                    PERFORM taskforge._tf_maintenance_failed('tf_enqueue_periodic', v_name, v_sqlstate, v_message,
+                                                             v_now);
+                    v_has_errors := true;
+                END;
+            END LOOP;
         END;
-        IF v_created THEN
-            v_queues := v_queues || s.queue;
-        END IF;
-
-        UPDATE taskforge.periodic_schedules p
-           SET last_fire_at = v_tick, last_task_id = v_task_id,
-               next_fire_at = taskforge._tf_cron_next(s.cron, v_now, s.timezone), updated_at = v_now
-         WHERE p.name = s.name;
-        v_names := v_names || s.name;
-        v_ticks := v_ticks || v_tick;
-        v_task_ids := v_task_ids || v_task_id;
-    END LOOP;
+    END IF;
 
     PERFORM taskforge._tf_notify_queues(v_queues);
 
+    IF v_has_errors THEN
+        -- Entries of schedules that are not due any more (enqueued now, rescheduled, deleted).
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_enqueue_periodic'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.periodic_schedules p
+                            WHERE p.name = e.subject AND p.next_fire_at <= v_now);
+        SELECT coalesce(array_agg(e.subject) FILTER (WHERE e.retry_after > v_now), '{}'),
+               min(e.retry_after) FILTER (WHERE e.retry_after > v_now)
+          INTO v_skip, v_retry
+          FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_enqueue_periodic';
+    END IF;
+
     RETURN QUERY
     SELECT cardinality(v_names), v_names, v_ticks, v_task_ids,
-           (SELECT p.next_fire_at FROM taskforge.periodic_schedules p ORDER BY p.next_fire_at LIMIT 1);
+           least((SELECT p.next_fire_at FROM taskforge.periodic_schedules p
+                   WHERE p.name <> ALL (v_skip) ORDER BY p.next_fire_at LIMIT 1), v_retry);
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_enqueue_periodic(numeric) IS
-    'Scheduler: enqueue the due tick of each periodic schedule once (SKIP LOCKED + idempotency key periodic:<name>:<tick>; catch-up fires only the latest missed tick) and advance next_fire_at. Returns the ticks and the next one. Errors: TF400.';
+    'Scheduler: enqueue the due tick of each periodic schedule once (SKIP LOCKED + idempotency key periodic:<name>:<tick>; catch-up fires only the latest missed tick) and advance next_fire_at. A schedule that fails to enqueue is skipped and recorded (tf_maintenance_errors), the others are enqueued. Returns the ticks and the next one. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_enqueue_periodic(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_enqueue_periodic(numeric) TO taskforge_scheduler;
 
@@ -4709,12 +5171,22 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_pause_queue(text) TO taskforge_client;
 --             earliest first. Promotion creates no attempt: the next claim creates attempt N+1.
 -- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: promoted = tasks moved to QUEUED; next_due_at = earliest scheduled_at
---             of the RETRYING tasks left, or NULL (a scheduler can sleep until then).
--- Errors:     TF400 naming the argument.
--- Locks:      FOR UPDATE SKIP LOCKED on due RETRYING rows (several schedulers split the work).
+--             of the RETRYING tasks left, or NULL (a scheduler can sleep until then); a task
+--             skipped for a recorded error (below) counts with its retry_after instead.
+-- Bad rows:   one row that cannot be promoted never stops the others, as in tf_recover: the
+--             batch is written by one statement (taskforge._tf_promote_rows); when it raises an
+--             error about a row (taskforge._tf_maintenance_row_error), the same locked batch is
+--             written task by task, each in its own subtransaction; a task that fails is
+--             recorded in maintenance_errors (tf_maintenance_errors; a WARNING the first time
+--             the error is seen) and left out until its retry_after (60 s doubling to 1 h).
+--             Its entry is deleted once the task is no longer a due RETRYING task.
+-- Errors:     TF400 naming the argument; errors that are not about a row (a deadlock, a lock
+--             timeout, a read-only server, a missing object) fail the call as before.
+-- Locks:      FOR UPDATE SKIP LOCKED on due RETRYING rows (several schedulers split the work);
+--             the maintenance_errors entries it writes.
 -- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
--- Clock:      clock_timestamp() once at entry.
+-- Clock:      clock_timestamp() once at entry (due test, updated_at, retry_after).
 -- By hand:    yes; it only does early what the scheduler would do.
 CREATE OR REPLACE FUNCTION taskforge.tf_promote(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(promoted int, next_due_at timestamptz)
@@ -4728,42 +5200,88 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := clock_timestamp();
-    v_promoted int;
-    v_queues text[];
+    v_skip bigint[];
+    v_has_errors boolean;
+    v_ids bigint[];
+    v_id bigint;
+    v_rows record;
+    v_promoted int := 0;
+    v_queues text[] := '{}';
+    v_sqlstate text;
+    v_message text;
     v_next timestamptz;
+    v_retry timestamptz;
 BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_promote.max_tasks, 1, 100000);
 
-    WITH due AS (
-        SELECT t.task_id
-          FROM taskforge.tasks t
-         WHERE t.state = 'RETRYING' AND t.scheduled_at <= v_now
-         ORDER BY t.scheduled_at
-         LIMIT tf_promote.max_tasks
-           FOR UPDATE OF t SKIP LOCKED
-    ), moved AS (
-        UPDATE taskforge.tasks t
-           SET state = 'QUEUED', updated_at = v_now
-          FROM due d
-         WHERE t.task_id = d.task_id AND t.state = 'RETRYING'
-        RETURNING t.queue
-    )
-    SELECT count(*), array_agg(DISTINCT m.queue) INTO v_promoted, v_queues FROM moved m;
+    -- Tasks recorded as failing recently are left out until their retry_after.
+    SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
+      INTO v_skip, v_has_errors
+      FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_promote';
+
+    -- The batch, locked in this (outer) transaction: the locks outlive a failed attempt below.
+    SELECT coalesce(array_agg(d.task_id ORDER BY d.scheduled_at, d.task_id), '{}') INTO v_ids
+      FROM (SELECT t.task_id, t.scheduled_at
+              FROM taskforge.tasks t
+             WHERE t.state = 'RETRYING' AND t.scheduled_at <= v_now AND t.task_id <> ALL (v_skip)
+             ORDER BY t.scheduled_at
+             LIMIT tf_promote.max_tasks
+               FOR UPDATE OF t SKIP LOCKED) d;
+
+    IF cardinality(v_ids) > 0 THEN
+        BEGIN
+            SELECT * INTO v_rows FROM taskforge._tf_promote_rows(v_ids, v_now);
+            v_promoted := v_rows.promoted;
+            v_queues := v_rows.queues;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE;
+            IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                RAISE;
+            END IF;
+            -- One bad row: the batch again, task by task, each in a subtransaction of its own.
+            FOREACH v_id IN ARRAY v_ids LOOP
+                BEGIN
+                    SELECT * INTO v_rows FROM taskforge._tf_promote_rows(ARRAY[v_id], v_now);
+                    v_promoted := v_promoted + v_rows.promoted;
+                    v_queues := v_queues || v_rows.queues;
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                    IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                        RAISE;
+                    END IF;
+                    PERFORM taskforge._tf_maintenance_failed('tf_promote', v_id::text, v_sqlstate, v_message, v_now);
+                    v_has_errors := true;
+                END;
+            END LOOP;
+        END;
+    END IF;
 
     PERFORM taskforge._tf_notify_queues(v_queues);
 
+    IF v_has_errors THEN
+        -- Entries of tasks that are no longer due RETRYING tasks (promoted now, or changed by hand).
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_promote'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.tasks t
+                            WHERE t.task_id = e.subject::bigint AND t.state = 'RETRYING' AND t.scheduled_at <= v_now);
+        SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'),
+               min(e.retry_after) FILTER (WHERE e.retry_after > v_now)
+          INTO v_skip, v_retry
+          FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_promote';
+    END IF;
+
     SELECT t.scheduled_at INTO v_next
       FROM taskforge.tasks t
-     WHERE t.state = 'RETRYING'
+     WHERE t.state = 'RETRYING' AND t.task_id <> ALL (v_skip)
      ORDER BY t.scheduled_at
      LIMIT 1;
 
-    RETURN QUERY SELECT v_promoted, v_next;
+    RETURN QUERY SELECT v_promoted, least(v_next, v_retry);
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_promote(numeric) IS
-    'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. Errors: TF400.';
+    'Move RETRYING tasks whose backoff ended to QUEUED (SKIP LOCKED; no attempt is created). Returns count and next_due_at. A task that fails to move is skipped and recorded (tf_maintenance_errors), the others are promoted. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_promote(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 
@@ -4780,10 +5298,20 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
--- Errors:     TF400 naming the argument.
--- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped).
+-- Bad rows:   one task that cannot be deleted never stops the others, as in tf_recover: the
+--             batch is deleted by one statement (taskforge._tf_prune_rows); when it raises an
+--             error about a row (taskforge._tf_maintenance_row_error), the same locked batch is
+--             deleted task by task, each in its own subtransaction; a task that fails is
+--             recorded in maintenance_errors (tf_maintenance_errors; a WARNING the first time
+--             the error is seen) and left out until its retry_after (60 s doubling to 1 h), so
+--             a call that returns less than max_tasks still means the old history is gone except
+--             the recorded tasks. Its entry is deleted once the task is deleted or not terminal.
+-- Errors:     TF400 naming the argument; errors that are not about a row (a deadlock, a lock
+--             timeout, a read-only server, a missing object) fail the call as before.
+-- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped); the
+--             maintenance_errors entries it writes.
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
--- Clock:      clock_timestamp() at entry.
+-- Clock:      clock_timestamp() at entry (the cutoff, retry_after).
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).
 CREATE OR REPLACE FUNCTION taskforge.tf_prune(older_than_seconds double precision, max_tasks numeric DEFAULT 10000)
 RETURNS int
@@ -4797,47 +5325,75 @@ AS $fn$
 DECLARE
     v_now timestamptz := clock_timestamp();
     v_cutoff timestamptz;
-    v_deleted int;
+    v_skip bigint[];
+    v_has_errors boolean;
     v_ids bigint[];
+    v_id bigint;
+    v_deleted int := 0;
+    v_sqlstate text;
+    v_message text;
 BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
     PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
     v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
 
-    WITH victims AS (
-        SELECT t.task_id
-          FROM taskforge.tasks t
-         WHERE t.finished_at < v_cutoff
-           -- A parent stays while a child is not terminal (its handler may read the result).
-           AND (NOT t.has_children
-                OR NOT EXISTS (SELECT 1 FROM taskforge.task_dependencies d
-                                 JOIN taskforge.tasks c ON c.task_id = d.child_task_id
-                                WHERE d.parent_task_id = t.task_id AND c.finished_at IS NULL))
-         ORDER BY t.finished_at
-         LIMIT tf_prune.max_tasks
-           FOR UPDATE OF t SKIP LOCKED
-    )
-    , deleted AS (
-        DELETE FROM taskforge.tasks t
-         USING victims v
-         WHERE t.task_id = v.task_id
-           AND t.finished_at < v_cutoff
-           AND t.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-        RETURNING t.task_id
-    )
-    SELECT array_agg(d.task_id) INTO v_ids FROM deleted d;
-    v_deleted := coalesce(cardinality(v_ids), 0);
-    -- Their dependency edges, both ways (task_dependencies has no foreign keys: 20_tables.sql).
-    IF v_deleted > 0 AND EXISTS (SELECT 1 FROM taskforge.task_dependencies LIMIT 1) THEN
-        DELETE FROM taskforge.task_dependencies d
-         WHERE d.child_task_id = ANY (v_ids) OR d.parent_task_id = ANY (v_ids);
+    -- Tasks recorded as failing recently are left out until their retry_after.
+    SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
+      INTO v_skip, v_has_errors
+      FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_prune';
+
+    -- The batch, locked in this (outer) transaction: the locks outlive a failed attempt below.
+    SELECT coalesce(array_agg(v.task_id ORDER BY v.finished_at, v.task_id), '{}') INTO v_ids
+      FROM (SELECT t.task_id, t.finished_at
+              FROM taskforge.tasks t
+             WHERE t.finished_at < v_cutoff AND t.task_id <> ALL (v_skip)
+               -- A parent stays while a child is not terminal (its handler may read the result).
+               AND (NOT t.has_children
+                    OR NOT EXISTS (SELECT 1 FROM taskforge.task_dependencies d
+                                     JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+                                    WHERE d.parent_task_id = t.task_id AND c.finished_at IS NULL))
+             ORDER BY t.finished_at
+             LIMIT tf_prune.max_tasks
+               FOR UPDATE OF t SKIP LOCKED) v;
+
+    IF cardinality(v_ids) > 0 THEN
+        BEGIN
+            v_deleted := taskforge._tf_prune_rows(v_ids, v_cutoff);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE;
+            IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                RAISE;
+            END IF;
+            -- One bad row: the batch again, task by task, each in a subtransaction of its own.
+            v_deleted := 0;
+            FOREACH v_id IN ARRAY v_ids LOOP
+                BEGIN
+                    v_deleted := v_deleted + taskforge._tf_prune_rows(ARRAY[v_id], v_cutoff);
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                    IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                        RAISE;
+                    END IF;
+                    PERFORM taskforge._tf_maintenance_failed('tf_prune', v_id::text, v_sqlstate, v_message, v_now);
+                    v_has_errors := true;
+                END;
+            END LOOP;
+        END;
+    END IF;
+
+    IF v_has_errors THEN
+        -- Entries of tasks that are gone (deleted now) or no longer terminal (retried by hand).
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_prune'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.tasks t
+                            WHERE t.task_id = e.subject::bigint AND t.finished_at IS NOT NULL);
     END IF;
     RETURN v_deleted;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_prune(double precision, numeric) IS
-    'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. Returns the count. Errors: TF400.';
+    'Retention: delete terminal tasks finished more than older_than_seconds ago (oldest first, at most max_tasks) with their attempts; frees their idempotency keys. A task that fails to delete is skipped and recorded (tf_maintenance_errors), the others are deleted. Returns the count. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_prune(double precision, numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_prune(double precision, numeric) TO taskforge_scheduler;
 
@@ -4967,16 +5523,30 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_prune_workers(double precision, numeric) 
 -- Parameters: max_tasks  whole number 1..100000, the batch size; call again while a full batch comes back.
 -- Returns:    one row: recovered = tasks put back to QUEUED; failed = tasks ended (FAILED or
 --             CANCELLED); next_lease_expiry = earliest lease deadline still running, or NULL
---             (a scheduler can sleep until then).
--- Errors:     TF400 naming the argument.
+--             (a scheduler can sleep until then); a task skipped for a recorded error (below)
+--             counts with its retry_after instead of its lease.
+-- Bad rows:   one row that cannot be recovered never stops the others. The batch is written by
+--             one set-based statement (taskforge._tf_recover_rows); when it raises an error about
+--             a row (taskforge._tf_maintenance_row_error: a CHECK, a trigger, a value; not a
+--             deadlock, a lock timeout, a read-only server or a missing object, which fail the
+--             call as before), the same locked batch is written task by task, each in its own
+--             subtransaction: a task that fails is rolled back alone, recorded in
+--             maintenance_errors (tf_maintenance_errors; a WARNING the first time the error is
+--             seen, via taskforge._tf_maintenance_failed) and left out of later calls until its
+--             retry_after (60 s doubling to 1 h), so it neither slows every pass nor is met
+--             first again by the next batch. Its entry is deleted once the task no longer
+--             needs recovery (recovered at last, or changed by hand). The fallback is bounded by
+--             the batch: at most max_tasks subtransactions, only in the call that met the row.
+-- Errors:     TF400 naming the argument; errors that are not about a row fail the call.
 -- Locks:      FOR UPDATE SKIP LOCKED on expired tasks rows: a row being renewed or finalized
---             right now is skipped (its owner is alive) and looked at on the next call.
+--             right now is skipped (its owner is alive) and looked at on the next call; the
+--             maintenance_errors entries it writes.
 -- Notify:     pg_notify('taskforge', queue) once per queue that received a task (on commit);
 --             pg_notify('taskforge_finished', task_id) for each task submitted with
 --             notify_finished that it ends FAILED or CANCELLED (the row trigger of
 --             taskforge._tf_notify_finished).
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
--- Clock:      clock_timestamp() once at entry: the expiry test and the abandon time.
+-- Clock:      clock_timestamp() once at entry: the expiry test, the abandon time, retry_after.
 -- By hand:    yes; it only acts on leases that have already expired.
 CREATE OR REPLACE FUNCTION taskforge.tf_recover(max_tasks numeric DEFAULT 1000)
 RETURNS TABLE(recovered int, failed int, next_lease_expiry timestamptz)
@@ -4990,80 +5560,92 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := clock_timestamp();
-    v_requeued int;
-    v_ended int;
-    v_queues text[];
+    v_skip bigint[];
+    v_has_errors boolean;
+    v_ids bigint[];
+    v_id bigint;
+    v_rows record;
+    v_requeued int := 0;
+    v_ended int := 0;
+    v_queues text[] := '{}';
+    v_sqlstate text;
+    v_message text;
     v_next timestamptz;
+    v_retry timestamptz;
 BEGIN
     PERFORM taskforge._tf_check_int('max_tasks', tf_recover.max_tasks, 1, 100000);
 
-    WITH expired AS (
-        -- Read under the row lock (FOR UPDATE returns the latest version of each row).
-        SELECT t.task_id, o.outcome,
-               taskforge._tf_task_state_after(o.outcome, t.cancel_requested_at IS NOT NULL,
-                                              t.attempt_count, t.max_attempts) AS next_state
-          FROM taskforge.tasks t
-         CROSS JOIN LATERAL (SELECT CASE WHEN t.deadline_at <= t.lease_expires_at THEN 'timed_out'
-                                         ELSE 'lease_expired' END AS outcome) o
-         WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-         ORDER BY t.lease_expires_at
-         LIMIT tf_recover.max_tasks
-           FOR UPDATE OF t SKIP LOCKED
-    ), moved AS (
-        UPDATE taskforge.tasks t
-           SET state = e.next_state,
-               scheduled_at = CASE WHEN e.next_state = 'QUEUED' THEN v_now ELSE t.scheduled_at END,
-               finished_at = CASE WHEN e.next_state = 'QUEUED' THEN NULL ELSE v_now END,
-               last_error = CASE WHEN e.next_state = 'FAILED' AND e.outcome = 'timed_out'
-                                 THEN jsonb_build_object('type', 'timed_out', 'message',
-                                      format('attempt %s ran past its deadline of %s s and no attempts remain',
-                                             t.attempt_count, t.timeout_seconds))
-                                 WHEN e.next_state = 'FAILED'
-                                 THEN jsonb_build_object('type', 'lease_expired', 'message',
-                                      format('attempt %s lost its lease and no attempts remain', t.attempt_count))
-                                 ELSE t.last_error END,
-               owner_worker_id = NULL,
-               lease_expires_at = NULL,
-               deadline_at = NULL,
-               updated_at = v_now
-          FROM expired e
-         WHERE t.task_id = e.task_id
-           AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now
-        RETURNING t.task_id, t.attempt_count, t.state, t.queue, e.outcome
-    ), abandoned AS (
-        UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after(m.outcome),
-               outcome = m.outcome,
-               finished_at = v_now,
-               error = CASE m.outcome
-                           WHEN 'timed_out' THEN jsonb_build_object('type', 'timed_out',
-                                'message', 'the attempt ran past its deadline (no lease is granted beyond it)')
-                           ELSE jsonb_build_object('type', 'lease_expired',
-                                'message', 'the lease expired before the attempt was finalized') END
-          FROM moved m
-         WHERE a.task_id = m.task_id AND a.attempt_number = m.attempt_count AND a.state = 'RUNNING'
-        RETURNING a.task_id
-    )
-    SELECT count(*) FILTER (WHERE m.state = 'QUEUED'),
-           count(*) FILTER (WHERE m.state <> 'QUEUED'),
-           array_agg(DISTINCT m.queue) FILTER (WHERE m.state = 'QUEUED')
-      INTO v_requeued, v_ended, v_queues
-      FROM moved m;
+    -- Tasks recorded as failing recently are left out until their retry_after.
+    SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
+      INTO v_skip, v_has_errors
+      FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_recover';
+
+    -- The batch, locked in this (outer) transaction: the locks outlive a failed attempt below.
+    -- FOR UPDATE returns the latest version of each row and re-checks the WHERE on it.
+    SELECT coalesce(array_agg(c.task_id ORDER BY c.lease_expires_at, c.task_id), '{}') INTO v_ids
+      FROM (SELECT t.task_id, t.lease_expires_at
+              FROM taskforge.tasks t
+             WHERE t.state = 'RUNNING' AND t.lease_expires_at <= v_now AND t.task_id <> ALL (v_skip)
+             ORDER BY t.lease_expires_at
+             LIMIT tf_recover.max_tasks
+               FOR UPDATE OF t SKIP LOCKED) c;
+
+    IF cardinality(v_ids) > 0 THEN
+        BEGIN
+            SELECT * INTO v_rows FROM taskforge._tf_recover_rows(v_ids, v_now);
+            v_requeued := v_rows.requeued;
+            v_ended := v_rows.ended;
+            v_queues := v_rows.queues;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE;
+            IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                RAISE;
+            END IF;
+            -- One bad row: the batch again, task by task, each in a subtransaction of its own.
+            FOREACH v_id IN ARRAY v_ids LOOP
+                BEGIN
+                    SELECT * INTO v_rows FROM taskforge._tf_recover_rows(ARRAY[v_id], v_now);
+                    v_requeued := v_requeued + v_rows.requeued;
+                    v_ended := v_ended + v_rows.ended;
+                    v_queues := v_queues || v_rows.queues;
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS v_sqlstate = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                    IF NOT taskforge._tf_maintenance_row_error(v_sqlstate) THEN
+                        RAISE;
+                    END IF;
+                    PERFORM taskforge._tf_maintenance_failed('tf_recover', v_id::text, v_sqlstate, v_message, v_now);
+                    v_has_errors := true;
+                END;
+            END LOOP;
+        END;
+    END IF;
 
     PERFORM taskforge._tf_notify_queues(v_queues);
 
+    IF v_has_errors THEN
+        -- Entries of tasks that need no recovery any more (recovered now, or changed by hand).
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_recover'
+           AND NOT EXISTS (SELECT 1 FROM taskforge.tasks t
+                            WHERE t.task_id = e.subject::bigint AND t.state = 'RUNNING' AND t.lease_expires_at <= v_now);
+        SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'),
+               min(e.retry_after) FILTER (WHERE e.retry_after > v_now)
+          INTO v_skip, v_retry
+          FROM taskforge.maintenance_errors e WHERE e.sweep = 'tf_recover';
+    END IF;
+
     SELECT t.lease_expires_at INTO v_next
       FROM taskforge.tasks t
-     WHERE t.state = 'RUNNING'
+     WHERE t.state = 'RUNNING' AND t.task_id <> ALL (v_skip)
      ORDER BY t.lease_expires_at
      LIMIT 1;
 
-    RETURN QUERY SELECT v_requeued, v_ended, v_next;
+    RETURN QUERY SELECT v_requeued, v_ended, least(v_next, v_retry);
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge.tf_recover(numeric) IS
-    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. Errors: TF400.';
+    'Recover RUNNING tasks with expired leases (SKIP LOCKED, expiry re-checked under the lock): attempt ABANDONED (outcome lease_expired, or timed_out when the lease reached the attempt deadline); task QUEUED if budget remains, else FAILED (CANCELLED if cancel was requested). Returns counts and next_lease_expiry. A task submitted with notify_finished that it ends sends NOTIFY taskforge_finished. A task that fails to recover is skipped and recorded (tf_maintenance_errors), the others are recovered. Errors: TF400.';
 REVOKE ALL ON FUNCTION taskforge.tf_recover(numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_recover(numeric) TO taskforge_scheduler;
 
@@ -6807,6 +7389,21 @@ SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 
+-- Rows a maintenance sweep could not process and skips for now (docs/operations.md, "A row a
+-- sweep cannot process"): one row per sweep and row, with the last error (SQLSTATE, message), how
+-- often and since when it failed, and when the sweep tries the row again. Empty in a healthy
+-- system; an entry disappears by itself once the sweep processes the row (or the row no longer
+-- needs it). task_id names the task (tf_recover, tf_promote, tf_prune), schedule_name the periodic
+-- schedule (tf_enqueue_periodic); the other is NULL.
+CREATE VIEW taskforge.tf_maintenance_errors AS
+SELECT e.sweep,
+       CASE WHEN e.sweep <> 'tf_enqueue_periodic' THEN e.subject::bigint END AS task_id,
+       CASE WHEN e.sweep = 'tf_enqueue_periodic' THEN e.subject END AS schedule_name,
+       e.sqlstate, e.message, e.failures, e.first_seen_at, e.last_seen_at, e.retry_after
+  FROM taskforge.maintenance_errors e;
+COMMENT ON VIEW taskforge.tf_maintenance_errors IS
+    'Rows a maintenance sweep failed on and skips until retry_after (sweep, task_id or schedule_name, sqlstate, message, failures, first_seen_at, last_seen_at, retry_after). Empty when every row was processed.';
+
 -- Who holds back vacuum in this database: every session, prepared transaction, replication slot
 -- and standby (hot_standby_feedback) whose transaction id or snapshot (xmin) keeps dead row
 -- versions of taskforge.tasks and taskforge.attempts from being removed. While one is old, every
@@ -6848,13 +7445,13 @@ REVOKE ALL ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, t
               taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
               taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
               taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+              taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     FROM PUBLIC;
 GRANT SELECT ON taskforge.tf_tasks, taskforge.tf_attempts, taskforge.tf_workers, taskforge.tf_schedulers,
                 taskforge.tf_queue_stats, taskforge.tf_queues, taskforge.tf_throughput,
                 taskforge.tf_throughput_per_minute, taskforge.tf_task_types, taskforge.tf_periodic,
                 taskforge.tf_invariant_violations, taskforge.tf_snapshot_holders, taskforge.tf_task_dependencies,
-                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys
+                taskforge.tf_rate_limits, taskforge.tf_concurrency_keys, taskforge.tf_maintenance_errors
     TO taskforge_client;
 
 -- >>> db/schema/80_task_types.sql

@@ -1,6 +1,6 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(41);
+SELECT plan(42);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
@@ -10,6 +10,7 @@ SELECT col_has_check('taskforge', 'schedulers', 'heartbeat_seconds', 'schedulers
 SELECT has_check('taskforge', 'task_dependencies', 'taskforge.task_dependencies has CHECK constraints');
 SELECT has_check('taskforge', 'rate_limits', 'taskforge.rate_limits has CHECK constraints');
 SELECT has_check('taskforge', 'concurrency_keys', 'taskforge.concurrency_keys has CHECK constraints');
+SELECT has_check('taskforge', 'maintenance_errors', 'taskforge.maintenance_errors has CHECK constraints');
 -- Single-column rules of the hot tables are domains (db/schema/15_domains.sql): the column has
 -- the domain's type, and the domain its CHECK constraint.
 SELECT col_type_is('taskforge', 'tasks', 'state', 'taskforge', 'task_state', 'tasks.state is checked (domain task_state)');

@@ -122,8 +122,10 @@ class DbConnection:
     ``$PGOPTIONS`` and the DSN's options (:func:`taskforge.pooling.startup_options`); with
     ``pooler="transaction"`` (a PgBouncer in transaction mode) nothing is prepared and the two
     timeouts are set in each statement's own transaction instead (``SET LOCAL``, pipelined in the
-    same round trip: :data:`taskforge.pooling.PER_TRANSACTION_SETTINGS`). Thread-safe (one
-    statement at a time); :meth:`close` never waits for a running statement for long.
+    same round trip: :data:`taskforge.pooling.PER_TRANSACTION_SETTINGS`). ``notice_handler`` is
+    added to every connection opened (psycopg drops the server's notices and warnings
+    otherwise). Thread-safe (one statement at a time); :meth:`close` never waits for a running
+    statement for long.
     """
 
     def __init__(
@@ -138,9 +140,11 @@ class DbConnection:
         lock_timeout: float | None = None,
         statement_timeout: float | None = None,
         pooler: str = pooling.NONE,
+        notice_handler: Callable[[psycopg.errors.Diagnostic], None] | None = None,
     ) -> None:
         self.dsn = dsn
         self.pooler = pooler
+        self.notice_handler = notice_handler
         self.application_name = application_name
         self.interrupt = interrupt or threading.Event()
         self.connect_timeout = connect_timeout
@@ -181,6 +185,8 @@ class DbConnection:
                 self._conn = psycopg.connect(
                     self.dsn, autocommit=True, application_name=self.application_name, **self._extra, **self._options
                 )
+                if self.notice_handler is not None:
+                    self._conn.add_notice_handler(self.notice_handler)
                 if self._lost:
                     self.log.info("reconnected to the database (%s)", self.application_name)
                     self._lost = False
