@@ -14,15 +14,24 @@ only ``taskforge_console``.
   /metrics says so; only the first request waits for the standby; after the retry interval the
   reads go back to the standby once it is up again.
 - A read the standby cancels on a conflict with recovery (SQLSTATE 40001) is shown as cut short.
+- ``taskforge console`` takes the standby from ``$TASKFORGE_CONSOLE_READ_DSN`` (``--read-dsn``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import re
 import secrets
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -375,3 +384,40 @@ def test_a_recovery_conflict_shows_as_cut_short(pair: Pair, replica_app: Any) ->
         wait_for(counted, "pg_stat_database_conflicts to count the lock conflict", timeout=20)
     # The next read works again.
     assert "cut short by the read replica" not in browser.get("/", headers=BEARER).get_data(as_text=True)
+
+
+def test_the_cli_takes_the_standby_from_the_environment(pair: Pair) -> None:
+    assert pair.replica is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKFORGE_CONSOLE_")}
+    env["TASKFORGE_CONSOLE_READ_DSN"] = pair.console_dsn(pair.replica)
+    taskforge = Path(sys.executable).with_name("taskforge")
+    process = subprocess.Popen(
+        [str(taskforge), "console", "--dsn", pair.console_dsn(pair.primary), "--port", "0"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline().strip()
+        match = re.match(r"taskforge console: (http://127\.0\.0\.1:\d+/) \(.*reads from --read-dsn\)$", line)
+        assert match, line
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(match.group(1) + "healthz", timeout=10) as response:
+                    body = json.loads(response.read())
+                    read_from = response.headers.get(READ_FROM)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "the console did not answer"
+                time.sleep(0.1)
+        assert body["status"] == "ok" and body["read_replica"]["in_recovery"] is True, body
+        assert read_from == "replica"
+    finally:
+        process.send_signal(2)
+        try:
+            assert process.wait(15) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
