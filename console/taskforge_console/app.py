@@ -29,7 +29,16 @@ from werkzeug.utils import redirect
 from werkzeug.wrappers import Response as BaseResponse
 
 from . import api, auth, security
-from .db import CutShort, Database, DatabaseUnavailable, cut_short_reads
+from .db import (
+    RECOVERY_CONFLICT,
+    CutShort,
+    Database,
+    DatabaseUnavailable,
+    cut_short_reads,
+    read_fell_back,
+    read_sources,
+    recovery_conflict_reads,
+)
 from .settings import Settings
 from .state import EXTENSION_KEY, ConsoleState, console
 from .throttle import SignInThrottle
@@ -69,6 +78,8 @@ def _template_globals() -> dict[str, Any]:
         "signed_in": auth.is_signed_in(),
         "can_act": auth.can_act(),
         "cut_short": cut_short_reads(),
+        "recovery_conflict": recovery_conflict_reads(),
+        "read_fell_back": read_fell_back(),
     }
 
 
@@ -80,10 +91,29 @@ def _unavailable(exc: DatabaseUnavailable) -> BaseResponse:
 
 
 def _cut_short(exc: CutShort) -> BaseResponse:
-    message = f"{exc.what} took longer than {exc.timeout_ms} ms and was cut short (statement_timeout)"
+    if exc.reason == RECOVERY_CONFLICT:
+        message = (
+            f"{exc.what} was cut short: the read replica cancelled it (conflict with recovery, as it "
+            "replayed a change from the primary); try again"
+        )
+    else:
+        message = f"{exc.what} took longer than {exc.timeout_ms} ms and was cut short (statement_timeout)"
     if auth.is_api_request():
         return api.error_response(503, "cut_short", message)
     return Response(render_template("error.html", title="Query cut short", message=message), status=503)
+
+
+#: Response header naming where a request's reads ran when a read replica is configured:
+#: "replica", "primary" (the replica could not be reached), or "replica, primary".
+READ_FROM_HEADER = "X-TaskForge-Read-From"
+
+
+def _read_from_header(response: BaseResponse) -> BaseResponse:
+    if console().db.has_replica:
+        sources = read_sources()
+        if sources:
+            response.headers[READ_FROM_HEADER] = ", ".join(sources)
+    return response
 
 
 def _http_error(exc: HTTPException) -> BaseResponse:
@@ -155,6 +185,7 @@ def create_app(settings: Settings, *, open_pool: bool = True, clock: Callable[[]
     app.register_blueprint(pages_bp)
 
     app.context_processor(_template_globals)
+    app.after_request(_read_from_header)
     app.register_error_handler(DatabaseUnavailable, _unavailable)
     app.register_error_handler(CutShort, _cut_short)
     app.register_error_handler(auth.TooManyAttempts, auth.too_many_attempts)

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 
 from taskforge import pooling
 
-__all__ = ["ENV_PASSWORD", "ENV_SECRET_KEY", "ENV_TOKEN", "Settings", "SettingsError", "normalize_prefix"]
+__all__ = [
+    "ENV_PASSWORD",
+    "ENV_READ_DSN",
+    "ENV_SECRET_KEY",
+    "ENV_TOKEN",
+    "Settings",
+    "SettingsError",
+    "normalize_prefix",
+]
 
 #: Bearer token for the JSON API (and accepted on the sign-in page when no password is set).
 ENV_TOKEN = "TASKFORGE_CONSOLE_TOKEN"
@@ -15,6 +23,8 @@ ENV_TOKEN = "TASKFORGE_CONSOLE_TOKEN"
 ENV_PASSWORD = "TASKFORGE_CONSOLE_PASSWORD"
 #: Key that signs session cookies; a random key per process when unset (sessions end on restart).
 ENV_SECRET_KEY = "TASKFORGE_CONSOLE_SECRET_KEY"
+#: Connection string of a hot standby the console reads from (``--read-dsn`` of ``taskforge console``).
+ENV_READ_DSN = "TASKFORGE_CONSOLE_READ_DSN"
 
 
 class SettingsError(ValueError):
@@ -58,7 +68,12 @@ class Settings:
     - ``pooler``: what ``dsn`` reaches: ``none`` (the server, or a pooler in session mode) or
       ``transaction`` (PgBouncer in transaction mode: nothing prepared, the read settings set per
       transaction instead of per session; :mod:`taskforge.pooling`). Default: ``$TASKFORGE_POOLER``,
-      else ``none``.
+      else ``none``. It applies to ``read_dsn`` too.
+    - ``read_dsn``: libpq connection string of a hot standby (streaming replica) of the same
+      database; ``None`` = read from ``dsn``. Pages, ``/metrics`` and the API's reads go there,
+      every action still goes to ``dsn``; when the standby cannot be reached the reads go to
+      ``dsn`` and say so (:class:`taskforge_console.db.Database`, docs/console.md "Reading from a
+      hot standby").
     """
 
     dsn: str
@@ -75,6 +90,7 @@ class Settings:
     pool_min_size: int = 1
     pool_max_size: int = 8
     pooler: str | None = None
+    read_dsn: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prefix", normalize_prefix(self.prefix))
@@ -82,7 +98,7 @@ class Settings:
             object.__setattr__(self, "pooler", pooling.resolve_pooler(self.pooler))
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
-        for name in ("token", "password", "secret_key"):
+        for name in ("token", "password", "secret_key", "read_dsn"):
             value = getattr(self, name)
             if value is not None and value.strip() == "":
                 object.__setattr__(self, name, None)  # an empty variable means "not set"
@@ -103,12 +119,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, dsn: str, **overrides: object) -> Settings:
-        """Settings with token, password and secret key from the environment
-        (:data:`ENV_TOKEN`, :data:`ENV_PASSWORD`, :data:`ENV_SECRET_KEY`), then ``overrides``."""
+        """Settings with token, password, secret key and read DSN from the environment
+        (:data:`ENV_TOKEN`, :data:`ENV_PASSWORD`, :data:`ENV_SECRET_KEY`, :data:`ENV_READ_DSN`),
+        then ``overrides`` (``None`` values are ignored)."""
         values: dict[str, object] = {
             "token": os.environ.get(ENV_TOKEN),
             "password": os.environ.get(ENV_PASSWORD),
             "secret_key": os.environ.get(ENV_SECRET_KEY),
+            "read_dsn": os.environ.get(ENV_READ_DSN),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(dsn=dsn, **values)  # type: ignore[arg-type]

@@ -11,6 +11,12 @@ Authentication is ``trust`` for the superuser ``postgres``, on TCP (127.0.0.1) a
 socket in the folder. ``fsync`` is off: the faults are process crashes and restarts, after
 which the operating system still holds every write, so durability is the same and the tests
 run faster on a busy machine. Timeouts are seconds.
+
+Replication: initdb's own pg_hba.conf lets the superuser connect for replication (``trust``, on
+the socket and on 127.0.0.1), and the defaults (``wal_level = replica``, ``max_wal_senders =
+10``) allow streaming, so any private server can be a primary. ``PrivateServer(standby_of=p)``
+makes a hot standby of ``p``: its first ``start()`` runs ``pg_basebackup -R`` (streaming the
+WAL, writing ``primary_conninfo`` and ``standby.signal``) from ``p`` instead of initdb.
 """
 
 from __future__ import annotations
@@ -70,11 +76,19 @@ def free_port() -> int:
 
 
 class PrivateServer:
-    """One throwaway cluster. ``start()`` runs initdb once, then starts it; ``dsn(dbname)`` names a
+    """One throwaway cluster (a hot standby of ``standby_of`` when given). ``start()`` runs
+    initdb (or pg_basebackup) once, then starts it; ``dsn(dbname)`` names a
     database on it; ``restart(mode)``, ``stop(mode)`` (``fast`` or ``immediate``: a crash, with
     recovery at the next start) and ``destroy()`` (stop and delete the folder)."""
 
-    def __init__(self, bindir: Path | None = None, *, settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        bindir: Path | None = None,
+        *,
+        settings: dict[str, str] | None = None,
+        standby_of: PrivateServer | None = None,
+    ) -> None:
+        self.standby_of = standby_of
         self.bindir = bindir or find_bindir()
         self.base = Path(tempfile.mkdtemp(prefix="taskforge-pg-"))
         self.data = self.base / "data"
@@ -119,7 +133,16 @@ class PrivateServer:
     def start(self, timeout: float = 60) -> None:
         """initdb (the first time), then start and wait until it accepts connections."""
         if not self._initialised:
-            self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+            if self.standby_of is not None:
+                primary = self.standby_of
+                self._run(
+                    "pg_basebackup",
+                    *("-D", str(self.data), "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"),
+                    *("-R", "-X", "stream", "-c", "fast", "--no-sync"),
+                    timeout=timeout + 120,
+                )
+            else:
+                self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
             self._initialised = True
         self._run(
             "pg_ctl",
@@ -136,6 +159,12 @@ class PrivateServer:
             timeout=timeout + 10,
         )
         self.wait_ready(timeout)
+
+    def in_recovery(self) -> bool:
+        """``pg_is_in_recovery()``: True for a hot standby."""
+        with psycopg.connect(self.dsn(), connect_timeout=5) as conn:
+            row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        return bool(row and row[0])
 
     def stop(self, mode: str = "fast", timeout: float = 60) -> None:
         """pg_ctl stop -m MODE (``immediate``: every server process quits at once, as in a crash)."""

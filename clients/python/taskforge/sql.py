@@ -295,6 +295,23 @@ SELECT set_config('statement_timeout', %(ms)s, %(local)s), set_config('jit', 'of
        set_config('work_mem', '16MB', %(local)s)
 """
 CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
+# The console's read replica (a hot standby, --read-dsn): is it one, is its WAL receiver streaming,
+# and how far its replay is behind. The replay timestamp is that of the last transaction replayed,
+# so now() minus it grows while the primary is idle: lag_seconds is 0 while the receiver streams
+# and everything received is replayed; else (replay behind, or no receiver) the age of the last
+# replayed transaction (NULL before the first one). lag_bytes: WAL received, not yet replayed.
+# Every function here is readable by any role (pg_stat_wal_receiver shows a row, pid only, to
+# roles without pg_read_all_stats).
+CONSOLE_REPLICA_STATUS = """
+SELECT s.in_recovery, s.streaming,
+       CASE WHEN NOT s.in_recovery THEN 0.0
+            WHEN s.streaming AND s.received <= s.replayed THEN 0.0
+            ELSE greatest(0.0, extract(epoch FROM now() - pg_last_xact_replay_timestamp()))::float8
+       END AS lag_seconds,
+       coalesce(greatest(0, pg_wal_lsn_diff(s.received, s.replayed)), 0)::float8 AS lag_bytes
+  FROM (SELECT pg_is_in_recovery() AS in_recovery, EXISTS (SELECT FROM pg_stat_wal_receiver) AS streaming,
+               pg_last_wal_receive_lsn() AS received, pg_last_wal_replay_lsn() AS replayed) AS s
+"""
 # The task filter of the console's list and bulk actions (NULL = no condition). Sent unprepared
 # (prepare=False), so the planner sees the values and drops the conditions that are NULL.
 # Keyset pagination: newest first, the next page starts below the last task_id seen

@@ -27,9 +27,20 @@ a restart) report the same figures. Families:
   vacuum back in this database (tf_snapshot_holders: sessions, prepared transactions,
   replication slots; 0 when none); ``taskforge_oldest_snapshot_held_seconds``: how long the
   oldest such transaction has been open (another role's session counts only when the console's
-  role holds ``pg_read_all_stats``: PostgreSQL hides its transaction start otherwise).
-- ``taskforge_console_scrape_cut_short``: 1 when a query of this scrape hit the limit (its
-  families are then missing from the answer).
+  role holds ``pg_read_all_stats``: PostgreSQL hides its transaction start otherwise). These
+  come from the primary even with a read replica.
+- ``taskforge_console_scrape_cut_short``: 1 when a query of this scrape hit the limit, or the
+  read replica cancelled it on a conflict with recovery (its families are then missing).
+
+With a read replica (``Settings.read_dsn``), the scrape reads from it, and three more families:
+
+- ``taskforge_read_replica_up``: 1 when the replica answered, 0 when it cannot be reached (the
+  scrape's reads then went to the primary).
+- ``taskforge_read_replica_lag_seconds`` / ``taskforge_read_replica_lag_bytes``: its replay lag
+  (seconds of its clock: 0 while it streams and has replayed all it received, else the age of
+  the last transaction it replayed) and the WAL received but not yet replayed; absent when down.
+- ``taskforge_console_reads_fell_back``: 1 when a read of this scrape went to the primary
+  because the replica could not be reached.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from taskforge import sql
 
 from .. import queries
 from ..auth import require_signed_in
-from ..db import CutShort, Database
+from ..db import CutShort, Database, read_fell_back
 from .common import database_error
 
 __all__ = ["BUCKETS", "WINDOW_SECONDS", "TaskforgeCollector", "bp"]
@@ -71,6 +82,11 @@ class TaskforgeCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         cut_short = 0
+        if self.db.has_replica:
+            try:
+                yield from self._replica()
+            except CutShort:
+                cut_short = 1
         try:
             yield from self._queues()
         except CutShort:
@@ -92,6 +108,35 @@ class TaskforgeCollector(Collector):
         )
         flag.add_metric([], cut_short)
         yield flag
+        if self.db.has_replica:
+            fell_back = GaugeMetricFamily(
+                "taskforge_console_reads_fell_back",
+                "1 when a read of this scrape went to the primary because the read replica could not be reached",
+            )
+            fell_back.add_metric([], 1 if read_fell_back() else 0)
+            yield fell_back
+
+    def _replica(self) -> Iterator[Metric]:
+        status = self.db.replica_status()
+        assert status is not None
+        up = GaugeMetricFamily(
+            "taskforge_read_replica_up", "1 when the console's read replica answered, 0 when reads go to the primary"
+        )
+        up.add_metric([], 1 if status.up else 0)
+        yield up
+        if status.lag_seconds is not None:
+            lag = GaugeMetricFamily(
+                "taskforge_read_replica_lag_seconds",
+                "Replay lag of the read replica (0 while it streams and has replayed all it received)",
+            )
+            lag.add_metric([], status.lag_seconds)
+            yield lag
+        if status.lag_bytes is not None:
+            lag_bytes = GaugeMetricFamily(
+                "taskforge_read_replica_lag_bytes", "WAL the read replica received but has not replayed yet"
+            )
+            lag_bytes.add_metric([], status.lag_bytes)
+            yield lag_bytes
 
     def _queues(self) -> Iterator[Metric]:
         rows = self.db.read(
@@ -159,7 +204,9 @@ class TaskforgeCollector(Collector):
             oldest = conn.execute(sql.CONSOLE_METRICS_OLDEST_SNAPSHOT, prepare=False).fetchone()
             return tables, oldest
 
-        tables, oldest = self.db.read("metrics: tables", read)
+        # Vacuum's statistics and the snapshots that hold it back are the primary's own (a
+        # standby counts no dead tuples of its own): read there even with a read replica.
+        tables, oldest = self.db.read_primary("metrics: tables", read)
         families = {
             "live": GaugeMetricFamily("taskforge_table_live_tuples", "Live rows (estimate)", labels=["table"]),
             "dead": GaugeMetricFamily(

@@ -6,6 +6,9 @@ the age of the oldest due task, and the live and stale workers. It never counts 
 history: every read follows live work or the last hour, so the page stays fast with millions of
 finished tasks (docs/console.md, "Benchmark").
 
+With a read replica (``--read-dsn``) a card shows whether it answers and its replay lag
+(:meth:`taskforge_console.db.Database.replica_status`).
+
 The charts (``static/charts.js``) fetch the series separately, so the page itself answers before
 the per-minute aggregation has run: throughput (attempts succeeded and failed per minute) and
 the p50/p95 queue wait of first attempts per minute, over the last hour of database time
@@ -23,6 +26,8 @@ from flask import Response, jsonify
 from taskforge import client, sql
 
 from .. import queries
+from ..db import CutShort, ReplicaStatus
+from ..state import console
 from .blueprint import bp
 from .common import read, read_or, render_page
 
@@ -50,13 +55,27 @@ def overview(conn: psycopg.Connection[Any]) -> dict[str, Any]:
 def dashboard() -> str:
     """Counts per queue, oldest waiting task per queue, workers; charts load their series."""
     empty: dict[str, Any] = {"queues": [], "totals": {}, "workers": {}}
+    replica = _replica_status()
     data = read_or("queue counts", overview, empty)
     return render_page(
         "pages/dashboard.html",
         "pages/_dashboard_region.html",
         finished_window_seconds=FINISHED_WINDOW_SECONDS,
+        replica=replica,
         **data,
     )
+
+
+def _replica_status() -> ReplicaStatus | None:
+    """The read replica's state and lag for the card, ``None`` without one (a replica that
+    cancels this query shows as up with its lag unknown, and the cut-short banner)."""
+    db = console().db
+    if not db.has_replica:
+        return None
+    try:
+        return db.replica_status()
+    except CutShort:
+        return ReplicaStatus(up=True)
 
 
 def series(rows: list[dict[str, Any]], current_minute: dt.datetime) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 
 Binds to 127.0.0.1 by default; any other address is refused unless a token
 (``TASKFORGE_CONSOLE_TOKEN``) or a password (``TASKFORGE_CONSOLE_PASSWORD``) is configured, or
-``--insecure-bind`` is given. Stops cleanly (exit code 0) on SIGINT or SIGTERM. Secrets come
-from the environment only, never from the command line (where other users of the machine
-could read them in the process list).
+``--insecure-bind`` is given. ``--read-dsn`` (``TASKFORGE_CONSOLE_READ_DSN``) names a hot standby
+the console reads from (docs/console.md, "Reading from a hot standby"). Stops cleanly (exit
+code 0) on SIGINT or SIGTERM. Secrets come from the environment only, never from the command
+line (where other users of the machine could read them in the process list).
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ def bind_problem(host: str, *, auth_configured: bool, insecure_bind: bool) -> st
     help="Reverse proxies in front whose X-Forwarded-For/-Proto/-Host headers to trust.",
 )
 @click.option("--secure-cookies", is_flag=True, help="Mark the session cookie Secure (served over HTTPS).")
+@click.option(
+    "--read-dsn",
+    envvar="TASKFORGE_CONSOLE_READ_DSN",
+    show_envvar=True,
+    default=None,
+    type=Text(),
+    help="Connection string of a hot standby to read from (pages, API reads, /metrics); actions still go to "
+    "--dsn, and reads go there too while the standby cannot be reached.",
+)
 @pooler_option
 def console_cmd(
     dsn: str | None,
@@ -90,6 +100,7 @@ def console_cmd(
     threads: int,
     proxy_hops: int,
     secure_cookies: bool,
+    read_dsn: str | None,
     pooler: str,
 ) -> None:
     """Serve the web console and JSON API (needs the `console` extra).
@@ -116,6 +127,7 @@ def console_cmd(
             pool_max_size=threads,
             pool_min_size=1,
             pooler=pooler,
+            read_dsn=read_dsn,
         )
     except SettingsError as exc:
         fail(str(exc), 2)
@@ -127,7 +139,11 @@ def console_cmd(
     shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
     notes = [
         note
-        for note, on in (("read-only", settings.read_only), ("open: no token or password", not settings.auth_required))
+        for note, on in (
+            ("read-only", settings.read_only),
+            ("open: no token or password", not settings.auth_required),
+            ("reads from --read-dsn", settings.read_dsn is not None),
+        )
         if on
     ]
     click.echo(
