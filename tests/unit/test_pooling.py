@@ -20,6 +20,9 @@ def test_the_mode_comes_from_the_argument_then_the_environment_then_none(monkeyp
         pooling.resolve_pooler()
     with pytest.raises(ValueError, match="pooler: must be one of"):
         WorkerConfig(pooler="session")
+    monkeypatch.setenv(pooling.POOLER_ENV, "transaction")
+    assert WorkerConfig().pooler == "transaction"  # a library user's config follows the environment too
+    assert WorkerConfig(pooler="none").pooler == "none"
 
 
 def test_transaction_mode_sends_no_timeouts_at_startup_but_keeps_the_callers_own_options(monkeypatch):

@@ -63,12 +63,12 @@ PER_TRANSACTION_SETTINGS = (
 
 
 def resolve_pooler(value: str | None = None) -> str:
-    """The pooler mode: ``value``, else ``$TASKFORGE_POOLER``, else ``none``; one of
-    :data:`POOLERS` (any case). Raises ``ValueError`` naming ``pooler`` for any other text."""
-    chosen = value if value is not None else os.environ.get(POOLER_ENV) or NONE
+    """The pooler mode: ``value``, else (None or empty) ``$TASKFORGE_POOLER``, else ``none``; one
+    of :data:`POOLERS` (any case). Raises ``ValueError`` naming ``pooler`` for any other text."""
+    chosen = value if value else os.environ.get(POOLER_ENV) or NONE
     mode = chosen.strip().lower()
     if mode not in POOLERS:
-        source = "pooler" if value is not None else f"${POOLER_ENV}"
+        source = "pooler" if value else f"${POOLER_ENV}"
         raise ValueError(f"{source}: must be one of {', '.join(POOLERS)}, got {chosen!r}")
     return mode
 

@@ -80,7 +80,8 @@ class SchedulerConfig:
     name:                   shown in ``tf_schedulers`` (1..200 characters); None = HOSTNAME-PID.
     heartbeat_seconds:      interval of tf_scheduler_heartbeat (0 < s <= 3600; stale after 3 missed).
     pooler:                 ``none`` or ``transaction`` (PgBouncer in transaction mode: nothing
-                            prepared; :mod:`taskforge.pooling`). The scheduler never LISTENs.
+                            prepared; :mod:`taskforge.pooling`); empty = ``$TASKFORGE_POOLER``,
+                            else ``none``. The scheduler never LISTENs.
     """
 
     max_interval_seconds: float = 1.0
@@ -90,7 +91,7 @@ class SchedulerConfig:
     reconnect_max_seconds: float = 5.0
     name: str | None = None
     heartbeat_seconds: float = 5.0
-    pooler: str = pooling.NONE
+    pooler: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pooler", pooling.resolve_pooler(self.pooler))

@@ -68,7 +68,7 @@ class WorkerConfig:
                        ``ctx.transaction()`` (1..10000); None = min(concurrency, 10). A handler
                        waits for a free one (at most 30 s).
     pooler:            ``none`` (a direct connection, or a pooler in session mode) or
-                       ``transaction`` (PgBouncer in transaction mode: nothing prepared, the
+                       ``transaction``; empty = ``$TASKFORGE_POOLER``, else ``none`` (PgBouncer in transaction mode: nothing prepared, the
                        timeouts set per transaction, no LISTEN on the DSN): :mod:`taskforge.pooling`.
     listen_dsn:        a direct DSN (not through the pooler) to LISTEN on in transaction mode;
                        None = no listener there: the worker claims every poll_seconds.
@@ -91,7 +91,7 @@ class WorkerConfig:
     name: str | None = None
     reconnect_max_seconds: float = 5.0
     transaction_connections: int | None = None
-    pooler: str = pooling.NONE
+    pooler: str = ""
     listen_dsn: str | None = None
 
     def __post_init__(self) -> None:
