@@ -68,8 +68,9 @@ class WorkerConfig:
                        ``ctx.transaction()`` (1..10000); None = min(concurrency, 10). A handler
                        waits for a free one (at most 30 s).
     pooler:            ``none`` (a direct connection, or a pooler in session mode) or
-                       ``transaction``; empty = ``$TASKFORGE_POOLER``, else ``none`` (PgBouncer in transaction mode: nothing prepared, the
-                       timeouts set per transaction, no LISTEN on the DSN): :mod:`taskforge.pooling`.
+                       ``transaction`` (PgBouncer in transaction mode: nothing prepared, the
+                       timeouts set per transaction, no LISTEN on the DSN): :mod:`taskforge.pooling`;
+                       empty = ``$TASKFORGE_POOLER``, else ``none``.
     listen_dsn:        a direct DSN (not through the pooler) to LISTEN on in transaction mode;
                        None = no listener there: the worker claims every poll_seconds.
 
