@@ -20,7 +20,8 @@ CREATE TEMP TABLE f AS
 SELECT k.* FROM sub s CROSS JOIN LATERAL taskforge.tf_finalize(s.task_id, (SELECT id FROM w), 1, 'retryable', error => '{"type": "transient"}') k;
 -- Task n's backoff ended 4 - n minutes ago: task 1, the bad one, is the earliest, first in every batch.
 UPDATE taskforge.tasks t SET scheduled_at = clock_timestamp() - make_interval(mins => 4 - s.n) FROM sub s WHERE t.task_id = s.task_id;
-SELECT set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true);
+-- In a DO block: a bare SELECT would print the task id, and an id such as 1402 reads as a TAP plan line.
+DO $$ BEGIN PERFORM set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true); END $$;
 
 CREATE TEMP TABLE r1 AS SELECT * FROM taskforge.tf_promote(max_tasks => 2);
 SELECT results_eq('SELECT accepted, task_state FROM f', $$VALUES (true, 'RETRYING'::text), (true, 'RETRYING'), (true, 'RETRYING')$$,

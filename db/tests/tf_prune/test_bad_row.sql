@@ -20,7 +20,8 @@ CREATE TEMP TABLE f AS
 SELECT k.* FROM sub s CROSS JOIN LATERAL taskforge.tf_finalize(s.task_id, (SELECT id FROM w), 1, 'succeeded') k;
 -- Task n finished 4 - n hours ago: task 1, the bad one, is the oldest, first in every batch.
 UPDATE taskforge.tasks t SET finished_at = clock_timestamp() - make_interval(hours => 4 - s.n) FROM sub s WHERE t.task_id = s.task_id;
-SELECT set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true);
+-- In a DO block: a bare SELECT would print the task id, and an id such as 1402 reads as a TAP plan line.
+DO $$ BEGIN PERFORM set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true); END $$;
 
 SELECT is(taskforge.tf_prune(older_than_seconds => 60, max_tasks => 2), 1, 'the call succeeds and deletes the good task of the batch');
 SELECT results_eq($$SELECT s.n FROM sub s JOIN taskforge.tasks t USING (task_id) ORDER BY s.n$$, $$VALUES (1), (3)$$,

@@ -20,7 +20,8 @@ CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRA
 -- Task n's lease expired 4 - n minutes ago: task 1, the bad one, is the oldest, first in every batch.
 UPDATE taskforge.tasks t SET lease_expires_at = clock_timestamp() - make_interval(mins => 4 - s.n) FROM sub s WHERE t.task_id = s.task_id;
 UPDATE taskforge.attempts x SET lease_expires_at = t.lease_expires_at FROM taskforge.tasks t JOIN sub s USING (task_id) WHERE x.task_id = t.task_id;
-SELECT set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true);
+-- In a DO block: a bare SELECT would print the task id, and an id such as 1402 reads as a TAP plan line.
+DO $$ BEGIN PERFORM set_config('tftest.bad_task', (SELECT task_id FROM sub WHERE n = 1)::text, true); END $$;
 SELECT set_config('tftest.errcode', 'P0001', true);
 
 -- A batch of two starting with the bad task: the fallback recovers the other one.
