@@ -9,7 +9,7 @@ to a client for one transaction only, so nothing may outlive a transaction on a 
 * no startup options: PgBouncer refuses ``options`` in the startup packet, so the worker's
   ``lock_timeout`` and ``statement_timeout`` are set per transaction instead
   (:func:`startup_options` leaves them out; :data:`PER_TRANSACTION_SETTINGS` with
-  :func:`transaction_settings`, sent in the same round trip as the statement);
+  :func:`transaction_settings`, sent in an explicit transaction with the statement);
 * no session state: no ``SET`` without ``LOCAL``, no session advisory locks, and no ``LISTEN``
   (a notification reaches whichever client holds that server connection then, or nobody):
   notifications need a direct connection (:data:`LISTEN_DSN_ENV`), else the process polls.
@@ -53,9 +53,11 @@ TRANSACTION = "transaction"
 #: The accepted modes, in the order the help lists them.
 POOLERS = (NONE, TRANSACTION)
 
-#: Sets the two timeouts for the rest of the transaction (``is_local`` true): sent, pipelined in
-#: one round trip, before a statement run in transaction mode. Parameters: ``lock_timeout`` and
-#: ``statement_timeout``, each a number of milliseconds as text, or NULL to keep the server's.
+#: Sets the two timeouts for the rest of the transaction (``is_local`` true): sent after BEGIN,
+#: before a statement run in transaction mode, then COMMIT (four round trips: PgBouncer 1.18 lost
+#: track of a pipelined pair now and then and kept the server connection linked to the client).
+#: Parameters: ``lock_timeout`` and ``statement_timeout``, each a number of milliseconds as text,
+#: or NULL to keep the server's.
 PER_TRANSACTION_SETTINGS = (
     "SELECT set_config('lock_timeout', coalesce(%(lock_timeout)s, current_setting('lock_timeout')), true), "
     "set_config('statement_timeout', coalesce(%(statement_timeout)s, current_setting('statement_timeout')), true)"

@@ -106,6 +106,9 @@ class PgBouncer:
                 "min_pool_size = 0",
                 "reserve_pool_size = 0",
                 f"max_client_conn = {self.max_client_conn}",
+                # A client queued for a server connection fails after 15 s (PgBouncer's default is
+                # 120 s): a connection held by a client that should have let it go shows quickly.
+                "query_wait_timeout = 15",
                 f"admin_users = {self.user}",
                 f"logfile = {directory / 'pgbouncer.log'}",
                 f"pidfile = {directory / 'pgbouncer.pid'}",

@@ -121,8 +121,8 @@ class DbConnection:
     (seconds, None = the server's setting) are set on every connection opened, together with
     ``$PGOPTIONS`` and the DSN's options (:func:`taskforge.pooling.startup_options`); with
     ``pooler="transaction"`` (a PgBouncer in transaction mode) nothing is prepared and the two
-    timeouts are set in each statement's own transaction instead (``SET LOCAL``, pipelined in the
-    same round trip: :data:`taskforge.pooling.PER_TRANSACTION_SETTINGS`). ``notice_handler`` is
+    timeouts are set in each statement's own transaction instead (BEGIN, ``SET LOCAL`` through
+    :data:`taskforge.pooling.PER_TRANSACTION_SETTINGS`, the statement, COMMIT). ``notice_handler`` is
     added to every connection opened (psycopg drops the server's notices and warnings
     otherwise). Thread-safe (one statement at a time); :meth:`close` never waits for a running
     statement for long.
@@ -249,8 +249,8 @@ class DbConnection:
                     self._busy_since = time.monotonic()
                     if self._settings is None:
                         cur = conn.execute(query, params)
-                    else:  # one round trip: the settings and the statement share one implicit transaction
-                        with conn.pipeline():
+                    else:  # the settings last as long as the statement's transaction
+                        with conn.transaction():
                             conn.execute(pooling.PER_TRANSACTION_SETTINGS, self._settings)
                             cur = conn.execute(query, params)
                     result = cur.pgresult
