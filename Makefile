@@ -70,8 +70,11 @@ test-without-server: $(STAMP)
 
 # Faults injected into real workers and schedulers on a private PostgreSQL server the run starts
 # itself (never the shared one): restarts, crashes, killed backends, SIGKILL/SIGSTOP, a read-only
-# database. Not part of `make test`; a few minutes. Figures: docs/chaos.md, .taskforge/chaos/report.json.
+# database, a silent network partition (network namespaces of its own: ip, iptables, root; the
+# partition test skips, saying why, without them). Not part of `make test`; a few minutes.
+# Figures: docs/chaos.md, .taskforge/chaos/report.json.
 chaos: $(STAMP)
+	@scripts/ensure-netns-tools.sh || echo "chaos: going on; tests/chaos/test_partition.py will skip" >&2
 	$(BIN)/python -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
 
 # Known vulnerabilities in the installed dependencies (pip-audit, else PyPI's project JSON, which

@@ -4,6 +4,11 @@ One :class:`~chaos_rig.ChaosRig` per module: a private PostgreSQL server (never 
 three workers and two schedulers. The process logs, the handlers' run log and ``report.json``
 (the figures of every fault) go to ``.taskforge/chaos/``, which each run starts afresh; the
 figures are also printed at the end of the run.
+
+``partition_rig`` (test_partition.py) is a :class:`~partition_rig.PartitionRig`: the same with
+the server and one worker in network namespaces of the test's own; it skips, saying why, where
+they cannot be made (not root, no CAP_NET_ADMIN, no iptables). Its logs go to
+``.taskforge/chaos/partition/``, its figures to ``report.json`` under ``network_partition``.
 """
 
 from __future__ import annotations
@@ -13,24 +18,56 @@ import shutil
 
 import pytest
 
+import netns
 from chaos_rig import ROOT, ChaosRig, write_report
+from partition_rig import PartitionRig
 
 WORKDIR = ROOT / ".taskforge" / "chaos"
 SUMMARIES: list[dict] = []
+#: What report.json holds: the main rig's summary, and the partition rig's under "network_partition".
+REPORT: dict = {}
 
 
 @pytest.fixture(scope="module")
 def rig():
     shutil.rmtree(WORKDIR, ignore_errors=True)
     WORKDIR.mkdir(parents=True)
+    REPORT.clear()
     chaos = ChaosRig(WORKDIR)
     try:
         yield chaos
     finally:
         summary = chaos.summary()
         summary["exit_codes"] = chaos.close()
-        write_report(summary, WORKDIR / "report.json")
+        REPORT.update(summary)
+        write_report(REPORT, WORKDIR / "report.json")
         SUMMARIES.append(summary)
+
+
+@pytest.fixture(scope="module")
+def partition_rig():
+    reason = netns.unavailable()
+    if reason:
+        pytest.skip(f"network namespaces unavailable: {reason}")
+    workdir = WORKDIR / "partition"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    net = netns.NetnsPair().create()
+    try:
+        chaos = PartitionRig(workdir, net)
+    except BaseException:
+        net.destroy()  # (idempotent: a rig that failed to start has closed itself already)
+        raise
+    try:
+        yield chaos
+    finally:
+        summary = chaos.summary()
+        summary["exit_codes"] = chaos.close()
+        left = net.exists()
+        REPORT["network_partition"] = summary
+        write_report(REPORT, WORKDIR / "report.json")
+        SUMMARIES.append(summary)
+        assert not left, f"network namespaces left behind: {left}"
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -63,5 +100,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"most attempts used {totals.get('max_attempts_used')}; pickup median {summary['pickup_ms']['median']} ms, "
             f"max {summary['pickup_ms']['max']} ms; {summary['wall_seconds']} s"
         )
+        if "partition" in summary:
+            terminalreporter.write_line(f"network partition: {json.dumps(summary['partition'])}")
         terminalreporter.write_line(f"report: {WORKDIR / 'report.json'}")
         terminalreporter.write_line(json.dumps(summary["exit_codes"]))

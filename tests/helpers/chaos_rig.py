@@ -184,7 +184,7 @@ class ChaosRig:
     def __init__(self, workdir: Path, seed: int = 20240601) -> None:
         self.workdir = workdir
         self.random = random.Random(seed)
-        self.server = PrivateServer()
+        self.server = self._make_server()
         self.keys: dict[str, str] = {}
         self.killed: dict[int, float] = {}
         self.reports: list[FaultReport] = []
@@ -229,11 +229,19 @@ class ChaosRig:
             "the workers to register",
         )
 
+    def _make_server(self) -> PrivateServer:
+        """The server (a subclass may place it elsewhere: tests/helpers/partition_rig.py)."""
+        return PrivateServer()
+
     # --- processes -------------------------------------------------------------------------------
 
     def _start_worker(self, slot: int) -> ManagedProcess:
         name = f"chaos-w{slot}-{self.harness.count('worker') + 1}"
-        args = [
+        return self.harness.worker(*self.worker_args(slot), name=name, log_level="INFO")
+
+    def worker_args(self, slot: int) -> list[str]:
+        """The ``taskforge worker`` options of worker slot ``slot`` (queues, slots, lease, ...)."""
+        return [
             "--queue",
             "chaos",
             "--queue",
@@ -251,7 +259,6 @@ class ChaosRig:
             "--import",
             str(HELPERS / "chaos_handlers.py"),
         ]
-        return self.harness.worker(*args, name=name, log_level="INFO")
 
     def start_scheduler(self) -> ManagedProcess:
         n = self.harness.count("scheduler") + 1

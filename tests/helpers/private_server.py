@@ -8,9 +8,14 @@ refuses to run as root: run as root, the server runs as the system user ``postgr
 Debian's PostgreSQL packages) through ``runuser``, and the folder is handed to that user.
 
 Authentication is ``trust`` for the superuser ``postgres``, on TCP (127.0.0.1) and on a Unix
-socket in the folder. ``fsync`` is off: the faults are process crashes and restarts, after
-which the operating system still holds every write, so durability is the same and the tests
-run faster on a busy machine. Timeouts are seconds.
+socket in the folder. With ``netns``, every command (and so the server) runs in that network
+namespace (``ip netns exec``): it then listens on the addresses of ``settings`` there, the
+``hba`` lines are added to pg_hba.conf, and :meth:`dsn` names the Unix socket, which processes
+of any network namespace reach (tests/helpers/netns.py).
+
+``fsync`` is off: the faults are process crashes and restarts, after which the operating system
+still holds every write, so durability is the same and the tests run faster on a busy machine.
+Timeouts are seconds.
 
 Replication: initdb's own pg_hba.conf lets the superuser connect for replication (``trust``, on
 the socket and on 127.0.0.1), and the defaults (``wal_level = replica``, ``max_wal_senders =
@@ -87,9 +92,13 @@ class PrivateServer:
         *,
         settings: dict[str, str] | None = None,
         standby_of: PrivateServer | None = None,
+        netns: str | None = None,
+        hba: tuple[str, ...] = (),
     ) -> None:
         self.standby_of = standby_of
         self.bindir = bindir or find_bindir()
+        self.netns = netns
+        self.hba = hba
         self.base = Path(tempfile.mkdtemp(prefix="taskforge-pg-"))
         self.data = self.base / "data"
         self.log = self.base / "server.log"
@@ -119,6 +128,8 @@ class PrivateServer:
         argv = [str(self.bindir / tool), *args]
         if self._as_root:
             argv = ["runuser", "-u", SERVER_USER, "--", *argv]
+        if self.netns:
+            argv = ["ip", "netns", "exec", self.netns, *argv]
         result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=self.base)
         if check and result.returncode != 0:
             raise RuntimeError(
@@ -143,6 +154,9 @@ class PrivateServer:
                 )
             else:
                 self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+            if self.hba:
+                with open(self.data / "pg_hba.conf", "a") as hba:
+                    hba.write("".join(f"{line}\n" for line in self.hba))
             self._initialised = True
         self._run(
             "pg_ctl",
@@ -192,7 +206,13 @@ class PrivateServer:
     # --- connecting ------------------------------------------------------------------------------
 
     def dsn(self, dbname: str = "postgres") -> str:
-        return f"host=127.0.0.1 port={self.port} user=postgres dbname={dbname}"
+        """127.0.0.1 over TCP; the Unix socket when the server runs in a network namespace."""
+        host = str(self.base) if self.netns else "127.0.0.1"
+        return self.tcp_dsn(dbname, host)
+
+    def tcp_dsn(self, dbname: str, host: str) -> str:
+        """The database ``dbname`` at the address ``host`` (one of its listen_addresses)."""
+        return f"host={host} port={self.port} user=postgres dbname={dbname}"
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout

@@ -27,7 +27,7 @@ __all__ = [
 APPLICATION_NAME = "taskforge-worker"
 #: Cap (seconds) of the statement_timeout of the worker's connections.
 STATEMENT_TIMEOUT_CAP_SECONDS = 30.0
-#: How often (seconds) the heartbeat thread looks for statements hung past their statement_timeout.
+#: How often (seconds) the watchdog thread looks for statements hung past their statement_timeout.
 HOUSEKEEPING_SECONDS = 0.25
 #: How long (seconds, monotonic) a clean stop may spend joining its threads, and deregistering.
 STOP_JOIN_SECONDS = 5.0

@@ -1,9 +1,16 @@
-"""The worker's liveness and wake-up threads: the heartbeat (with housekeeping) and the listener.
+"""The worker's liveness and wake-up threads: the heartbeat, the hung-statement watchdog and the listener.
 
 * :class:`Heartbeat` sends ``tf_heartbeat`` every ``heartbeat_seconds`` on its own connection,
-  so busy slots or a slow claim never make a live worker look stale; between beats it closes
-  the connection of any statement hung well past its statement_timeout (a server that no
-  longer answers), so that statement fails and is retried on a new connection.
+  so busy slots or a slow claim never make a live worker look stale.
+* :class:`Watchdog` closes the connection of any statement hung well past its statement_timeout
+  (a server that no longer answers), the heartbeat's included, so that statement fails and is
+  retried on a new connection. It sends no statement itself: in a silent network partition,
+  where every connection of the worker hangs at once, it still runs (in the heartbeat's thread,
+  as it once did, it hung with the heartbeat until the partition healed, and the worker then
+  waited for TCP's retransmission backoff, seconds to minutes, before anything moved again).
+  When it closes one, it asks the listener to re-subscribe on a new connection too: an idle
+  LISTEN connection cannot see the silence, and the notifications the server sent into it
+  meanwhile would arrive only at the next TCP retransmission.
 * :class:`Listener` holds ``LISTEN taskforge`` on a connection of its own and wakes the
   dispatcher when a notification names one of the worker's queues; after any error it
   re-subscribes on a new connection (with backoff) and wakes the dispatcher, since
@@ -27,7 +34,35 @@ from .. import sql
 from .config import APPLICATION_NAME, HOUSEKEEPING_SECONDS, WorkerConfig
 from .connection import CONNECTION_GONE, Backoff, DbConnection, close_quietly, is_transient_error, one_line
 
-__all__ = ["Heartbeat", "Listener"]
+__all__ = ["Heartbeat", "Listener", "Watchdog", "stuck_after"]
+
+
+def stuck_after(statement_timeout: float) -> float:
+    """Seconds after which a statement that its statement_timeout did not end counts as hung:
+    ``statement_timeout * 1.25 + 0.25``."""
+    return statement_timeout * 1.25 + 0.25
+
+
+class Watchdog:
+    """Every HOUSEKEEPING_SECONDS, :meth:`DbConnection.abort_stuck` on each ``(connection,
+    seconds)`` of ``watched``, until ``halt`` is set."""
+
+    def __init__(
+        self,
+        *,
+        watched: Sequence[tuple[DbConnection, float]],
+        halt: threading.Event,
+        on_hung: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._watched = watched
+        self._halt = halt
+        self._on_hung = on_hung
+
+    def run(self) -> None:
+        while not self._halt.wait(HOUSEKEEPING_SECONDS):
+            closed = [db.abort_stuck(seconds) for db, seconds in self._watched]
+            if any(closed):
+                self._on_hung()
 
 
 class Heartbeat:
@@ -38,7 +73,6 @@ class Heartbeat:
         *,
         config: WorkerConfig,
         db: DbConnection,
-        watched: Sequence[DbConnection],
         halt: threading.Event,
         on_fatal: Callable[[str], None],
         logger: logging.Logger,
@@ -46,7 +80,6 @@ class Heartbeat:
         self.config = config
         self.db = db
         self.worker_id: str | None = None
-        self._watched = watched
         self._halt = halt
         self._on_fatal = on_fatal
         self._log = logger
@@ -55,17 +88,12 @@ class Heartbeat:
         interval = self.config.heartbeat_seconds
         wait = interval
         failures = 0
-        stuck_after = self.config.statement_timeout_seconds * 1.25 + 0.25
         try:
             self.db.connection()
         except psycopg.Error as exc:
             self._log.warning("could not open the %s connection yet: %s", self.db.application_name, one_line(exc))
         due = time.monotonic() + wait
-        while not self._halt.wait(min(max(due - time.monotonic(), 0.0), HOUSEKEEPING_SECONDS)):
-            for other in self._watched:
-                other.abort_stuck(stuck_after)
-            if time.monotonic() < due:
-                continue
+        while not self._halt.wait(max(due - time.monotonic(), 0.0)):
             try:
                 self.db.execute(sql.HEARTBEAT, {"worker_id": self.worker_id}, what="heartbeat")
                 if failures:
@@ -101,6 +129,8 @@ class Listener:
         self._wake = wake
         self._halt = halt
         self._log = logger
+        #: Set (by the watchdog) when another connection of the worker hung: re-subscribe.
+        self.resubscribe = threading.Event()
 
     def run(self) -> None:
         wanted = set(self.config.queues) if self.config.queues else None
@@ -118,7 +148,12 @@ class Listener:
                     self._log.info("listener re-subscribed to channel taskforge on a new connection")
                     self._wake()  # notifications may have been missed meanwhile
                     lost = False
+                self.resubscribe.clear()
                 while not self._halt.is_set():
+                    if self.resubscribe.is_set():
+                        raise psycopg.OperationalError(
+                            "another connection of this worker hung: the server may be unreachable"
+                        )
                     for note in conn.notifies(timeout=0.5):
                         if wanted is None or note.payload in wanted:
                             self._wake()

@@ -1,7 +1,7 @@
 """The worker process as a whole: start, run its threads, stop on signals, exit.
 
 Threads: the dispatcher (claims and finalizes, :mod:`.dispatch`), the renewer (:mod:`.leases`),
-the heartbeat and the listener (:mod:`.heartbeat`); sync handler slots, started as sync
+the heartbeat, the hung-statement watchdog and the listener (:mod:`.heartbeat`); sync handler slots, started as sync
 attempts arrive, never more than those held at once (:mod:`.execute`; with ``concurrency`` 1
 the dispatcher runs a sync handler itself); and, only when the worker claims task types with
 ``async def`` handlers, the event loop that runs them and its watchdog (:mod:`.aio`). Each
@@ -47,7 +47,7 @@ from .config import APPLICATION_NAME, DEREGISTER_SECONDS, STOP_JOIN_SECONDS, Wor
 from .connection import DbConnection, is_lock_timeout, one_line
 from .dispatch import Dispatcher
 from .execute import Slots
-from .heartbeat import Heartbeat, Listener
+from .heartbeat import Heartbeat, Listener, Watchdog, stuck_after
 from .leases import Renewer
 from .logs import set_process_field
 from .startup import WorkerConfigError, check_schema
@@ -173,7 +173,6 @@ class Worker:
         self.heartbeat = Heartbeat(
             config=cfg,
             db=self.heartbeat_db,
-            watched=(self.work_db, self.renew_db),
             halt=self._halt,
             on_fatal=self._fatal,
             logger=self.log,
@@ -186,6 +185,15 @@ class Worker:
             wake=self.dispatcher.claim_soon,
             halt=self._halt,
             logger=self.log,
+        )
+        self.watchdog = Watchdog(
+            watched=(
+                (self.work_db, stuck_after(cfg.statement_timeout_seconds)),
+                (self.renew_db, stuck_after(cfg.statement_timeout_seconds)),
+                (self.heartbeat_db, stuck_after(cfg.heartbeat_statement_timeout_seconds)),
+            ),
+            halt=self._halt,
+            on_hung=self.listener.resubscribe.set,
         )
         self._dispatcher_done = threading.Event()
 
@@ -342,6 +350,7 @@ class Worker:
                 self._spawn(self.aio.watch, "event-loop-watchdog")
             self._spawn(self.renewer.run, "renewer")
             self._spawn(self.heartbeat.run, "heartbeat")
+            self._spawn(self.watchdog.run, "watchdog")
             if self.config.listens:
                 self._spawn(self.listener.run, "listener")
             else:
