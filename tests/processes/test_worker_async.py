@@ -30,9 +30,9 @@ from itest_support import (
 
 pytestmark = pytest.mark.timeout(300)
 
-#: Threads of a worker besides its sync slots: main, dispatcher, renewer, heartbeat, listener,
-#: and, with async handlers, the event loop and its watchdog.
-BASE_THREADS, ASYNC_THREADS = 5, 2
+#: Threads of a worker besides its sync slots: main, dispatcher, renewer, heartbeat, listener, the
+#: hung-statement watchdog, and, with async handlers, the event loop and its watchdog.
+BASE_THREADS, ASYNC_THREADS = 6, 2
 
 
 def threads_of(proc) -> int:
