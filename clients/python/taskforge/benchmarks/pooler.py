@@ -7,7 +7,8 @@ server connections to the database) with ``--pooler transaction`` and no listene
 poll). Submissions and checks use a direct connection. Besides every trust check of E1/E2, a
 pooled trial must hold two more: the server backends of the workers stayed within the pool
 (sampled every 0.1 s from ``pg_stat_activity``, beside PgBouncer's own ``SHOW SERVERS``), and no
-worker log names a prepared statement. The report gives pooled ÷ direct for each workload.
+worker log names a prepared statement. The report gives pooled ÷ direct for each workload
+(:func:`.sections.pooler_section`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .pgbouncer import PgBouncer
 from .results import CheckResult, TrialResult
 from .workloads import WorkloadSpec
 
-__all__ = ["WORKLOADS", "BackendSampler", "pooled_checks", "run_pair", "section", "summary_rows"]
+__all__ = ["WORKLOADS", "BackendSampler", "pooled_checks", "run_pair", "summary_rows"]
 
 #: The workloads of the pair, direct then pooled: E1 (noop) and E2 (sleep).
 WORKLOADS = ("pooler-e1", "pooler-e2")
@@ -164,36 +165,3 @@ def summary_rows(trials: Sequence[TrialResult]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def section(summary: dict[str, Any]) -> list[str]:
-    """The report's section for :func:`summary_rows` (empty without rows)."""
-    rows = summary.get("pooler") or []
-    if not rows:
-        return []
-
-    def num(value: float | None, digits: int = 1) -> str:
-        return "–" if value is None else f"{value:,.{digits}f}"
-
-    lines = [
-        "## Through PgBouncer in transaction mode",
-        "",
-        "| workload | processes × slots | tasks | direct tasks/s | pooled tasks/s | pooled ÷ direct | "
-        "worker backends direct / pooled (pool) | trials direct / pooled |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['workload']} | {r['processes']} × {r['concurrency']} | {r['tasks']:,} | {num(r['direct'])} | "
-            f"{num(r['pooled'])} | {num(r['pooled_over_direct'], 2)} | {r['direct_backends_max']} / "
-            f"{r['pooled_backends_max']} ({r['pool_size']}) | {r['trials']} |"
-        )
-    lines += [
-        "",
-        "Pooled: the workers run `--pooler transaction` against a PgBouncer 1.18 of the run's own "
-        "(`pool_mode = transaction`, `max_db_connections` = the pool) without a listener, so they claim every "
-        "`--poll-seconds` when idle; direct: the same workers on direct connections with LISTEN. Worker backends: "
-        "the largest number sampled every 0.1 s from pg_stat_activity (and PgBouncer's SHOW SERVERS).",
-        "",
-    ]
-    return lines

@@ -21,7 +21,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from . import pooler
 from .results import CeilingPoint, TrialResult
 from .sections import (
     ceiling_section,
@@ -29,6 +28,7 @@ from .sections import (
     memory_section,
     number as _n,
     peers_section,
+    pooler_section,
     table as _table,
     targets_section,
     times as _x,
@@ -254,7 +254,7 @@ def render_markdown(
             "",
         ]
     out += flow_section(summary)
-    out += pooler.section(summary)
+    out += pooler_section(summary)
     batch = summary["e1_batched"][0]["concurrency"] if summary["e1_batched"] else None
     out += ceiling_section(summary, batch or _batch_of(points))
     out += peers_section(summary, batch)

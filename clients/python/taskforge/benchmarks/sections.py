@@ -230,6 +230,50 @@ def flow_section(summary: dict[str, Any]) -> list[str]:
     ]
 
 
+def pooler_section(summary: dict[str, Any]) -> list[str]:
+    """The pooler workload (:func:`.pooler.summary_rows`): each workload direct and through
+    PgBouncer, pooled ÷ direct, and the most worker backends seen (empty without rows)."""
+    rows = summary.get("pooler") or []
+    if not rows:
+        return []
+    body = [
+        [
+            r["workload"],
+            f"{r['processes']} × {r['concurrency']}",
+            f"{r['tasks']:,}",
+            number(r["direct"]),
+            number(r["pooled"]),
+            number(r["pooled_over_direct"], 2),
+            f"{r['direct_backends_max']} / {r['pooled_backends_max']} ({r['pool_size']})",
+            r["trials"],
+        ]
+        for r in rows
+    ]
+    return [
+        "## Through PgBouncer in transaction mode",
+        "",
+        *table(
+            [
+                "workload",
+                "processes × slots",
+                "tasks",
+                "direct tasks/s",
+                "pooled tasks/s",
+                "pooled ÷ direct",
+                "worker backends direct / pooled (pool)",
+                "trials direct / pooled",
+            ],
+            body,
+        ),
+        "",
+        "Pooled: the workers run `--pooler transaction` against a PgBouncer 1.18 of the run's own "
+        "(`pool_mode = transaction`, `max_db_connections` = the pool) without a listener, so they claim every "
+        "`--poll-seconds` when idle; direct: the same workers on direct connections with LISTEN. Worker backends: "
+        "the largest number sampled every 0.1 s from pg_stat_activity (and PgBouncer's SHOW SERVERS).",
+        "",
+    ]
+
+
 def _rss(row: dict[str, Any]) -> str:
     return f"{number(row.get('rss_mib'))} ({number(row.get('rss_mib_max'))})"
 
