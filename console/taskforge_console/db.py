@@ -135,18 +135,27 @@ class ReplicaStatus:
     lag_bytes: float | None = None
 
 
+def _noted(key: str) -> list[str]:
+    """The list this request noted under ``key`` on ``flask.g`` (empty outside a request)."""
+    return list(g.get(key, [])) if has_request_context() else []
+
+
+def _note(key: str, value: str, *, once: bool = False) -> None:
+    """Append ``value`` to this request's list ``key`` on ``flask.g`` (``once``: unless there)."""
+    if has_request_context():
+        noted = g.setdefault(key, [])
+        if not (once and value in noted):
+            noted.append(value)
+
+
 def cut_short_reads() -> list[str]:
     """What ``statement_timeout`` cut short during this request (``CutShort.what`` values), for the banner."""
-    if not has_request_context():
-        return []
-    return list(g.get("taskforge_cut_short", []))
+    return _noted("taskforge_cut_short")
 
 
 def recovery_conflict_reads() -> list[str]:
     """What the read replica cancelled during this request (conflict with recovery), for the banner."""
-    if not has_request_context():
-        return []
-    return list(g.get("taskforge_recovery_conflict", []))
+    return _noted("taskforge_recovery_conflict")
 
 
 def read_fell_back() -> bool:
@@ -155,26 +164,16 @@ def read_fell_back() -> bool:
 
 
 def _note_cut_short(what: str, reason: str = STATEMENT_TIMEOUT) -> None:
-    if has_request_context():
-        key = "taskforge_recovery_conflict" if reason == RECOVERY_CONFLICT else "taskforge_cut_short"
-        if key not in g:
-            setattr(g, key, [])
-        getattr(g, key).append(what)
+    _note("taskforge_recovery_conflict" if reason == RECOVERY_CONFLICT else "taskforge_cut_short", what)
 
 
 def read_sources() -> list[str]:
     """Where this request's reads ran, in order of first use: ``"replica"`` and/or ``"primary"``."""
-    if not has_request_context():
-        return []
-    return list(g.get("taskforge_read_sources", []))
+    return _noted("taskforge_read_sources")
 
 
 def _note_source(source: str) -> None:
-    if has_request_context():
-        if "taskforge_read_sources" not in g:
-            g.taskforge_read_sources = []
-        if source not in g.taskforge_read_sources:
-            g.taskforge_read_sources.append(source)
+    _note("taskforge_read_sources", source, once=True)
 
 
 def _note_fell_back() -> None:
@@ -224,7 +223,7 @@ class Database:
             kwargs={
                 "autocommit": True,
                 "application_name": name,
-                **pooling.connect_kwargs(str(self.settings.pooler)),
+                **pooling.connect_kwargs(self.settings.pooler),
             },
             configure=self._configure,
             check=check,
@@ -398,8 +397,5 @@ class Database:
         :attr:`Settings.action_timeout_ms` (``SET LOCAL``: it ends with the transaction).
         ``fn`` may open savepoints (``conn.transaction()``) to go on after a refused item."""
         with self.connection() as conn, conn.transaction():
-            if self.per_transaction:
-                conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.action_timeout_ms), "local": True})
-            else:
-                conn.execute(sql.CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT, {"ms": str(self.settings.action_timeout_ms)})
+            conn.execute(sql.CONSOLE_SESSION_SETTINGS, {"ms": str(self.settings.action_timeout_ms), "local": True})
             return fn(conn)

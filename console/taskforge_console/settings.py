@@ -67,7 +67,7 @@ class Settings:
     - ``pool_min_size`` / ``pool_max_size``: the psycopg connection pool's size.
     - ``pooler``: what ``dsn`` reaches: ``none`` (the server, or a pooler in session mode) or
       ``transaction`` (PgBouncer in transaction mode: nothing prepared, the read settings set per
-      transaction instead of per session; :mod:`taskforge.pooling`). Default: ``$TASKFORGE_POOLER``,
+      transaction instead of per session; :mod:`taskforge.pooling`). Empty (the default): ``$TASKFORGE_POOLER``,
       else ``none``. It applies to ``read_dsn`` too.
     - ``read_dsn``: libpq connection string of a hot standby (streaming replica) of the same
       database; ``None`` = read from ``dsn``. Pages, ``/metrics`` and the API's reads go there,
@@ -89,7 +89,7 @@ class Settings:
     proxy_hops: int = 0
     pool_min_size: int = 1
     pool_max_size: int = 8
-    pooler: str | None = None
+    pooler: str = ""
     read_dsn: str | None = None
 
     def __post_init__(self) -> None:

@@ -286,15 +286,14 @@ SELECT window_seconds, queue, attempts_finished, attempts_succeeded, attempts_fa
 """
 
 # --- console (taskforge_console) -----------------------------------------------------------------
-# Session settings of every pooled console connection: the read limit; no JIT (every console
-# query is short, and compiling costs 10-20 ms per statement); work_mem for the per-minute sort.
-# Then the limit of one action (a transaction).
-# %(local)s: false for a whole session; true for one transaction (behind a transaction-mode pooler).
+# The console's settings: the time limit %(ms)s; no JIT (every console query is short, and
+# compiling costs 10-20 ms per statement); work_mem for the per-minute sort. %(local)s false:
+# for the whole session of a pooled connection (the read limit); true: for one transaction (an
+# action's limit, and every read behind a transaction-mode pooler).
 CONSOLE_SESSION_SETTINGS = """
 SELECT set_config('statement_timeout', %(ms)s, %(local)s), set_config('jit', 'off', %(local)s),
        set_config('work_mem', '16MB', %(local)s)
 """
-CONSOLE_SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, true)"
 # The console's read replica (a hot standby, --read-dsn): is it one, is its WAL receiver streaming,
 # and how far its replay is behind. The replay timestamp is that of the last transaction replayed,
 # so now() minus it grows while the primary is idle: lag_seconds is 0 while the receiver streams
