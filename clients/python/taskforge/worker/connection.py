@@ -160,9 +160,10 @@ class DbConnection:
             self._extra["connect_timeout"] = max(1, int(connect_timeout))
         self.lock_timeout = lock_timeout
         self.statement_timeout = statement_timeout
+        self._pooled = pooling.connect_kwargs(pooler)  # what the pooler mode adds to any connection
         self._options: dict[str, Any] = {
             **pooling.startup_options(dsn, pooler, lock_timeout, statement_timeout),
-            **pooling.connect_kwargs(pooler),
+            **self._pooled,
         }
         self._settings = pooling.transaction_settings(pooler, lock_timeout, statement_timeout)
         self._busy_since: float | None = None  # monotonic start of the running statement
@@ -173,7 +174,7 @@ class DbConnection:
         """The keyword arguments (keepalives, connect_timeout and, behind a transaction-mode
         pooler, ``prepare_threshold``) this connection adds to the DSN, for another connection of
         the same process that should behave alike (the listener, the pools of ctx.transaction())."""
-        return {**self._extra, **pooling.connect_kwargs(self.pooler)}
+        return {**self._extra, **self._pooled}
 
     def connection(self) -> psycopg.Connection[Any]:
         """The open connection, opening one if needed (raises psycopg.OperationalError, or

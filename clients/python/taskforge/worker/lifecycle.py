@@ -39,7 +39,7 @@ import psycopg
 from .. import handlers as _handlers, sql
 from ..database import resolve_dsn
 from ..handlers import HandlerRegistry
-from ..pooling import TRANSACTION, connect_kwargs, milliseconds, startup_options
+from ..pooling import TRANSACTION, milliseconds
 from ..tracing import AttemptTracing
 from .aio import AsyncRunner
 from .attempts import AttemptTable, RunningAttempt
@@ -179,7 +179,7 @@ class Worker:
         )
         # Behind a transaction-mode pooler, notifications come only over a direct connection.
         self.listener = Listener(
-            dsn=(cfg.listen_dsn or self.dsn) if cfg.pooler == TRANSACTION else self.dsn,
+            dsn=cfg.listen_dsn if cfg.pooler == TRANSACTION and cfg.listen_dsn else self.dsn,
             config=cfg,
             connect_kwargs=self.heartbeat_db.connect_kwargs,
             wake=self.dispatcher.claim_soon,
@@ -478,20 +478,24 @@ class Worker:
         for db in (self.work_db, self.renew_db, self.heartbeat_db):
             db.close(final=True)
         self.transactions.close(timeout=1.0)
-        # Best effort, on a fresh short-lived connection: the work connection may be busy.
+        # Best effort, on a fresh short-lived connection (sent once, never retried): the work
+        # connection may be busy.
+        exit_db = DbConnection(
+            self.dsn,
+            f"{APPLICATION_NAME}/exit",
+            connect_timeout=2,
+            logger=self.log,
+            lock_timeout=1.0,
+            statement_timeout=2.0,
+            pooler=self.config.pooler,
+        )
         try:
-            with psycopg.connect(
-                self.dsn,
-                autocommit=True,
-                application_name=f"{APPLICATION_NAME}/exit",
-                connect_timeout=2,
-                **startup_options(self.dsn, self.config.pooler, 1.0, 2.0),
-                **connect_kwargs(self.config.pooler),
-            ) as conn:
-                conn.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id})
+            exit_db.execute(sql.DEREGISTER_WORKER, {"worker_id": self.worker_id}, what="deregister")
             self.log.info("worker %s deregistered", self.worker_id)
         except Exception as exc:  # noqa: BLE001 - best effort; tf_workers shows it stale otherwise
             self._deregister_failed(exc, None)
+        finally:
+            exit_db.close(final=True)
         if exit_process:
             logging.shutdown()
             os._exit(EXIT_FORCED)
