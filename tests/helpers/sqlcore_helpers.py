@@ -163,6 +163,16 @@ def claim(
     ).fetchall()
 
 
+def claimed_by_a_vanished_worker(conn: psycopg.Connection, queue: str, lease_seconds: float) -> int:
+    """Submit a task to ``queue`` and claim it for a new worker that then never renews (its
+    lease expires after ``lease_seconds``); returns the task id. ``queue`` must hold no other
+    due task."""
+    worker = register_worker(conn, name="vanished")
+    task_id = submit(conn, queue)[0]
+    assert [row[0] for row in claim(conn, worker, queues=[queue], lease_seconds=lease_seconds)] == [task_id]
+    return task_id
+
+
 def finalize(
     conn: psycopg.Connection,
     task_id: int,

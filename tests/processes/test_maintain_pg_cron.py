@@ -14,7 +14,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psycopg
@@ -23,6 +22,7 @@ import pytest
 from taskforge import database
 
 from private_server import PrivateServer, find_bindir
+from sqlcore_helpers import claimed_by_a_vanished_worker, wait_until
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -63,26 +63,6 @@ def cron_server():
         server.destroy()
 
 
-def expired_running_task(conn: psycopg.Connection, queue: str, lease: float) -> int:
-    """A task of its own queue claimed with a short lease by a worker that then vanished."""
-    worker = conn.execute("SELECT taskforge.tf_register_worker(name => 'vanished')").fetchone()[0]
-    task_id = conn.execute("SELECT task_id FROM taskforge.tf_submit('noop', queue => %s)", (queue,)).fetchone()[0]
-    rows = conn.execute(
-        "SELECT task_id FROM taskforge.tf_claim(worker_id => %s, queues => ARRAY[%s], lease_seconds => %s)",
-        (worker, queue, lease),
-    ).fetchall()
-    assert rows == [(task_id,)]
-    return task_id
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.2)
-
-
 def lag_seconds(conn: psycopg.Connection, task_id: int) -> float | None:
     row = conn.execute(
         "SELECT extract(epoch FROM finished_at - lease_expires_at)::float8 FROM taskforge.attempts "
@@ -100,15 +80,20 @@ def test_pg_cron_runs_maintenance_without_a_scheduler_process(cron_server):
         conn.execute(
             "SELECT taskforge.tf_schedule_periodic(name => 'each-minute', cron => '* * * * *', task_type => 'noop')"
         )
-        first = expired_running_task(conn, "first", lease=0.2)
+        first = claimed_by_a_vanished_worker(conn, "first", lease_seconds=0.2)
         conn.execute("SELECT cron.schedule('taskforge-maintain', '* * * * *', %s)", (JOB,))
         # pg_cron starts the job at the next minute boundary.
-        wait_until(lambda: lag_seconds(conn, first) is not None, 90, "pg_cron's first tf_maintain to recover the lease")
+        wait_until(
+            lambda: lag_seconds(conn, first) is not None,
+            90,
+            interval=0.2,
+            message="pg_cron's first tf_maintain to recover the lease",
+        )
         assert conn.execute("SELECT state FROM taskforge.tasks WHERE task_id = %s", (first,)).fetchone() == ("QUEUED",)
         # While a run is going, a lease that expires is recovered within an interval or so; at
         # worst within the gap between two runs (60 - run_seconds) plus an interval.
-        second = expired_running_task(conn, "second", lease=0.5)
-        wait_until(lambda: lag_seconds(conn, second) is not None, 30, "the second lease to be recovered")
+        second = claimed_by_a_vanished_worker(conn, "second", lease_seconds=0.5)
+        wait_until(lambda: lag_seconds(conn, second) is not None, 30, 0.2, "the second lease to be recovered")
         lag = lag_seconds(conn, second)
         print(f"recovery lag under pg_cron: {lag * 1000:.0f} ms")
         assert 0 <= lag <= 60 - RUN_SECONDS + INTERVAL_SECONDS + 2.0
@@ -123,7 +108,8 @@ def test_pg_cron_runs_maintenance_without_a_scheduler_process(cron_server):
                 >= 1
             ),
             70,
-            "a periodic tick to be enqueued",
+            interval=0.2,
+            message="a periodic tick to be enqueued",
         )
         keys = conn.execute(
             "SELECT idempotency_key, count(*) FROM taskforge.tasks WHERE idempotency_key LIKE 'periodic:each-minute:%' "

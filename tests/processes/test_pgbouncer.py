@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from taskforge import pooling
+from taskforge import database, pooling
 from taskforge.benchmarks import pooler, workloads
 from taskforge.benchmarks.pgbouncer import PgBouncer, available
 from taskforge.benchmarks.workloads import WorkloadSpec
@@ -67,8 +66,6 @@ def test_a_thousand_slots_through_a_pool_of_twenty_drain_e1_and_e2_with_every_tr
     bouncer = bouncer_factory(20)
     for workload, task_type, tasks, payload in (("e1", "noop", 2000, {}), ("e2", "sleep", 1000, {"ms": 500})):
         dsn = fresh_database("taskforge_pgbouncer")
-        from taskforge import database
-
         database.migrate(dsn)
         spec = WorkloadSpec(
             workload=f"pooled-{workload}",
@@ -215,7 +212,7 @@ def test_the_pooler_option_refuses_an_unknown_mode_naming_it():
         [sys.executable, "-m", "taskforge.cli", "worker", "--pooler", "statement", "--dsn", "host=127.0.0.1 port=1"],
         capture_output=True,
         text=True,
-        cwd=Path(ROOT),
+        cwd=ROOT,
         timeout=60,
     )
     assert proc.returncode == 2 and "--pooler" in proc.stderr, proc.stderr

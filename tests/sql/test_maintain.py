@@ -15,6 +15,8 @@ import pytest
 
 from taskforge import database
 
+from sqlcore_helpers import claimed_by_a_vanished_worker
+
 SCHEDULER_ROW = "SELECT name, liveness FROM taskforge.tf_schedulers WHERE name = 'tf_maintain'"
 
 
@@ -24,18 +26,6 @@ def maintained(fresh_database):
     database.migrate(dsn)
     with psycopg.connect(dsn, autocommit=True) as conn:
         yield dsn, conn
-
-
-def expired_running_task(conn: psycopg.Connection, queue: str, lease: float = 0.3) -> int:
-    """Submit a task and claim it with a short lease (a worker that then vanished); its id."""
-    worker = conn.execute("SELECT taskforge.tf_register_worker(name => 'gone')").fetchone()[0]
-    task_id = conn.execute("SELECT task_id FROM taskforge.tf_submit('noop', queue => %s)", (queue,)).fetchone()[0]
-    claimed = conn.execute(
-        "SELECT task_id FROM taskforge.tf_claim(worker_id => %s, queues => ARRAY[%s], lease_seconds => %s)",
-        (worker, queue, lease),
-    ).fetchall()
-    assert claimed == [(task_id,)]
-    return task_id
 
 
 def state(conn: psycopg.Connection, task_id: int) -> str:
@@ -55,7 +45,7 @@ def state(conn: psycopg.Connection, task_id: int) -> str:
 )
 def test_a_bad_argument_is_tf400_naming_it_and_writes_nothing(maintained, arguments, column, message):
     _, conn = maintained
-    task_id = expired_running_task(conn, "bad_args", lease=0.05)
+    task_id = claimed_by_a_vanished_worker(conn, "bad_args", lease_seconds=0.05)
     time.sleep(0.1)
     with pytest.raises(psycopg.Error) as caught:
         conn.execute(f"CALL taskforge.tf_maintain({arguments})")
@@ -67,7 +57,7 @@ def test_a_bad_argument_is_tf400_naming_it_and_writes_nothing(maintained, argume
 
 def test_one_pass_recovers_promotes_enqueues_prunes_and_beats(maintained):
     _, conn = maintained
-    expired = expired_running_task(conn, "one_pass", lease=0.05)
+    expired = claimed_by_a_vanished_worker(conn, "one_pass", lease_seconds=0.05)
     conn.execute(
         "SELECT taskforge.tf_schedule_periodic(name => 'every-minute', cron => '* * * * *', task_type => 'noop')"
     )
@@ -101,7 +91,7 @@ def test_a_lease_that_expires_while_it_runs_is_recovered_within_its_interval(mai
     maintainer = threading.Thread(target=run)
     maintainer.start()
     time.sleep(0.5)
-    task_id = expired_running_task(conn, "while_running", lease=0.5)
+    task_id = claimed_by_a_vanished_worker(conn, "while_running", lease_seconds=0.5)
     maintainer.join(10)
     assert not maintainer.is_alive()
     assert state(conn, task_id) == "QUEUED"
