@@ -55,10 +55,11 @@ test: $(STAMP) pgtap chromium pgbouncer pg-cron
 # a machine where no PostgreSQL answers: the local server is hidden (TASKFORGE_TEST_LOCAL_DSN at a
 # closed port), so the suite starts its own, through testcontainers when Docker answers, else the
 # embedded PostgreSQL (tests/helpers/suite_server.py). Fails unless that is the server it used.
+# It loads pgTAP from the packaged SQL script, so it needs the pgtap target first on a fresh machine.
 SMOKE_TESTS := db/tests/tf_claim \
 	"tests/sql/test_concurrency.py::test_parallel_claimers_never_share_a_task" \
 	tests/processes/test_worker_processes.py::test_sigkill_mid_task_is_recovered_after_the_lease_and_succeeds_on_attempt_2
-test-without-server: $(STAMP)
+test-without-server: $(STAMP) pgtap
 	@log=$$(mktemp); \
 	env -u TASKFORGE_TEST_DSN -u PGHOST -u PGPORT \
 	    TASKFORGE_TEST_LOCAL_DSN="host=127.0.0.1 port=1 user=postgres dbname=postgres" \
