@@ -1,6 +1,6 @@
 """The console reading from a hot standby (``Settings.read_dsn``, ``--read-dsn``).
 
-A private primary (tests/helpers/private_server.py) is migrated, then copied with
+A private primary (taskforge/private_server.py) is migrated, then copied with
 ``pg_basebackup -R`` into a second private server started as a streaming hot standby with
 ``max_standby_streaming_delay = 0`` (a conflicting query is cancelled at once). The console is
 built with ``dsn`` = the primary and ``read_dsn`` = the standby, both as a login role holding
@@ -39,12 +39,12 @@ import pytest
 from psycopg.conninfo import make_conninfo
 
 from taskforge import database as tfdb
+from taskforge.private_server import PrivateServer
 from taskforge_console import Settings, create_app
 from taskforge_console.db import REPLICA_APPLICATION_NAME, REPLICA_WAIT_SECONDS
 from taskforge_console.state import console
 
 from console_support import BEARER, TOKEN
-from private_server import PrivateServer
 from sqlcore_helpers import unique_name
 
 DATABASE = "taskforge_replica_test"

@@ -1,7 +1,7 @@
 """The chaos rig: a private PostgreSQL server, real workers and schedulers, a keyed workload, and
 one method per fault (tests/chaos, ``make chaos``; the page is docs/chaos.md).
 
-:class:`ChaosRig` starts a :class:`~private_server.PrivateServer`, migrates a database on it with
+:class:`ChaosRig` starts a :class:`~taskforge.private_server.PrivateServer`, migrates a database on it with
 ``taskforge db migrate``, registers ``chaos.work`` (``chaos_handlers.py``) and starts WORKERS
 workers and SCHEDULERS schedulers through the project's process harness. Worker slot ``i``
 claims from queue ``chaos`` and from its own probe queue ``probe_i``; its poll interval is
@@ -35,11 +35,11 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from taskforge.private_server import PrivateServer
 from taskforge.processes import ManagedProcess, ProcessHarness, taskforge_command
 
 from chaos_checks import TERMINAL, Verdict, check
 from chaos_handlers import RUN_LOG_ENV, TASK_TYPE
-from private_server import PrivateServer
 
 __all__ = ["ChaosRig", "FaultReport"]
 

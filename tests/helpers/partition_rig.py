@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from taskforge.private_server import PrivateServer
 from taskforge.processes import ManagedProcess, taskforge_command
 
 from chaos_rig import DATABASE, ChaosRig
 from netns import NetnsPair
-from private_server import PrivateServer
 
 __all__ = ["PARTITIONED_SLOT", "PartitionRig"]
 

@@ -20,8 +20,8 @@ import psycopg
 import pytest
 
 from taskforge import database
+from taskforge.private_server import PrivateServer, find_bindir
 
-from private_server import PrivateServer, find_bindir
 from sqlcore_helpers import claimed_by_a_vanished_worker, wait_until
 
 pytestmark = pytest.mark.timeout(400)

@@ -1,8 +1,11 @@
-"""A PostgreSQL server of the test's own: ``initdb`` in a temporary folder, a free port on
+"""A PostgreSQL server of the caller's own: ``initdb`` in a temporary folder, a free port on
 127.0.0.1, started, restarted and stopped with ``pg_ctl``.
 
-The chaos tests (tests/chaos) restart and crash it; they never touch the shared server the rest
-of the suite uses. The binaries come from ``$TASKFORGE_PG_BINDIR``, else the newest Debian
+The chaos tests (tests/chaos) restart and crash it, and ``taskforge bench soak`` runs on one
+with settings of its own (autovacuum on); neither touches a shared server. It lives in the
+package (not under tests/) so that the benchmark can use it; the tests import it from here.
+
+The binaries come from ``$TASKFORGE_PG_BINDIR``, else the newest Debian
 ``/usr/lib/postgresql/<version>/bin`` (15 or later), else ``pg_config --bindir``. PostgreSQL
 refuses to run as root: run as root, the server runs as the system user ``postgres`` (created by
 Debian's PostgreSQL packages) through ``runuser``, and the folder is handed to that user.
