@@ -590,6 +590,17 @@ def test_scheduler_nan_option_is_one_line(tmp_path):
     assert proc.stderr.strip() == "taskforge: retain_days: must be between 0 and 36500, got nan"
 
 
+def test_scheduler_takes_one_retention_not_two():
+    """--retain-days and --retain-seconds are one setting in two units: both at once is a usage error."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TASKFORGE_DSN", "DATABASE_URL")}
+    argv = [sys.executable, "-m", "taskforge.cli", "scheduler", "--dsn", "host=127.0.0.1 port=1 connect_timeout=5"]
+    proc = subprocess.run(
+        [*argv, "--retain-days", "1", "--retain-seconds", "60"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "taskforge: retain_days and retain_seconds: give at most one"
+
+
 def test_client_checks_values_before_sending(db_dsn, conn):
     """The Python API refuses the same values with InvalidArgument (a ValueError), writing nothing."""
     queue = unique_name("cli")

@@ -110,7 +110,13 @@ def migrated(fresh_database) -> str:
     return dsn
 
 
-def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spawn_factory):
+@pytest.mark.parametrize(
+    ("retention", "said"),
+    [(("--retain-days", "0.00001"), "1e-05 day(s)"), (("--retain-seconds", "0.864"), "0.864 s")],
+    ids=["days", "seconds"],
+)
+def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spawn_factory, retention, said):
+    """--retain-days and --retain-seconds (the same retention, 0.864 s) prune the same history."""
     dsn = migrated(fresh_database)
     spawn = spawn_factory(dsn)
     with psycopg.connect(dsn, autocommit=True) as c:
@@ -129,7 +135,7 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
             ).fetchone()[0],
             message="the history to age",
         )
-        scheduler = spawn.scheduler("--retain-days", "0.00001", "--batch-size", "2", "--name", "pruner-s")
+        scheduler = spawn.scheduler(*retention, "--batch-size", "2", "--name", "pruner-s")
         wait_for(
             lambda: (
                 c.execute("SELECT count(*) FROM taskforge.tasks WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
@@ -139,9 +145,9 @@ def test_scheduler_prunes_finished_history_with_retain_days(fresh_database, spaw
         )
         assert c.execute("SELECT count(*) FROM taskforge.attempts WHERE task_id = ANY(%s)", (done,)).fetchone()[0] == 0
         assert task(c, waiting)["state"] == "QUEUED"  # live work is never pruned
-        wait_log(scheduler, "pruned 5 terminal task(s)")
+        wait_log(scheduler, f"pruned 5 terminal task(s) finished more than {said} ago")
         # Then the records of the processes that are gone; live processes stay.
-        wait_log(scheduler, "pruned the records of 1 worker(s) and 1 scheduler(s)")
+        wait_log(scheduler, f"pruned the records of 1 worker(s) and 1 scheduler(s) gone more than {said} ago")
         assert [r[0] for r in c.execute("SELECT name FROM taskforge.workers").fetchall()] == ["pruner-w"]
         assert [r[0] for r in c.execute("SELECT name FROM taskforge.schedulers").fetchall()] == ["pruner-s"]
         scheduler.signal(signal.SIGTERM)

@@ -15,7 +15,8 @@ Several schedulers may run side by side: the functions lock rows with ``FOR UPDA
 LOCKED`` and re-check them under the lock, so each task is handled once and each periodic
 tick enqueued once.
 
-With ``retain_days`` set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
+With ``retain_days`` (or ``retain_seconds``, for retentions shorter than a day, e.g. a soak
+benchmark's minutes) set, ``tf_prune`` deletes terminal tasks finished longer ago than that,
 in batches of ``batch_size``, at start and then every ``prune_interval_seconds``; right after it,
 ``tf_prune_workers`` deletes the records of worker and scheduler processes that stopped (or went
 stale) longer ago than that and that no remaining attempt names.
@@ -75,6 +76,8 @@ class SchedulerConfig:
                             a full batch is followed by another call at once.
     retain_days:            prune terminal tasks finished more than this many days ago, and the
                             records of processes gone as long; None = never.
+    retain_seconds:         the same retention in seconds (0..3153600000, tf_prune's range), for
+                            retentions shorter than a day; at most one of the two is set.
     prune_interval_seconds: time between prune rounds (> 0).
     reconnect_max_seconds:  cap of the reconnect backoff.
     name:                   shown in ``tf_schedulers`` (1..200 characters); None = HOSTNAME-PID.
@@ -87,6 +90,7 @@ class SchedulerConfig:
     max_interval_seconds: float = 1.0
     batch_size: int = 1000
     retain_days: float | None = None
+    retain_seconds: float | None = None
     prune_interval_seconds: float = 60.0
     reconnect_max_seconds: float = 5.0
     name: str | None = None
@@ -101,6 +105,10 @@ class SchedulerConfig:
             raise ValueError(f"batch_size: must be between 1 and 100000, got {self.batch_size}")
         if self.retain_days is not None and not 0 <= self.retain_days <= 36500:
             raise ValueError(f"retain_days: must be between 0 and 36500, got {self.retain_days}")
+        if self.retain_seconds is not None and not 0 <= self.retain_seconds <= 3153600000:
+            raise ValueError(f"retain_seconds: must be between 0 and 3153600000, got {self.retain_seconds}")
+        if self.retain_days is not None and self.retain_seconds is not None:
+            raise ValueError("retain_days and retain_seconds: give at most one")
         if not 0 < self.prune_interval_seconds <= 86400:
             raise ValueError(f"prune_interval_seconds: must be > 0 and <= 86400, got {self.prune_interval_seconds}")
         if not 0 < self.reconnect_max_seconds <= 3600:
@@ -109,6 +117,20 @@ class SchedulerConfig:
             raise ValueError(f"name: must be 1 to 200 characters, got {len(self.name)}")
         if not 0 < self.heartbeat_seconds <= 3600:
             raise ValueError(f"heartbeat_seconds: must be > 0 and <= 3600, got {self.heartbeat_seconds}")
+
+    @property
+    def retention_seconds(self) -> float | None:
+        """The retention in seconds (from ``retain_days`` or ``retain_seconds``); None = never prune."""
+        if self.retain_seconds is not None:
+            return self.retain_seconds
+        return None if self.retain_days is None else self.retain_days * 86400.0
+
+    @property
+    def retention_text(self) -> str:
+        """The retention as given, for log lines: ``2 day(s)`` or ``120 s``; ``off`` when unset."""
+        if self.retain_seconds is not None:
+            return f"{self.retain_seconds:g} s"
+        return "off" if self.retain_days is None else f"{self.retain_days:g} day(s)"
 
 
 @dataclass(frozen=True)
@@ -205,11 +227,11 @@ class Scheduler:
         self._next_beat = time.monotonic() + self.config.heartbeat_seconds
 
     def prune(self) -> int:
-        """Delete terminal tasks older than retain_days, batch after batch, then the records of
+        """Delete terminal tasks older than the retention, batch after batch, then the records of
         processes gone as long (:meth:`prune_processes`). Returns the count of tasks."""
-        if self.config.retain_days is None:
+        seconds = self.config.retention_seconds
+        if seconds is None:
             return 0
-        seconds = self.config.retain_days * 86400.0
         total = 0
         while not self._stop.is_set():
             deleted = self._db.execute(
@@ -219,18 +241,19 @@ class Scheduler:
             if deleted < self.config.batch_size:
                 break
         if total:
-            self.log.info("pruned %d terminal task(s) finished more than %g day(s) ago", total, self.config.retain_days)
+            self.log.info("pruned %d terminal task(s) finished more than %s ago", total, self.config.retention_text)
         self.totals["pruned"] += total
         self.prune_processes()
         return total
 
     def prune_processes(self) -> tuple[int, int]:
         """Delete the workers and schedulers rows of processes stopped or stale for longer than
-        retain_days that no attempt names any more (``tf_prune_workers``), batch after batch.
+        the retention that no attempt names any more (``tf_prune_workers``), batch after batch.
         Returns the counts (workers, schedulers)."""
-        if self.config.retain_days is None:
+        seconds = self.config.retention_seconds
+        if seconds is None:
             return 0, 0
-        params = {"older_than_seconds": self.config.retain_days * 86400.0, "max_rows": self.config.batch_size}
+        params = {"older_than_seconds": seconds, "max_rows": self.config.batch_size}
         workers = schedulers = 0
         while not self._stop.is_set():
             deleted_workers, deleted_schedulers = self._db.execute(sql.PRUNE_WORKERS, params, what="prune workers")[0]
@@ -240,10 +263,10 @@ class Scheduler:
                 break
         if workers or schedulers:
             self.log.info(
-                "pruned the records of %d worker(s) and %d scheduler(s) gone more than %g day(s) ago",
+                "pruned the records of %d worker(s) and %d scheduler(s) gone more than %s ago",
                 workers,
                 schedulers,
-                self.config.retain_days,
+                self.config.retention_text,
             )
         self.totals["pruned_workers"] += workers
         self.totals["pruned_schedulers"] += schedulers
@@ -264,8 +287,8 @@ class Scheduler:
                 "scheduler started: max interval %gs, batch %d, retention %s",
                 cfg.max_interval_seconds,
                 cfg.batch_size,
-                f"{cfg.retain_days:g} day(s), pruned every {cfg.prune_interval_seconds:g}s"
-                if cfg.retain_days is not None
+                f"{cfg.retention_text}, pruned every {cfg.prune_interval_seconds:g}s"
+                if cfg.retention_seconds is not None
                 else "off",
             )
             self._loop()
@@ -307,7 +330,7 @@ class Scheduler:
     def _loop(self) -> None:
         cfg = self.config
         backoff = Backoff(cap=cfg.reconnect_max_seconds)
-        next_prune = time.monotonic() if cfg.retain_days is not None else None
+        next_prune = time.monotonic() if cfg.retention_seconds is not None else None
         idle_spins = 0
         while not self._stop.is_set():
             try:

@@ -212,11 +212,18 @@ def worker_command(
     "worker and scheduler processes gone as long. Default: keep everything.",
 )
 @click.option(
+    "--retain-seconds",
+    type=click.FloatRange(0, 3153600000),
+    default=None,
+    help="The same retention in seconds, for retentions shorter than a day (a soak benchmark's minutes); "
+    "not with --retain-days.",
+)
+@click.option(
     "--prune-interval-seconds",
     type=click.FloatRange(1, 86400),
     default=60.0,
     show_default=True,
-    help="Time between prune rounds (with --retain-days).",
+    help="Time between prune rounds (with --retain-days or --retain-seconds).",
 )
 @click.option("--name", type=Text(), default=None, help="Scheduler name shown in tf_schedulers. Default: HOSTNAME-PID.")
 @click.option(
@@ -234,6 +241,7 @@ def scheduler_command(
     max_interval_seconds: float,
     batch_size: int,
     retain_days: float | None,
+    retain_seconds: float | None,
     prune_interval_seconds: float,
     name: str | None,
     heartbeat_seconds: float,
@@ -254,6 +262,7 @@ def scheduler_command(
             max_interval_seconds=max_interval_seconds,
             batch_size=batch_size,
             retain_days=retain_days,
+            retain_seconds=retain_seconds,
             prune_interval_seconds=prune_interval_seconds,
             name=name,
             heartbeat_seconds=heartbeat_seconds,
