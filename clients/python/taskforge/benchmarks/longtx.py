@@ -33,7 +33,7 @@ from . import statements, stats, trust
 from .results import CheckResult, TrialResult
 from .workloads import BENCH_QUEUE, database_checks, read_history
 
-__all__ = ["WORKLOAD_FREE", "WORKLOAD_HELD", "per_second_p50", "run_long_transaction"]
+__all__ = ["WORKLOAD_FREE", "WORKLOAD_HELD", "ClaimLoop", "held_snapshot", "per_second_p50", "run_long_transaction"]
 
 #: Workload names: the loop alone, and the loop while another session holds a snapshot.
 WORKLOAD_FREE, WORKLOAD_HELD = "longtx", "longtx-held"
@@ -56,16 +56,16 @@ def held_snapshot(dsn: str) -> Iterator[psycopg.Connection]:
         conn.close()
 
 
-class _Loop:
-    """The worker's cycle on one autocommit connection."""
+class ClaimLoop:
+    """The worker's cycle on one autocommit connection (also the soak's claim probe, :mod:`.soak`)."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def __init__(self, conn: psycopg.Connection, name: str = "bench-longtx"):
         self.conn = conn
         self.worker_id = sql.one_value(
             conn,
             sql.REGISTER_WORKER,
             {
-                "name": "bench-longtx",
+                "name": name,
                 "hostname": None,
                 "pid": None,
                 "queues": [BENCH_QUEUE],
@@ -155,7 +155,7 @@ def run_long_transaction(
     samples: list[tuple[float, float]] = []
     elapsed = 0.0
     with psycopg.connect(dsn, autocommit=True) as conn:
-        loop = _Loop(conn)
+        loop = ClaimLoop(conn)
         try:
             with contextlib.ExitStack() as stack:
                 if held:

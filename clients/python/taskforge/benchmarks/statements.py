@@ -81,3 +81,34 @@ SELECT count(*) FROM generate_series(1, %(rows)s) AS g
 """
 BENCH_CEILING_TASKFORGE_LEFT = "SELECT count(*) FROM taskforge.tasks WHERE state = 'QUEUED' AND queue = 'bench'"
 BENCH_CEILING_TASKFORGE_DONE = "SELECT count(*) FROM taskforge.tasks WHERE state = 'SUCCEEDED' AND queue = 'bench'"
+
+# The soak (benchmarks/soak.py), sampled every few seconds on its private server.
+# The database clock, and the successful attempts finished in (after, until]: the throughput.
+BENCH_SOAK_FINISHED = """
+SELECT count(*) FROM taskforge.attempts
+ WHERE finished_at > %(after)s AND finished_at <= %(until)s AND state = 'SUCCEEDED'
+"""
+# Every TaskForge table's statistics and sizes (bytes), vacuum counters included.
+BENCH_SOAK_TABLES = """
+SELECT s.relname::text, s.n_live_tup, s.n_dead_tup, pg_catalog.pg_table_size(s.relid),
+       pg_catalog.pg_indexes_size(s.relid), s.autovacuum_count, s.vacuum_count, s.n_tup_ins
+  FROM pg_catalog.pg_stat_user_tables s
+ WHERE s.schemaname = 'taskforge'
+ ORDER BY s.relname
+"""
+# Index entries read (idx_tup_read) and scans of each index of taskforge.tasks, cumulative.
+BENCH_SOAK_TASK_INDEXES = """
+SELECT indexrelname::text, idx_tup_read, idx_scan
+  FROM pg_catalog.pg_stat_user_indexes
+ WHERE schemaname = 'taskforge' AND relname = 'tasks'
+"""
+# The oldest snapshot holding vacuum back (transactions) and the QUEUED backlog.
+BENCH_SOAK_XMIN_AND_BACKLOG = """
+SELECT (SELECT coalesce(max(xmin_age), 0)::bigint FROM taskforge.tf_snapshot_holders),
+       (SELECT count(*) FROM taskforge.tasks WHERE state = 'QUEUED')
+"""
+# The peak phase's span (database clock) and, after the soak, what is still to be done.
+BENCH_SOAK_SPAN = """
+SELECT min(started_at), max(finished_at) FROM taskforge.attempts WHERE task_id = ANY(%(task_ids)s)
+"""
+BENCH_SOAK_UNFINISHED = "SELECT count(*) FROM taskforge.tasks WHERE state IN ('QUEUED', 'RUNNING', 'RETRYING')"

@@ -17,7 +17,21 @@ import psycopg
 
 from .common import EXIT_DATABASE, OptionError, Text, fail
 
-WORKLOAD_CHOICES = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "pooler", "ceiling", "peer", "all")
+WORKLOAD_CHOICES = (
+    "e1",
+    "e2",
+    "e5",
+    "e6",
+    "pickup",
+    "longtx",
+    "async",
+    "flow",
+    "pooler",
+    "ceiling",
+    "peer",
+    "soak",
+    "all",
+)
 
 
 def _worker_counts(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -48,10 +62,10 @@ def _workloads(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
     """WORKLOAD: one of WORKLOAD_CHOICES, or several joined by commas (``e1,ceiling,peer``)."""
     names = tuple(dict.fromkeys(v.strip().lower() for v in value.split(",") if v.strip()))
     unknown = [n for n in names if n not in WORKLOAD_CHOICES]
-    if not names or unknown or ("all" in names and len(names) > 1):
+    if not names or unknown or (("all" in names or "soak" in names) and len(names) > 1):
         raise click.BadParameter(
-            f"must be one of {', '.join(WORKLOAD_CHOICES)}, or several of them (not all) joined by commas;"
-            f" got {value!r}"
+            f"must be one of {', '.join(WORKLOAD_CHOICES)}, or several of them (not all, not soak) joined by"
+            f" commas; got {value!r}"
         )
     return names
 
@@ -103,6 +117,20 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     "Default: 100, or 3 with --quick.",
 )
 @click.option(
+    "--minutes",
+    type=click.FloatRange(0.1, 1440),
+    default=None,
+    help="soak: how long the fixed load runs. Default: 20, or 0.5 with --quick.",
+)
+@click.option(
+    "--hold-snapshot",
+    "hold_snapshot",
+    type=click.FloatRange(1, 3600),
+    default=None,
+    metavar="SECONDS",
+    help="soak: hold a REPEATABLE READ snapshot this long, from 40 % into the soak. Default: none.",
+)
+@click.option(
     "--peer/--no-peer",
     "with_peer",
     default=None,
@@ -131,19 +159,31 @@ def bench_command(
     admin_dsn: str | None,
     worker_counts: tuple[int, ...] | None,
     hold_seconds: float | None,
+    minutes: float | None,
+    hold_snapshot: float | None,
     with_peer: bool | None,
     peer_names: tuple[str, ...] | None,
     peer_dir: Path | None,
 ) -> None:
-    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, flow, pooler, ceiling, peer or all;
+    """Run WORKLOAD (e1, e2, e5, e6, pickup, longtx, async, flow, pooler, ceiling, peer, soak or all;
     several joined by commas, e.g. e1,ceiling,peer, run in that order into one bundle) and write a
     bundle: raw JSON per trial, report.md and charts. `peer` runs E1 too, the figures every peer is
     compared with; `flow` runs E1 on one process with dependency chains, a rate key, concurrency
     keys and ordering keys, each against the plain tasks of the same run; `pooler` runs E1 and E2
     on 10 processes x 100 slots, direct and through a PgBouncer of 20 server connections in
-    transaction mode. Trust checks fail the run (exit code 1)."""
+    transaction mode. `soak` (alone) starts a PostgreSQL server of its own with autovacuum on
+    (--dsn is not used), measures the peak, then runs workers, a scheduler with retention and a
+    submitter at 0.6 x peak for --minutes, optionally holding a snapshot (--hold-snapshot), and
+    reports each target met or not met. Trust checks fail the run (exit code 1)."""
     from ..benchmarks import runner
     from ..benchmarks.database import admin_dsn_default
+
+    if workload == ("soak",):
+        _soak(quick, out_dir, worker_counts, minutes, hold_snapshot)
+        return
+    for name, given in (("--minutes", minutes), ("--hold-snapshot", hold_snapshot)):
+        if given is not None:
+            raise OptionError(name, "applies to the soak only (taskforge bench soak)")
 
     if workload == ("all",):
         include_peer = (not quick) if with_peer is None else with_peer
@@ -174,6 +214,53 @@ def bench_command(
     if not state.ok:
         failed = [t.label for t in state.trials if not t.ok] + [p.label for p in state.points if not p.ok]
         fail(f"trust checks or trials failed: {', '.join(failed)} (see {out / 'report.md'})", 1)
+
+
+def _soak(
+    quick: bool,
+    out_dir: Path | None,
+    worker_counts: tuple[int, ...] | None,
+    minutes: float | None,
+    hold_snapshot: float | None,
+) -> None:
+    """``taskforge bench soak``: :mod:`taskforge.benchmarks.soak` into OUT (soak.json, report.md,
+    charts/soak.png). Exit 1 when the run failed its checks (a target not met is reported, not a
+    failure of the run)."""
+    import dataclasses
+
+    from ..benchmarks import runner, soak, soak_report
+    from ..private_server import find_bindir
+
+    try:
+        find_bindir()
+    except RuntimeError as exc:
+        fail(f"bench soak: {exc}", EXIT_DATABASE)
+    sizes = soak.QUICK if quick else soak.FULL
+    if worker_counts:
+        sizes = dataclasses.replace(sizes, workers=max(worker_counts))
+    out = out_dir or runner.default_out_dir()
+    cfg = soak.SoakConfig(
+        minutes=minutes if minutes is not None else (0.5 if quick else 20.0),
+        out_dir=out,
+        hold_snapshot_seconds=hold_snapshot,
+        sizes=sizes,
+        quick=quick,
+    )
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        run = soak.run_soak(cfg)
+    except KeyboardInterrupt:
+        click.echo("taskforge: bench soak interrupted (server and processes stopped)", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    figures = soak_report.write_bundle(run, out)
+    for name, verdict in figures["targets"].items():
+        click.echo(f"{name}: {verdict['verdict']}: {verdict['detail']}")
+    click.echo(f"bundle: {out} (report: {out / 'report.md'})")
+    if not run.ok:
+        failed = [c.name for c in run.checks if not c.ok]
+        fail(f"the soak failed: {run.error or ', '.join(failed)} (see {out / 'report.md'})", 1)
 
 
 COMMANDS: tuple[click.Command, ...] = (bench_command,)
