@@ -4,13 +4,15 @@ unit tests: tests/unit/test_bench_*.py; the peers have their own: test_bench_pee
 It runs the quick E1, E2, E5, E6, pickup, long-transaction, async and ceiling workloads through the CLI
 against the test server and asserts that the trust checks passed, every ceiling script ran and the bundle
 exists; then the quick flow workload (about 35 s: ten trials, each in a fresh database), whose variants
-must pass the same checks and appear, each divided by e1-plain, in the summary and the report. It never
+must pass the same checks and appear, each divided by e1-plain, in the summary and the report; then the
+quick soak (about 40 s, on a private server of its own with autovacuum on, a snapshot held 5 s). It never
 asserts a speed: this machine is shared and small.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ import pytest
 
 from taskforge.benchmarks.ceiling import SCRIPTS
 from taskforge.benchmarks.flow import VARIANTS
+from taskforge.private_server import find_bindir
 
 ROOT = Path(__file__).resolve().parents[2]
 # --- the quick run, end to end ----------------------------------------------------------------------
@@ -94,6 +97,57 @@ def test_bench_flow_quick_run_checks_order_and_divides_by_plain(tmp_path, admin_
     report = (out / "report.md").read_text()
     assert "## Flow control and dependencies" in report and "| e1-ordering |" in report
     assert _bench_databases(admin_dsn) <= before
+
+
+@pytest.mark.timeout(150)
+def test_bench_soak_quick_reports_every_target_on_a_private_server_with_autovacuum(tmp_path):
+    """`bench soak --quick --hold-snapshot 5` (about 40 s): its own server with autovacuum on, a
+    figure for every bucket and a verdict for every target, the hold seen by the database; the
+    figures must be sane (counts add up, latencies ordered), never fast: speed is not asserted."""
+    try:
+        find_bindir()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    out = tmp_path / "soak"
+    proc = subprocess.run(
+        [sys.executable, "-m", "taskforge.cli", "bench", "soak", "--quick", "--hold-snapshot", "5", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        timeout=140,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    data = json.loads((out / "soak.json").read_text())
+    assert data["ok"] and all(c["ok"] for c in data["checks"]), data["checks"]
+    assert data["environment"]["postgresql"]["settings"]["autovacuum"] == "on"
+    figures = data["figures"]
+    # every target judged with numbers (the hold was asked for), none left unmeasured
+    assert set(figures["targets"]) == {"throughput", "claim_p99", "sizes", "hold_claim_p50", "hold_recovery"}
+    assert {t["verdict"] for t in figures["targets"].values()} <= {"met", "not met"}, figures["targets"]
+    assert f"{figures['targets']['throughput']['verdict']}: " in proc.stdout
+    # 0.5 minute in 10 s buckets; each has tasks, probe claims and p50 <= p99
+    buckets = figures["buckets"]
+    assert [b["start_seconds"] for b in buckets] == [0, 10, 20]
+    assert data["offered_per_second"] == pytest.approx(0.6 * data["peak"]["tasks_per_second"])
+    for b in buckets:
+        assert 0 < b["tasks_per_second"] <= 2 * data["offered_per_second"], b
+        assert b["claims"] > 0 and 0 < b["claim_p50_ms"] <= b["claim_p99_ms"], b
+        assert b["table_bytes"]["tasks"] > 0 and b["index_bytes"]["attempts"] > 0, b
+    # what was counted finished is what was submitted during the soak (the submitter's own count
+    # plus the probe's), less what finished in the 2 s the count lags and the drain after it
+    submitted = int(re.search(r"submitted (\d+) tasks", (out / "logs" / "submitter.log").read_text()).group(1))
+    finished = sum(s["finished"] for s in data["samples"])
+    assert 0.5 * (submitted + len(data["probes"])) <= finished <= submitted + len(data["probes"])
+    # the hold: the database saw its snapshot age and the dead tuples it kept
+    hold = figures["hold"]
+    assert hold["released_at"] - hold["started_at"] == pytest.approx(5, abs=1)
+    assert hold["xmin_age_at_release"] > 0 and hold["dead_tuples_at_release"] > 0
+    assert hold["index_reads_per_claim_before"] > 0 and hold["claim_p50_before_ms"] > 0
+    # retention ran (the scheduler's --retain-seconds) and the report and chart exist
+    assert "pruned" in (out / "logs" / "scheduler-1.log").read_text()
+    report = (out / "report.md").read_text()
+    assert "## Against the targets" in report and "## The snapshot hold" in report
+    assert (out / "charts" / "soak.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _bench_quick(workload: str, out: Path, admin_dsn: str) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,7 @@ A run (:func:`run_soak`):
    does not wait for the workers); a claim probe in this process runs the single-slot loop of
    ``longtx`` (:class:`.longtx.ClaimLoop`: tf_submit, tf_claim timed, tf_finalize) on the same
    queue ``probe_per_second`` times a second; a sampler reads every ``sample_seconds`` what vacuum
-   and the tables look like (:func:`sample`). With ``hold_snapshot_seconds``, another session
+   and the tables look like (:class:`Sample`). With ``hold_snapshot_seconds``, another session
    opens a REPEATABLE READ transaction at ``hold_start_fraction`` of the soak, reads
    ``taskforge.tasks`` (taking its snapshot), holds it that long, and rolls back;
 5. stops the submitter, lets the workers drain what is left, stops every process (SIGTERM) and
@@ -225,10 +225,12 @@ def _submitter_main(argv: Sequence[str] | None = None) -> None:
 class _Sampler:
     """Reads :class:`Sample` rows on its own connection (autocommit)."""
 
-    def __init__(self, dsn: str, started: float):
+    def __init__(self, dsn: str):
+        """Opened just before the soak's load starts: the first count runs from the database's
+        instant now (no lag: what finished before, the peak phase's tasks, must not count)."""
         self.conn = psycopg.connect(dsn, autocommit=True)
-        self.started = started
-        self.mark: dt.datetime = self._db_mark()
+        self.started = time.monotonic()
+        self.mark: dt.datetime = sql.one_value(self.conn, statements.BENCH_DB_NOW)
 
     def _db_mark(self) -> dt.datetime:
         now: dt.datetime = sql.one_value(self.conn, statements.BENCH_DB_NOW)
@@ -379,7 +381,8 @@ def run_soak(cfg: SoakConfig, progress: Progress | None = None) -> SoakRun:
                     f"soak: peak {run.peak['tasks_per_second']:,.0f} tasks/s; offering "
                     f"{run.offered_per_second:,.0f} tasks/s ({s.fraction:g} x peak) for {cfg.minutes:g} min"
                 )
-                started = time.monotonic()
+                sampler = _Sampler(dsn)
+                started = sampler.started
                 harness.start(
                     [
                         sys.executable,
@@ -396,7 +399,7 @@ def run_soak(cfg: SoakConfig, progress: Progress | None = None) -> SoakRun:
                 )
                 probe = _Probe(dsn, s.probe_per_second, started, run.probes)
                 probe.start()
-                run.hold = _soak_loop(cfg, dsn, harness, probe, started, run, progress)
+                run.hold = _soak_loop(cfg, dsn, harness, probe, sampler, run, progress)
                 run.soak_seconds = time.monotonic() - started
                 for proc in harness.alive("submitter"):
                     proc.stop()
@@ -427,7 +430,7 @@ def _soak_loop(
     dsn: str,
     harness: ProcessHarness,
     probe: _Probe,
-    started: float,
+    sampler: _Sampler,
     run: SoakRun,
     progress: Progress,
 ) -> dict[str, Any] | None:
@@ -437,7 +440,7 @@ def _soak_loop(
     window = cfg.hold_window
     hold: dict[str, Any] | None = None
     holder: contextlib.ExitStack | None = None
-    sampler = _Sampler(dsn, started)
+    started = sampler.started
     total = max(1, round(cfg.seconds))
     progress.start(f"soak ({cfg.minutes:g} min)", total)
     try:
