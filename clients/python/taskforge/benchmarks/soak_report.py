@@ -222,6 +222,9 @@ def _hold(
         if rate is not None and rate >= 0.9 * rate_before:
             back_after = t_end - release
             break
+    # the backlog the hold left: when it is back at the most the minute before the hold saw
+    usual = max((s["backlog"] for s in _within(samples, before_from, start)), default=0)
+    cleared = next((s["at"] - release for s in samples if s["at"] >= release and s["backlog"] <= usual), None)
     near_release = [s for s in samples if s["at"] <= release]
     ahead = _within(samples, before_from, start)
     reads_before = _reads_per_claim(ahead[0], ahead[-1]) if len(ahead) > 1 else None
@@ -243,6 +246,8 @@ def _hold(
         "index_reads_per_claim_before": reads_before,
         "index_reads_per_claim_late_in_hold": reads_late,
         "backlog_max_during": max((s["backlog"] for s in held_samples), default=None),
+        "backlog_max_before": usual,
+        "backlog_cleared_after_release_seconds": cleared,
     }
     p50 = _verdict(
         None if ratio is None else ratio <= 2.0,
@@ -258,7 +263,9 @@ def _hold(
             f"back at >= 90 % {back_after:.0f} s after the release (target <= 60 s)"
             if back_after is not None
             else "not back at >= 90 % before the end"
-        ),
+        )
+        + f"; backlog {figures['backlog_max_during']} at most, back under {usual} "
+        + (f"{cleared:.0f} s after the release" if cleared is not None else "not before the end"),
     )
     return figures, p50, recovery
 
@@ -343,7 +350,9 @@ def render_markdown(data: dict[str, Any], figures: dict[str, Any], charts: Seque
             f"{_fmt(hold['claim_p50_before_ms'])} ms in the minute before, {_fmt(hold['claim_p50_during_ms'])} ms "
             f"over the hold, {_fmt(hold['claim_p50_worst_10s_ms'])} ms in its worst 10 s; throughput "
             f"{_fmt(hold['tasks_per_second_before'], 1)} tasks/s before, {_fmt(hold['tasks_per_second_during'], 1)} "
-            f"during (backlog up to {hold['backlog_max_during']}). Index entries of `taskforge.tasks` read per "
+            f"during (backlog up to {hold['backlog_max_during']}, back under the minute before's "
+            f"{hold['backlog_max_before']} {_fmt(hold['backlog_cleared_after_release_seconds'], 0)} s after the "
+            f"release). Index entries of `taskforge.tasks` read per "
             f"claimed task (`pg_stat_user_indexes.idx_tup_read` / attempts inserted): "
             f"{_fmt(hold['index_reads_per_claim_before'], 1)} before, "
             f"{_fmt(hold['index_reads_per_claim_late_in_hold'], 1)} late in the hold.",
