@@ -92,7 +92,7 @@ ha: $(STAMP) patroni
 	$(BIN)/python -m pytest -m ha tests/ha $(PYTEST_ARGS)
 
 ha-short: $(STAMP) patroni
-	TASKFORGE_HA_SHORT=1 $(BIN)/python -m pytest -m ha tests/ha -k synchronous $(PYTEST_ARGS)
+	TASKFORGE_HA_SHORT=1 $(BIN)/python -m pytest -m ha tests/ha $(PYTEST_ARGS)
 
 # Known vulnerabilities in the installed dependencies (pip-audit, else PyPI's project JSON, which
 # knows latest releases only; needs the network). Fails on a vulnerability and when a runtime
