@@ -81,25 +81,39 @@ SELECT (SELECT count(*) FROM taskforge.workers), (SELECT count(*) FROM taskforge
 
 
 class HealthPoller(threading.Thread):
-    """GET ``url`` every 0.25 s; keeps (wall-clock second, HTTP status or 0 for no answer)."""
+    """GET ``url`` every 0.25 s; keeps (wall-clock second of the answer, HTTP status or 0 for no
+    answer) in :attr:`seen`, and (sent, answered, status, body) of every answer but 200 in
+    :attr:`failed`."""
 
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True, name="healthz-poller")
         self.url = url
         self.seen: list[tuple[float, int]] = []
+        self.failed: list[tuple[float, float, int, str]] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
+            sent, body = time.time(), ""
             try:
                 with urllib.request.urlopen(self.url, timeout=10) as answer:
                     status = answer.status
             except urllib.error.HTTPError as exc:
-                status = exc.code
-            except OSError:
-                status = 0
+                status, body = exc.code, exc.read().decode(errors="replace")[:200]
+            except OSError as exc:
+                status, body = 0, repr(exc)[:200]
             self.seen.append((time.time(), status))
+            if status != 200:
+                self.failed.append((sent, time.time(), status, body))
             self.stop.wait(0.25)
+
+    def failures_since(self, kill_at: float) -> list[list[Any]]:
+        """Every answer but 200 after ``kill_at``: [sent, answered (seconds after it), status, body]."""
+        return [
+            [round(sent - kill_at, 2), round(at - kill_at, 2), status, body]
+            for sent, at, status, body in self.failed
+            if at > kill_at
+        ]
 
     def first_ok_after(self, after: float) -> float | None:
         return next((at for at, status in self.seen if at > after and status == 200), None)
@@ -110,11 +124,6 @@ class HealthPoller(threading.Thread):
             if at > after and status != 200:
                 counts[str(status)] = counts.get(str(status), 0) + 1
         return counts
-
-    def ok_since(self, after: float) -> bool:
-        """Every answer after ``after`` was 200 (and there was one)."""
-        answers = [status for at, status in self.seen if at > after]
-        return bool(answers) and all(status == 200 for status in answers)
 
 
 class HaRig:
@@ -372,9 +381,18 @@ class HaRig:
         restarted = [p.name for p in self.harness.processes if p.kind != "submitter" and not p.alive()]
         if restarted:
             verdict.problems.append(f"not running any more: {restarted}")
-        if self.failovers and not self.poller.ok_since(self.failovers[-1]["promoted_at"] + 10):
-            failures = self.poller.failures_after(self.failovers[-1]["promoted_at"])
-            verdict.problems.append(f"the console's /healthz failed after the failover: {failures}")
+        kills = [f["kill_at"] for f in self.failovers] + [float("inf")]
+        for failover, next_kill in zip(self.failovers, kills[1:], strict=True):
+            failover["console_answers_not_200"] = self.poller.failures_since(failover["kill_at"])
+            # Once it answered 200 on the new primary, every answer until the next kill must be 200.
+            back = self.poller.first_ok_after(failover["promoted_at"])
+            later = [f for f in self.poller.failed if back is not None and back < f[1] < next_kill]
+            if back is None or later:
+                verdict.problems.append(
+                    f"the console's /healthz failed after it had answered 200 on the new primary "
+                    f"({failover['new_primary']}, {failover['promotion_seconds']} s after the kill); its answers "
+                    f"but 200 since the kill [sent, answered, status, body]: {failover['console_answers_not_200']}"
+                )
         self.drain_seconds = round(drain, 2)
         self.verdict = verdict
         return verdict
