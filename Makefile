@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test test-without-server chaos audit demo install lint fmt pgtap chromium pgbouncer pg-cron pg-prove freeze clean
+.PHONY: test test-without-server chaos ha ha-short patroni audit demo install lint fmt pgtap chromium pgbouncer pg-cron pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -77,6 +77,22 @@ test-without-server: $(STAMP) pgtap
 chaos: $(STAMP)
 	@scripts/ensure-netns-tools.sh || echo "chaos: going on; tests/chaos/test_partition.py will skip" >&2
 	$(BIN)/python -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
+
+# Etcd and Patroni for the failover rig (tests/ha).
+patroni:
+	@scripts/ensure-patroni.sh
+
+# Failover under load: etcd and two Patroni nodes of the run's own on loopback ports (never the
+# shared server), a submitter, a worker, a scheduler and the console on one multi-host DSN; the
+# primary node is killed (SIGKILL) in synchronous mode (nothing acknowledged may be lost) and in
+# asynchronous mode with replication lag (what is lost is measured). Not part of `make test`;
+# a few minutes. ha-short is the form CI runs (synchronous mode, one failover, under a minute).
+# Figures: docs/operations.md ("Failover"), .taskforge/ha/report.json.
+ha: $(STAMP) patroni
+	$(BIN)/python -m pytest -m ha tests/ha $(PYTEST_ARGS)
+
+ha-short: $(STAMP) patroni
+	TASKFORGE_HA_SHORT=1 $(BIN)/python -m pytest -m ha tests/ha $(PYTEST_ARGS)
 
 # Known vulnerabilities in the installed dependencies (pip-audit, else PyPI's project JSON, which
 # knows latest releases only; needs the network). Fails on a vulnerability and when a runtime

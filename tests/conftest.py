@@ -12,6 +12,8 @@ The folders say what a test needs, and each test gets the marker of its folder
 * ``contrib/``   framework integrations: a Django 6 project in a Python 3.12+ virtualenv, real processes
 * ``chaos/``     faults injected into real processes and a private server (``make chaos``; the
                  marker ``chaos`` is deselected by default, see pyproject.toml)
+* ``ha/``        failover of a Patroni cluster of the test's own under load (``make ha``; the
+                 marker ``ha`` is deselected by default too)
 * ``helpers/``   modules the tests import by bare name (on pytest's ``pythonpath``)
 """
 
@@ -28,7 +30,7 @@ from sqlcore_helpers import unique_name
 TESTS = Path(__file__).resolve().parent
 
 #: Test folders and their markers (registered in pyproject.toml).
-KINDS = ("unit", "sql", "cli", "processes", "docs", "console", "contrib", "chaos")
+KINDS = ("unit", "sql", "cli", "processes", "docs", "console", "contrib", "chaos", "ha")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

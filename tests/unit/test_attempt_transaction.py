@@ -48,3 +48,41 @@ def test_an_attempt_finalized_by_a_transaction_opens_no_other():
     pools.close()
     with pytest.raises(ValueError, match=r"^size: must be at least 1"):
         TransactionPools(NOWHERE, size=0, logger=logging.getLogger("test"))
+
+
+def test_a_database_out_of_reach_makes_the_block_retryable_not_a_failure():
+    """No connection within the pool's wait (a restart, a failover): entering the block raises
+    RetryableError (the attempt is retried), not the pool's PoolTimeout, which the worker would
+    record as an ordinary error and fail the task for good. A real pool, a real refused connect."""
+    from psycopg_pool import PoolTimeout
+
+    from taskforge.handlers import RetryableError
+
+    pools = TransactionPools(NOWHERE, size=1, logger=logging.getLogger("test"), wait_seconds=0.5)
+    ctx = context(pools)
+    with pytest.raises(RetryableError, match=r"no database connection") as raised, ctx.transaction():
+        pytest.fail("the block must not start")
+    assert isinstance(raised.value.__cause__, PoolTimeout)
+    with pytest.raises(RetryableError, match=r"no database connection"):
+        ctx.transaction().__enter__()  # the block was left: a new one may be tried (and fails alike)
+    pools.close()
+
+
+def test_the_async_block_is_retryable_too_when_the_database_is_out_of_reach():
+    from psycopg_pool import PoolTimeout
+
+    from taskforge.handlers import RetryableError
+
+    pools = TransactionPools(NOWHERE, size=1, logger=logging.getLogger("test"), wait_seconds=0.5)
+    ctx = context(pools)
+
+    async def handler() -> None:
+        try:
+            async with ctx.transaction():
+                pytest.fail("the block must not start")
+        finally:
+            await pools.aclose()
+
+    with pytest.raises(RetryableError, match=r"no database connection") as raised:
+        asyncio.run(handler())
+    assert isinstance(raised.value.__cause__, PoolTimeout)

@@ -227,7 +227,9 @@ class TaskContext:
         RuntimeError when the context was not made by a worker, when a transaction of this
         attempt is already open, when the attempt was already finalized this way, and for
         ``with`` on a running event loop (use ``async with``). Waits at most 30 s (monotonic) for
-        a free connection of the pool (``psycopg_pool.PoolTimeout``).
+        a free connection of the pool; when none comes (the database is out of reach: a restart,
+        a failover) or the BEGIN fails with a transient error, entering the block raises
+        ``RetryableError`` (the attempt is retried within its budget; nothing was written).
         """
         source = self.transactions
         if source is None:

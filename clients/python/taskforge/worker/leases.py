@@ -111,9 +111,9 @@ class Renewer:
             delay = min(cfg.renew_seconds, 0.25 * 2 ** (self._failures - 1)) * random.uniform(0.75, 1.0)
             if is_transient_error(exc):
                 self._log.warning(
-                    "renewal %d of %d lease(s) failed (transient): %s; retrying in %.2f s",
-                    self._failures,
+                    "renewal of %d lease(s) failed (transient, %d in a row): %s; retrying in %.2f s",
                     len(batch),
+                    self._failures,
                     one_line(exc),
                     delay,
                 )

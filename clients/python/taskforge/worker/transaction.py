@@ -18,8 +18,12 @@ reports it as it reports a finalize of its own (:mod:`.dispatch`). The lease sta
 the renewer until the block ends (tf_finalize holds the task's row only from its call to the
 COMMIT). An ``async with`` block's finalize and COMMIT are not cut short by a cancellation of
 the coroutine (the deadline's, a cancel request's): they finish, then the cancellation is
-raised. Times: the database's clock decides (tf_finalize's guard); the pool's wait for a free
-connection, :data:`POOL_WAIT_SECONDS`, is monotonic.
+raised. A block that cannot start because the database is out of reach (no connection within
+the pool's wait, :class:`psycopg_pool.PoolTimeout`, as during a restart or a failover; a
+transient error of its BEGIN) raises :class:`~taskforge.handlers.RetryableError`: nothing was
+written, and the attempt is retried within its budget instead of failing the task for good.
+Times: the database's clock decides (tf_finalize's guard); the pool's wait for a free
+connection, :data:`POOL_WAIT_SECONDS` (``wait_seconds``), is monotonic.
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from .. import sql
 from ..context import FinalizeNotAccepted, TaskContext, TransactionVerdict
@@ -62,12 +66,19 @@ class TransactionPools:
     the pools; a transaction asked for afterwards raises ``psycopg_pool.PoolClosed``."""
 
     def __init__(
-        self, dsn: str, *, size: int, connect_kwargs: dict[str, Any] | None = None, logger: logging.Logger
+        self,
+        dsn: str,
+        *,
+        size: int,
+        connect_kwargs: dict[str, Any] | None = None,
+        logger: logging.Logger,
+        wait_seconds: float = POOL_WAIT_SECONDS,
     ) -> None:
         if size < 1:
             raise ValueError(f"size: must be at least 1, got {size}")
         self.dsn = dsn
         self.size = size
+        self.wait_seconds = wait_seconds
         self._log = logger
         self._kwargs: dict[str, Any] = {
             "autocommit": True,
@@ -101,7 +112,7 @@ class TransactionPools:
                     kwargs=self._kwargs,
                     check=ConnectionPool.check_connection,
                     open=False,
-                    timeout=POOL_WAIT_SECONDS,
+                    timeout=self.wait_seconds,
                     name=f"{APPLICATION_NAME}/transaction",
                 )
                 pool.open(wait=False)
@@ -128,7 +139,7 @@ class TransactionPools:
                     kwargs=self._kwargs,
                     check=AsyncConnectionPool.check_connection,
                     open=False,
-                    timeout=POOL_WAIT_SECONDS,
+                    timeout=self.wait_seconds,
                     name=f"{APPLICATION_NAME}/transaction-async",
                 )
                 await apool.open(wait=False)
@@ -214,10 +225,10 @@ class AttemptTransaction:
         self._pools.enter(self._ctx)
         try:
             pool = self._pools.sync_pool()
-            conn = pool.getconn()
+            conn = _unavailable_is_retryable(pool.getconn)
             try:
                 tx = conn.transaction()
-                tx.__enter__()
+                _unavailable_is_retryable(tx.__enter__)  # BEGIN
             except BaseException:
                 pool.putconn(conn)
                 raise
@@ -266,10 +277,10 @@ class AttemptTransaction:
         self._pools.enter(self._ctx)
         try:
             pool = await self._pools.async_pool()
-            conn = await pool.getconn()
+            conn = await _aunavailable_is_retryable(pool.getconn())
             try:
                 tx = conn.transaction()
-                await tx.__aenter__()
+                await _aunavailable_is_retryable(tx.__aenter__())  # BEGIN
             except BaseException:
                 await pool.putconn(conn)
                 raise
@@ -349,6 +360,39 @@ def _raise_retryable(exc: BaseException, what: str) -> None:
             f"ctx.transaction(): {what} failed ({one_line(exc)}); nothing committed unless a COMMIT cut off "
             "in flight applied, in which case tf_finalize refuses this outcome"
         ) from exc
+
+
+def _unavailable_is_retryable(step: Callable[[], T]) -> T:
+    """``step()`` (taking a connection from the pool, or its BEGIN), with the database out of
+    reach made a RetryableError: a ``PoolTimeout`` (no connection within the pool's wait, as
+    while the server restarts or a failover promotes a standby) or a transient error of the
+    BEGIN. The block has not started, nothing was written: the attempt is retried (backoff,
+    budget) instead of failing the task for good."""
+    try:
+        return step()
+    except PoolTimeout as exc:
+        raise _no_connection(exc) from exc
+    except psycopg.Error as exc:
+        _raise_retryable(exc, "BEGIN")
+        raise
+
+
+async def _aunavailable_is_retryable(step: Awaitable[T]) -> T:
+    """:func:`_unavailable_is_retryable` for the async pool."""
+    try:
+        return await step
+    except PoolTimeout as exc:
+        raise _no_connection(exc) from exc
+    except psycopg.Error as exc:
+        _raise_retryable(exc, "BEGIN")
+        raise
+
+
+def _no_connection(exc: PoolTimeout) -> RetryableError:
+    return RetryableError(
+        f"ctx.transaction(): no database connection ({one_line(exc)}): the database is out of reach (a restart or "
+        "a failover?); nothing was written"
+    )
 
 
 def _rollback(tx: Any, exc: BaseException) -> None:
