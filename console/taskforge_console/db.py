@@ -43,6 +43,7 @@ from psycopg_pool import ConnectionPool
 
 from taskforge import pooling, sql
 from taskforge.database import TolerantJsonLoads, use_tolerant_json
+from taskforge.pools import recovering_pool
 
 from .settings import Settings
 
@@ -207,32 +208,10 @@ class Database:
 
     def _make_pool(self, dsn: str, name: str, timeout: float) -> ConnectionPool[psycopg.Connection[Any]]:
         """A pool whose requests wait at most ``timeout`` seconds for a connection, made to come
-        back by itself after an outage (a restart, a crash, a failover):
-
-        - ``check``: a connection the server's restart, crash or failover cut is found (one empty
-          query when it is taken from the pool) and replaced before use, instead of failing the
-          request it was handed to. The first one found cut has every other idle connection
-          checked at once (``pool.check()``, which replaces the cut ones): psycopg_pool would
-          otherwise try them one by one, waiting 1, 2, 4 ... s between them, and a request met
-          by a few cut connections ran out of time (503) although the server was back;
-        - ``reconnect_timeout`` = ``timeout``: psycopg_pool retries a failed connection with
-          exponential backoff (1, 2, 4, 8 ... s) for ``reconnect_timeout`` (300 s by default), so
-          after a long outage its next try came about as long after the server was back as the
-          outage had lasted, and every request failed meanwhile. Bounded like this, the pool
-          gives up a failing try after ``timeout`` seconds (its last wait is under half that)
-          and the next request starts a new one at once.
-        """
-        pools: list[ConnectionPool[psycopg.Connection[Any]]] = []
-
-        def check(conn: psycopg.Connection[Any]) -> None:
-            try:
-                ConnectionPool.check_connection(conn)
-            except Exception:
-                pools[0].check()  # the others were most likely cut too
-                raise
-
-        pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+        back by itself after an outage (a restart, a crash, a failover: :mod:`taskforge.pools`)."""
+        return recovering_pool(
             dsn,
+            timeout=timeout,
             min_size=self.settings.pool_min_size,
             max_size=self.settings.pool_max_size,
             kwargs={
@@ -241,14 +220,8 @@ class Database:
                 **pooling.connect_kwargs(self.settings.pooler),
             },
             configure=self._configure,
-            check=check,
-            open=False,
-            timeout=timeout,
-            reconnect_timeout=timeout,
             name=name,
         )
-        pools.append(pool)
-        return pool
 
     @property
     def per_transaction(self) -> bool:

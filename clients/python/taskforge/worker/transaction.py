@@ -6,7 +6,9 @@ loop for ``async def`` ones, each opened when a handler first asks for a transac
 whose handlers never do opens no connection and starts no pool thread). Their connections are
 autocommit connections with the worker's DSN, ``$PGOPTIONS`` and TCP keepalives, no
 ``lock_timeout`` or ``statement_timeout`` of the worker's own (the handler's statements are its
-own), checked with an empty query when taken from the pool.
+own), made to come back by themselves after an outage (:mod:`taskforge.pools`: checked with an
+empty query when taken from the pool, the other idle ones at once when one is found cut, and
+reconnects bounded by the pool's wait).
 
 :class:`AttemptTransaction` is one ``with``/``async with`` block: BEGIN on entry; at a normal
 end, ``tf_finalize(task_id, worker_id, attempt_number, 'succeeded', result)`` (``sql.FINALIZE``,
@@ -44,6 +46,7 @@ from ..context import FinalizeNotAccepted, TaskContext, TransactionVerdict
 from ..errors import refusals
 from ..handlers import RetryableError, encode_result
 from ..pooling import NONE, startup_options
+from ..pools import recovering_async_pool, recovering_pool
 from .config import APPLICATION_NAME
 from .connection import is_transient_error, one_line
 
@@ -105,14 +108,12 @@ class TransactionPools:
         with self._lock:
             if self._pool is None:
                 self._refuse_closed()
-                pool = ConnectionPool(
+                pool = recovering_pool(
                     self.dsn,
+                    timeout=self.wait_seconds,
                     min_size=0,
                     max_size=self.size,
                     kwargs=self._kwargs,
-                    check=ConnectionPool.check_connection,
-                    open=False,
-                    timeout=self.wait_seconds,
                     name=f"{APPLICATION_NAME}/transaction",
                 )
                 pool.open(wait=False)
@@ -132,14 +133,12 @@ class TransactionPools:
         async with self._alock:
             if self._apool is None:
                 self._refuse_closed()
-                apool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+                apool = recovering_async_pool(
                     self.dsn,
+                    timeout=self.wait_seconds,
                     min_size=0,
                     max_size=self.size,
                     kwargs=self._kwargs,
-                    check=AsyncConnectionPool.check_connection,
-                    open=False,
-                    timeout=self.wait_seconds,
                     name=f"{APPLICATION_NAME}/transaction-async",
                 )
                 await apool.open(wait=False)
