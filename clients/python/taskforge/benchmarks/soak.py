@@ -61,7 +61,7 @@ from ..progress import Progress
 from . import environment, statements, stats
 from .longtx import HOLDER_NAME, ClaimLoop, held_snapshot
 from .results import CheckResult
-from .workloads import SYNTHETIC, TrialFailed, _wait_terminal, _wait_workers_live, database_checks, submit_batch
+from .workloads import SYNTHETIC, TrialFailed, database_checks, submit_batch, wait_terminal, wait_workers_live
 
 __all__ = ["FULL", "QUICK", "SoakConfig", "SoakSizes", "run_soak"]
 
@@ -331,9 +331,9 @@ def private_database(progress: Progress) -> Iterator[tuple[str, PrivateServer]]:
 
 def _measure_peak(dsn: str, conn: psycopg.Connection, harness: ProcessHarness, s: SoakSizes) -> dict[str, Any]:
     """Warm up, then drain ``peak_tasks`` submitted in one transaction; tasks/s by database time."""
-    _wait_terminal(conn, harness, submit_batch(dsn, "noop", {}, s.warmup_tasks, QUEUE), s.drain_timeout_seconds)
+    wait_terminal(conn, harness, submit_batch(dsn, "noop", {}, s.warmup_tasks, QUEUE), s.drain_timeout_seconds)
     ids = submit_batch(dsn, "noop", {}, s.peak_tasks, QUEUE)
-    _wait_terminal(conn, harness, ids, s.drain_timeout_seconds)
+    wait_terminal(conn, harness, ids, s.drain_timeout_seconds)
     first, last = sql.one_row(conn, statements.BENCH_SOAK_SPAN, {"task_ids": ids})
     return {
         "tasks": len(ids),
@@ -372,7 +372,7 @@ def run_soak(cfg: SoakConfig, progress: Progress | None = None) -> SoakRun:
                 )
                 for _ in range(s.workers):
                     harness.worker(*SYNTHETIC, "--queue", QUEUE, "--concurrency", "1")
-                _wait_workers_live(conn, harness, 60.0)
+                wait_workers_live(conn, harness, 60.0)
                 progress.note(f"soak: measuring the peak with {s.workers} worker process(es)")
                 run.peak = _measure_peak(dsn, conn, harness, s)
                 run.offered_per_second = s.fraction * run.peak["tasks_per_second"]

@@ -48,6 +48,8 @@ __all__ = [
     "submit_batch",
     "submit_measured",
     "submit_requests",
+    "wait_terminal",
+    "wait_workers_live",
 ]
 
 BENCH_QUEUE = "bench"
@@ -164,7 +166,10 @@ def _check_processes(harness: ProcessHarness) -> None:
         )
 
 
-def _wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeout: float) -> None:
+def wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeout: float) -> None:
+    """Poll until every worker process of ``harness`` is alive in ``tf_workers``, at most
+    ``timeout`` seconds (monotonic clock). Raises :class:`TrialFailed` when one has exited or the
+    time is up."""
     pids = [p.pid for p in harness.processes if p.kind == "worker"]
     deadline = time.monotonic() + timeout
     while True:
@@ -180,7 +185,7 @@ def _wait_workers_live(conn: psycopg.Connection, harness: ProcessHarness, timeou
         time.sleep(POLL_SECONDS)
 
 
-def _wait_terminal(
+def wait_terminal(
     conn: psycopg.Connection,
     harness: ProcessHarness,
     task_ids: Sequence[int],
@@ -188,7 +193,9 @@ def _wait_terminal(
     progress: Progress | None = None,
     tick: Callable[[int], str] | None = None,
 ) -> None:
-    """Poll until every task is terminal; ``tick(done)`` runs on every poll and returns a status."""
+    """Poll until every task of ``task_ids`` is terminal, at most ``timeout`` seconds (monotonic
+    clock); ``tick(done)`` runs on every poll and returns a status for ``progress``. Raises
+    :class:`TrialFailed` when a process of ``harness`` has exited or the time is up."""
     deadline = time.monotonic() + timeout
     ids = list(task_ids)
     while True:
@@ -320,14 +327,14 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                     "--lease-seconds",
                     f"{spec.lease_seconds:g}",
                 )
-            _wait_workers_live(conn, harness, spec.start_timeout_seconds)
+            wait_workers_live(conn, harness, spec.start_timeout_seconds)
             if spec.warmup:
                 warm = submit_batch(dsn, "noop", {}, spec.warmup)
-                _wait_terminal(conn, harness, warm, spec.timeout_seconds)
+                wait_terminal(conn, harness, warm, spec.timeout_seconds)
             before = writes.snapshot(conn)
             task_ids = submit_measured(dsn, spec)
             killer = _Killer(spec, conn, harness, task_ids)
-            _wait_terminal(conn, harness, task_ids, spec.timeout_seconds, progress, killer)
+            wait_terminal(conn, harness, task_ids, spec.timeout_seconds, progress, killer)
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
@@ -387,14 +394,14 @@ def run_pickup(
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
             harness.worker(*SYNTHETIC, "--queue", BENCH_QUEUE)
-            _wait_workers_live(conn, harness, 60.0)
+            wait_workers_live(conn, harness, 60.0)
             if warmup:
-                _wait_terminal(conn, harness, submit_batch(dsn, "noop", {}, warmup), timeout_seconds)
+                wait_terminal(conn, harness, submit_batch(dsn, "noop", {}, warmup), timeout_seconds)
             for i in range(count):
                 task_ids += submit_batch(dsn, "noop", {}, 1)
                 progress.update(i + 1)
                 time.sleep(interval_seconds)
-            _wait_terminal(conn, harness, task_ids, timeout_seconds)
+            wait_terminal(conn, harness, task_ids, timeout_seconds)
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
