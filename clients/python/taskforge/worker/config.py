@@ -34,8 +34,13 @@ STOP_JOIN_SECONDS = 5.0
 DEREGISTER_SECONDS = 10.0
 #: First delay (seconds) before a finalize or renewal that came back ``busy`` (the task's row
 #: was locked by another transaction: nothing happened, nothing waited) is sent again; it
-#: doubles per busy answer in a row, capped at a tenth of the lease.
-BUSY_RETRY_SECONDS = 0.05
+#: doubles per busy answer in a row, capped at a tenth of the lease. Short because the usual
+#: holder is a concurrent claim: a claim that meets a row another claim has just taken keeps a
+#: lock on it until its own transaction ends (PostgreSQL locks the latest version before it
+#: rechecks the WHERE clause), about a millisecond later. With 50 ms, four one-slot workers
+#: lost about a tenth of their throughput waiting on such locks (docs/benchmarks.md, "Busy
+#: finalizes").
+BUSY_RETRY_SECONDS = 0.002
 #: Most elements one call carries: tasks claimed and attempts finalized per
 #: tf_finalize_and_claim, leases per tf_renew_many (the SQL API's limit). More go in more calls.
 MAX_BATCH = 1000

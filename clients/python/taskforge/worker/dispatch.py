@@ -20,7 +20,7 @@ is reported as an answer of a turn would be, and its slot is free for the next c
 Errors: a transient one (lost connection, failover, statement timeout) is retried on a new
 connection with capped backoff, sending the same elements again (the guard makes a repeat
 harmless); a lock timeout (another transaction holds this worker's row, which a claim's
-foreign keys touch) is sent again after 50 ms doubling up to lease/10; a permanent error splits the batch
+foreign keys touch) is sent again after 2 ms doubling up to lease/10; a permanent error splits the batch
 (:mod:`taskforge.worker.finalize`). A claim refused permanently (e.g. TF404: the worker was
 deregistered) stops the worker. Times are monotonic seconds.
 """
@@ -41,7 +41,7 @@ from ..handlers import Outcome, TaskContext, error_json
 from .attempts import AttemptTable, RunningAttempt
 from .config import TURN_BATCH, WorkerConfig
 from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
-from .finalize import BUSY, LOG_EVERY_SECONDS, busy_delay, finalize_params, refusal_outcome, report_refused
+from .finalize import BUSY, busy_delay, busy_log_level, finalize_params, refusal_outcome, report_refused
 from .logs import attempt_fields
 from .rows import TURN_ROWS, TurnRow, text_array
 
@@ -312,9 +312,12 @@ class Dispatcher:
         item.finalize_tries += 1
         delay = busy_delay(item.finalize_tries, self.config.busy_retry_cap_seconds)
         item.send_after = now + delay
-        if item.finalize_tries == 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
-            item.logged_at = now
-            self._log.warning(
+        level = busy_log_level(item.finalize_tries, now, item.logged_at)
+        if level is not None and self._log.isEnabledFor(level):
+            if level == logging.WARNING:
+                item.logged_at = now
+            self._log.log(
+                level,
                 "finalize of task %s attempt %s found the task's row locked by another "
                 "transaction (busy, %d time(s) so far; nothing was written or waited for); "
                 "sending it again in %.2f s",

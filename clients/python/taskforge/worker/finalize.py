@@ -29,13 +29,26 @@ from .connection import one_line
 from .logs import attempt_fields
 from .rows import int_array, text_array
 
-__all__ = ["BUSY", "REFUSAL_MEANING", "TIMED_OUT", "busy_delay", "finalize_params", "refusal_outcome", "report_refused"]
+__all__ = [
+    "BUSY",
+    "LOG_EVERY_SECONDS",
+    "QUIET_BUSY_TRIES",
+    "REFUSAL_MEANING",
+    "TIMED_OUT",
+    "busy_delay",
+    "busy_log_level",
+    "finalize_params",
+    "refusal_outcome",
+    "report_refused",
+]
 
 BUSY = "busy"
 #: The guard's reason once an attempt's deadline has passed (no lease is granted beyond it).
 TIMED_OUT = "timed_out"
 #: While one attempt's finalize or renewal keeps coming back busy, log it at most this often (s).
 LOG_EVERY_SECONDS = 10.0
+#: Busy answers in a row logged at DEBUG only, before the first WARNING (:func:`busy_log_level`).
+QUIET_BUSY_TRIES = 2
 
 
 #: The arrays of a turn that finalizes nothing (a claim alone).
@@ -64,8 +77,21 @@ def _outcome(item: RunningAttempt) -> Outcome:
 
 
 def busy_delay(tries: int, cap: float) -> float:
-    """Seconds to wait before the ``tries``-th resend of a busy element: 50 ms doubling, at most ``cap``."""
+    """Seconds to wait before the ``tries``-th resend of a busy element: 2 ms doubling, at most ``cap``."""
     return min(cap, BUSY_RETRY_SECONDS * 2.0 ** min(max(tries - 1, 0), 20))
+
+
+def busy_log_level(tries: int, now: float, logged_at: float) -> int | None:
+    """The level to log the ``tries``-th busy answer in a row at (a finalize's or a renewal's),
+    or None for no line: DEBUG for the first :data:`QUIET_BUSY_TRIES` (the usual holder, a
+    concurrent claim, lets go within a millisecond or two, so they are routine under load), then
+    WARNING, repeated at most every :data:`LOG_EVERY_SECONDS` while the lock lasts. ``now`` and
+    ``logged_at`` (the last WARNING) are monotonic seconds."""
+    if tries <= QUIET_BUSY_TRIES:
+        return logging.DEBUG
+    if tries == QUIET_BUSY_TRIES + 1 or now - logged_at >= LOG_EVERY_SECONDS:
+        return logging.WARNING
+    return None
 
 
 def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:

@@ -37,7 +37,7 @@ from .. import sql
 from .attempts import AttemptTable, RunningAttempt
 from .config import MAX_BATCH, WorkerConfig
 from .connection import DbConnection, is_transient_error, one_line
-from .finalize import BUSY, LOG_EVERY_SECONDS, TIMED_OUT, busy_delay
+from .finalize import BUSY, TIMED_OUT, busy_delay, busy_log_level
 from .logs import attempt_fields
 from .rows import RENEW_ROWS, RenewRow, int_array
 
@@ -157,9 +157,12 @@ class Renewer:
                 item.busy_renewals += 1
                 delay = busy_delay(item.busy_renewals, cfg.busy_retry_cap_seconds)
                 item.next_renew = now + delay
-                if item.busy_renewals == 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
-                    item.logged_at = now
-                    self._log.warning(
+                level = busy_log_level(item.busy_renewals, now, item.logged_at)
+                if level is not None and self._log.isEnabledFor(level):
+                    if level == logging.WARNING:
+                        item.logged_at = now
+                    self._log.log(
+                        level,
                         "renewal of task %s attempt %s found the task's row locked by another "
                         "transaction (busy, %d time(s) in a row); the lease is not lost; "
                         "retrying in %.2f s",
