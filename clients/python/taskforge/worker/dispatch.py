@@ -41,7 +41,7 @@ from ..handlers import Outcome, TaskContext, error_json
 from .attempts import AttemptTable, RunningAttempt
 from .config import TURN_BATCH, WorkerConfig
 from .connection import Backoff, DbConnection, is_connection_loss, is_lock_timeout, is_transient_error, one_line
-from .finalize import BUSY, busy_delay, busy_log_level, finalize_params, refusal_outcome, report_refused
+from .finalize import BUSY, busy_delay, finalize_params, log_busy, refusal_outcome, report_refused
 from .logs import attempt_fields
 from .rows import TURN_ROWS, TurnRow, text_array
 
@@ -312,21 +312,19 @@ class Dispatcher:
         item.finalize_tries += 1
         delay = busy_delay(item.finalize_tries, self.config.busy_retry_cap_seconds)
         item.send_after = now + delay
-        level = busy_log_level(item.finalize_tries, now, item.logged_at)
-        if level is not None and self._log.isEnabledFor(level):
-            if level == logging.WARNING:
-                item.logged_at = now
-            self._log.log(
-                level,
-                "finalize of task %s attempt %s found the task's row locked by another "
-                "transaction (busy, %d time(s) so far; nothing was written or waited for); "
-                "sending it again in %.2f s",
-                item.ctx.task_id,
-                item.ctx.attempt_number,
-                item.finalize_tries,
-                delay,
-                extra=attempt_fields(item.ctx),
-            )
+        log_busy(
+            self._log,
+            item,
+            item.finalize_tries,
+            now,
+            "finalize of task %s attempt %s found the task's row locked by another "
+            "transaction (busy, %d time(s) so far; nothing was written or waited for); "
+            "sending it again in %.2f s",
+            item.ctx.task_id,
+            item.ctx.attempt_number,
+            item.finalize_tries,
+            delay,
+        )
 
     def _started(self, rows: list[TurnRow], sent_at: float) -> int:
         if not rows:

@@ -36,8 +36,8 @@ __all__ = [
     "REFUSAL_MEANING",
     "TIMED_OUT",
     "busy_delay",
-    "busy_log_level",
     "finalize_params",
+    "log_busy",
     "refusal_outcome",
     "report_refused",
 ]
@@ -47,7 +47,7 @@ BUSY = "busy"
 TIMED_OUT = "timed_out"
 #: While one attempt's finalize or renewal keeps coming back busy, log it at most this often (s).
 LOG_EVERY_SECONDS = 10.0
-#: Busy answers in a row logged at DEBUG only, before the first WARNING (:func:`busy_log_level`).
+#: Busy answers in a row logged at DEBUG only, before the first WARNING (:func:`log_busy`).
 QUIET_BUSY_TRIES = 2
 
 
@@ -81,17 +81,21 @@ def busy_delay(tries: int, cap: float) -> float:
     return min(cap, BUSY_RETRY_SECONDS * 2.0 ** min(max(tries - 1, 0), 20))
 
 
-def busy_log_level(tries: int, now: float, logged_at: float) -> int | None:
-    """The level to log the ``tries``-th busy answer in a row at (a finalize's or a renewal's),
-    or None for no line: DEBUG for the first :data:`QUIET_BUSY_TRIES` (the usual holder, a
-    concurrent claim, lets go within a millisecond or two, so they are routine under load), then
-    WARNING, repeated at most every :data:`LOG_EVERY_SECONDS` while the lock lasts. ``now`` and
-    ``logged_at`` (the last WARNING) are monotonic seconds."""
+def log_busy(logger: logging.Logger, item: RunningAttempt, tries: int, now: float, message: str, *args: Any) -> None:
+    """Log the ``tries``-th busy answer in a row for ``item`` (a finalize's or a renewal's):
+    DEBUG for the first :data:`QUIET_BUSY_TRIES` (the usual holder, a concurrent claim, lets go
+    within a millisecond or two, so they are routine under load), then WARNING, repeated at most
+    every :data:`LOG_EVERY_SECONDS` while the lock lasts (``item.logged_at``, the last WARNING).
+    ``now`` is monotonic seconds; ``message`` and ``args`` as for ``logger.log``."""
     if tries <= QUIET_BUSY_TRIES:
-        return logging.DEBUG
-    if tries == QUIET_BUSY_TRIES + 1 or now - logged_at >= LOG_EVERY_SECONDS:
-        return logging.WARNING
-    return None
+        level = logging.DEBUG
+    elif tries == QUIET_BUSY_TRIES + 1 or now - item.logged_at >= LOG_EVERY_SECONDS:
+        level = logging.WARNING
+        item.logged_at = now
+    else:
+        return
+    if logger.isEnabledFor(level):
+        logger.log(level, message, *args, extra=attempt_fields(item.ctx))
 
 
 def refusal_outcome(item: RunningAttempt, exc: BaseException) -> Outcome:

@@ -37,7 +37,7 @@ from .. import sql
 from .attempts import AttemptTable, RunningAttempt
 from .config import MAX_BATCH, WorkerConfig
 from .connection import DbConnection, is_transient_error, one_line
-from .finalize import BUSY, TIMED_OUT, busy_delay, busy_log_level
+from .finalize import BUSY, TIMED_OUT, busy_delay, log_busy
 from .logs import attempt_fields
 from .rows import RENEW_ROWS, RenewRow, int_array
 
@@ -157,21 +157,19 @@ class Renewer:
                 item.busy_renewals += 1
                 delay = busy_delay(item.busy_renewals, cfg.busy_retry_cap_seconds)
                 item.next_renew = now + delay
-                level = busy_log_level(item.busy_renewals, now, item.logged_at)
-                if level is not None and self._log.isEnabledFor(level):
-                    if level == logging.WARNING:
-                        item.logged_at = now
-                    self._log.log(
-                        level,
-                        "renewal of task %s attempt %s found the task's row locked by another "
-                        "transaction (busy, %d time(s) in a row); the lease is not lost; "
-                        "retrying in %.2f s",
-                        task_id,
-                        attempt_number,
-                        item.busy_renewals,
-                        delay,
-                        extra=attempt_fields(ctx),
-                    )
+                log_busy(
+                    self._log,
+                    item,
+                    item.busy_renewals,
+                    now,
+                    "renewal of task %s attempt %s found the task's row locked by another "
+                    "transaction (busy, %d time(s) in a row); the lease is not lost; "
+                    "retrying in %.2f s",
+                    task_id,
+                    attempt_number,
+                    item.busy_renewals,
+                    delay,
+                )
             else:
                 item.lease_lost = True
                 if item.outcome is not None or ctx.transaction_verdict is not None:
