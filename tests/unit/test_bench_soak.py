@@ -132,3 +132,40 @@ def test_the_report_and_chart_render_from_the_json_form(tmp_path):
     assert chart is not None and chart.read_bytes()[:4] == b"\x89PNG"
     assert "| snapshot held: claim p50 <= 2 x before | **met** |" in report
     assert report.count("\n| ") == (1 + 5) + (1 + 5)  # header and 5 targets; header and a row per minute
+
+
+def test_a_run_too_short_to_compare_with_itself_is_not_measured():
+    """One minute is one bucket: its first and last windows, and its first and worst p99, would
+    be the same bucket, so neither target can be met by comparing a bucket with itself."""
+    figures = soak_report.analyse(_run(minutes=1))
+    assert figures["targets"]["throughput"]["verdict"] == "not measured"
+    assert "too short" in figures["targets"]["throughput"]["detail"]
+    assert figures["targets"]["claim_p99"]["verdict"] == "not measured"
+    # two whole buckets: one window each, judged
+    assert _verdicts(_run(minutes=2))["throughput"] == "met"
+
+
+def test_a_hold_covering_every_later_bucket_leaves_claim_p99_not_measured():
+    assert _verdicts(_run(minutes=3, p50=lambda t: 9.0 if t >= 60 else 1.0, hold=(60.0, 175.0)))["claim_p99"] == (
+        "not measured"
+    )
+
+
+def test_a_hold_still_open_at_the_end_is_named_not_measured():
+    data = _run(minutes=5)
+    data["hold"] = {"started_at": 120.0, "seconds": 400.0}  # never released
+    targets = soak_report.analyse(data)["targets"]
+    assert targets["hold_recovery"]["verdict"] == "not measured"
+    assert "still held when the soak ended" in targets["hold_recovery"]["detail"]
+
+
+def test_the_config_refuses_a_hold_past_the_end_and_a_length_that_is_not_a_number(tmp_path):
+    assert soak.longest_hold_seconds(10) == 360.0  # from 40 % of 600 s to the end
+    soak.SoakConfig(minutes=10, out_dir=tmp_path, hold_snapshot_seconds=359)
+    for minutes, hold in ((10, 360), (10, float("nan")), (float("nan"), None), (0, None), (float("inf"), None)):
+        try:
+            soak.SoakConfig(minutes=minutes, out_dir=tmp_path, hold_snapshot_seconds=hold)
+        except ValueError as exc:
+            assert str(exc).startswith("hold_snapshot_seconds: " if hold else "minutes: "), exc
+        else:
+            raise AssertionError(f"accepted minutes={minutes} hold={hold}")

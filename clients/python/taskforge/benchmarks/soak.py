@@ -41,6 +41,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as dt
+import math
 import signal
 import sys
 import threading
@@ -63,7 +64,7 @@ from .longtx import HOLDER_NAME, ClaimLoop, held_snapshot
 from .results import CheckResult
 from .workloads import SYNTHETIC, TrialFailed, database_checks, submit_batch, wait_terminal, wait_workers_live
 
-__all__ = ["FULL", "QUICK", "SoakConfig", "SoakSizes", "run_soak"]
+__all__ = ["FULL", "QUICK", "SoakConfig", "SoakSizes", "longest_hold_seconds", "run_soak"]
 
 QUEUE = "bench"
 DATABASE = "taskforge_soak"
@@ -111,6 +112,12 @@ QUICK = SoakSizes(
 )
 
 
+def longest_hold_seconds(minutes: float, sizes: SoakSizes = FULL) -> float:
+    """The snapshot hold must end before the soak does: it starts at ``hold_start_fraction`` of
+    the run, so it lasts less than the rest (seconds)."""
+    return (1.0 - sizes.hold_start_fraction) * minutes * 60.0
+
+
 @dataclass(frozen=True)
 class SoakConfig:
     """One invocation: how long (minutes), the optional snapshot hold (seconds), the bundle."""
@@ -120,6 +127,17 @@ class SoakConfig:
     hold_snapshot_seconds: float | None = None
     sizes: SoakSizes = FULL
     quick: bool = False
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.minutes) and self.minutes > 0):
+            raise ValueError(f"minutes: must be a finite number > 0, got {self.minutes!r}")
+        if self.hold_snapshot_seconds is not None:
+            longest = longest_hold_seconds(self.minutes, self.sizes)
+            if not (math.isfinite(self.hold_snapshot_seconds) and 0 < self.hold_snapshot_seconds < longest):
+                raise ValueError(
+                    f"hold_snapshot_seconds: must be > 0 and end before the soak does (< {longest:g} s "
+                    f"for {self.minutes:g} minutes), got {self.hold_snapshot_seconds!r}"
+                )
 
     @property
     def seconds(self) -> float:

@@ -9,8 +9,11 @@ Targets (issue 17, item 7), each ``met``, ``not met`` or ``not measured`` with i
 
 * **throughput**: the last window's tasks/s >= 90 % of the first window's (windows of
   ``window_seconds``, 5 minutes, or a quarter of a shorter run, in whole buckets);
-* **claim p99**: every bucket's p99 <= 2 x the first bucket's, outside the snapshot hold and
-  the minute after it (which the hold targets judge); the worst ratio inside is reported too;
+* **claim p99**: every later bucket's p99 <= 2 x the first bucket's, outside the snapshot hold
+  and the minute after it (which the hold targets judge); the worst ratio inside is reported too;
+
+A target whose figures would compare a bucket with itself (a run shorter than two windows, no
+later bucket outside the hold) is ``not measured``, never ``met``.
 * **sizes**: tasks + attempts (tables and indexes) grow <= 5 % over the last window, i.e. they
   stopped growing once retention runs;
 * **hold, claim p50**: the highest p50 of any 10 s of the hold <= 2 x the p50 of the minute
@@ -136,31 +139,39 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
         quiet_from, quiet_to = hold["started_at"], hold["released_at"] + RECOVERY_LIMIT_SECONDS
     targets: dict[str, dict[str, Any]] = {}
 
-    first = _mean([b["tasks_per_second"] for b in full[:window]])
-    final = _mean([b["tasks_per_second"] for b in full[-window:]])
-    ratio = stats.ratio(final, first)
-    targets["throughput"] = _verdict(
-        None if ratio is None else ratio >= 0.9,
-        f"last {window} bucket(s) {_fmt(final, 1)} tasks/s, first {window} {_fmt(first, 1)} tasks/s: "
-        f"{_fmt(ratio)} (target >= 0.90)",
-    )
+    if len(full) < 2 * window:
+        # the first and the last window would share buckets: a run compared with itself
+        targets["throughput"] = _verdict(
+            None, f"{len(full)} whole bucket(s) of {width:g} s: too short for a first and a last window"
+        )
+    else:
+        first = _mean([b["tasks_per_second"] for b in full[:window]])
+        final = _mean([b["tasks_per_second"] for b in full[-window:]])
+        ratio = stats.ratio(final, first)
+        targets["throughput"] = _verdict(
+            None if ratio is None else ratio >= 0.9,
+            f"last {window} bucket(s) {_fmt(final, 1)} tasks/s, first {window} {_fmt(first, 1)} tasks/s: "
+            f"{_fmt(ratio)} (target >= 0.90)",
+        )
 
     base = buckets[0]["claim_p99_ms"]
+    later = buckets[1:]  # the first bucket is the reference, never judged against itself
     outside = [
         b["claim_p99_ms"] / base
-        for b in buckets
+        for b in later
         if base and b["claim_p99_ms"] is not None and not _overlaps(b["start_seconds"], width, quiet_from, quiet_to)
     ]
     inside_hold = [
         b["claim_p99_ms"] / base
-        for b in buckets
+        for b in later
         if base and b["claim_p99_ms"] is not None and _overlaps(b["start_seconds"], width, quiet_from, quiet_to)
     ]
     worst = max(outside) if outside else None
     targets["claim_p99"] = _verdict(
         None if worst is None else worst <= 2.0,
-        f"first bucket p99 {_fmt(base)} ms; worst bucket outside the hold and the minute after it "
-        f"{_fmt(worst)} x (target <= 2)" + (f"; worst inside {_fmt(max(inside_hold))} x" if inside_hold else ""),
+        f"first bucket p99 {_fmt(base)} ms; worst later bucket outside the hold and the minute after it "
+        f"{_fmt(worst)} x (target <= 2)" + (f"; worst inside {_fmt(max(inside_hold))} x" if inside_hold else "")
+        + ("" if outside else "; no later bucket to judge"),
     )
 
     growth = None
@@ -186,8 +197,13 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
     if hold and hold.get("released_at") is not None:
         figures["hold"], targets["hold_claim_p50"], targets["hold_recovery"] = _hold(hold, samples, probes)
     else:
-        targets["hold_claim_p50"] = _verdict(None, "no snapshot held (--hold-snapshot)")
-        targets["hold_recovery"] = _verdict(None, "no snapshot held (--hold-snapshot)")
+        why = (
+            "the snapshot was still held when the soak ended"
+            if hold
+            else "no snapshot held (--hold-snapshot)"
+        )
+        targets["hold_claim_p50"] = _verdict(None, why)
+        targets["hold_recovery"] = _verdict(None, why)
     figures["targets"] = targets
     return figures
 

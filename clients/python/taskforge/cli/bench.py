@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 import psycopg
 
-from .common import EXIT_DATABASE, OptionError, Text, fail
+from .common import EXIT_DATABASE, OptionError, Seconds, Text, fail
 
 WORKLOAD_CHOICES = (
     "e1",
@@ -107,28 +107,29 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     default=None,
     metavar="1,4,8,16",
     help="Worker process counts for E1/E2/peer and pgbench client counts for the ceiling. "
-    "Default: 1,4,8,16, or 1,2 with --quick.",
+    "Default: 1,4,8,16, or 1,2 with --quick. soak: one count, default 2.",
 )
 @click.option(
     "--hold-seconds",
-    type=click.FloatRange(1, 3600),
+    type=Seconds(1, 3600),
     default=None,
     help="How long longtx runs the worker loop, without and then with a snapshot held elsewhere. "
     "Default: 100, or 3 with --quick.",
 )
 @click.option(
     "--minutes",
-    type=click.FloatRange(0.1, 1440),
+    type=Seconds(0.1, 1440, unit="minutes"),
     default=None,
     help="soak: how long the fixed load runs. Default: 20, or 0.5 with --quick.",
 )
 @click.option(
     "--hold-snapshot",
     "hold_snapshot",
-    type=click.FloatRange(1, 3600),
+    type=Seconds(1, 3600),
     default=None,
     metavar="SECONDS",
-    help="soak: hold a REPEATABLE READ snapshot this long, from 40 % into the soak. Default: none.",
+    help="soak: hold a REPEATABLE READ snapshot this long, from 40 % into the soak; it must end "
+    "before the soak does (less than 0.6 x --minutes x 60). Default: none.",
 )
 @click.option(
     "--peer/--no-peer",
@@ -179,6 +180,16 @@ def bench_command(
     from ..benchmarks.database import admin_dsn_default
 
     if workload == ("soak",):
+        given = {
+            "--trials": trials,
+            "--hold-seconds": hold_seconds,
+            "--peer/--no-peer": with_peer,
+            "--peers": peer_names,
+            "--peer-dir": peer_dir,
+        }
+        for name, value in given.items():
+            if value is not None:
+                raise OptionError(name, "does not apply to the soak (it runs once, on a server of its own)")
         _soak(quick, out_dir, worker_counts, minutes, hold_snapshot)
         return
     for name, given in (("--minutes", minutes), ("--hold-snapshot", hold_snapshot)):
@@ -231,21 +242,25 @@ def _soak(
     from ..benchmarks import runner, soak, soak_report
     from ..private_server import find_bindir
 
+    sizes = soak.QUICK if quick else soak.FULL
+    if worker_counts:
+        if len(worker_counts) > 1:
+            raise OptionError("--workers", "the soak runs one worker count: give one number")
+        sizes = dataclasses.replace(sizes, workers=worker_counts[0])
+    minutes = minutes if minutes is not None else (0.5 if quick else 20.0)
+    longest = soak.longest_hold_seconds(minutes, sizes)
+    if hold_snapshot is not None and hold_snapshot >= longest:
+        raise OptionError(
+            "--hold-snapshot",
+            f"must end before the soak does: less than {longest:g} s for {minutes:g} minutes "
+            f"(the hold starts at {sizes.hold_start_fraction:g} of the run), got {hold_snapshot:g}",
+        )
     try:
         find_bindir()
     except RuntimeError as exc:
         fail(f"bench soak: {exc}", EXIT_DATABASE)
-    sizes = soak.QUICK if quick else soak.FULL
-    if worker_counts:
-        sizes = dataclasses.replace(sizes, workers=max(worker_counts))
     out = out_dir or runner.default_out_dir()
-    cfg = soak.SoakConfig(
-        minutes=minutes if minutes is not None else (0.5 if quick else 20.0),
-        out_dir=out,
-        hold_snapshot_seconds=hold_snapshot,
-        sizes=sizes,
-        quick=quick,
-    )
+    cfg = soak.SoakConfig(minutes=minutes, out_dir=out, hold_snapshot_seconds=hold_snapshot, sizes=sizes, quick=quick)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         run = soak.run_soak(cfg)

@@ -106,12 +106,14 @@ class SqlInt(click.ParamType[int]):
 
 
 class Seconds(click.ParamType[float]):
-    """A finite number of seconds within ``min``..``max`` (NaN and Infinity are rejected)."""
+    """A finite number of ``unit`` (seconds unless told) within ``min``..``max``; NaN and
+    Infinity are rejected, which click's FloatRange lets through."""
 
     name = "seconds"
 
-    def __init__(self, min: float, max: float, max_note: str = ""):
-        self.min, self.max, self.max_note = min, max, max_note
+    def __init__(self, min: float, max: float, max_note: str = "", unit: str = "seconds"):
+        self.min, self.max, self.max_note, self.unit = min, max, max_note, unit
+        self.name = unit
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
@@ -119,12 +121,12 @@ class Seconds(click.ParamType[float]):
         except (TypeError, ValueError, OverflowError):
             raise OptionError(param_label(param), f"{_shown(value)} is not a number") from None
         if not math.isfinite(number):
-            raise OptionError(param_label(param), f"must be a finite number of seconds, got {_shown(value)}")
+            raise OptionError(param_label(param), f"must be a finite number of {self.unit}, got {_shown(value)}")
         if not self.min <= number <= self.max:
             raise OptionError(
                 param_label(param),
                 f"must be between {_number(self.min)} and "
-                f"{_number(self.max)} seconds{self.max_note}, got {_shown(value)}",
+                f"{_number(self.max)} {self.unit}{self.max_note}, got {_shown(value)}",
             )
         return number
 

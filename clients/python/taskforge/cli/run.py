@@ -14,7 +14,7 @@ import traceback
 import click
 
 from .. import pooling
-from .common import EXIT_DATABASE, EXIT_USAGE, Text, dsn_option, fail, pooler_option
+from .common import EXIT_DATABASE, EXIT_USAGE, OptionError, Seconds, Text, dsn_option, fail, pooler_option
 
 log_level_option = click.option(
     "--log-level",
@@ -57,7 +57,7 @@ log_format_option = click.option(
 )
 @click.option(
     "--lease-seconds",
-    type=click.FloatRange(1, 86400),
+    type=Seconds(1, 86400),
     default=30.0,
     show_default=True,
     help="Lease per claim and renewal; renewed every lease/3 seconds.",
@@ -85,21 +85,21 @@ log_format_option = click.option(
 )
 @click.option(
     "--poll-seconds",
-    type=click.FloatRange(0.05, 3600),
+    type=Seconds(0.05, 3600),
     default=1.0,
     show_default=True,
     help="Claim attempt interval when no notification arrives.",
 )
 @click.option(
     "--heartbeat-seconds",
-    type=click.FloatRange(0.5, 3600),
+    type=Seconds(0.5, 3600),
     default=5.0,
     show_default=True,
     help="Process heartbeat interval (stale after 3 missed beats).",
 )
 @click.option(
     "--grace-seconds",
-    type=click.FloatRange(0, 86400),
+    type=Seconds(0, 86400),
     default=30.0,
     show_default=True,
     help="After SIGTERM/SIGINT, how long running handlers may finish before the worker "
@@ -192,35 +192,37 @@ def worker_command(
 @dsn_option
 @click.option(
     "--max-interval-seconds",
-    type=click.FloatRange(0.01, 3600),
+    type=Seconds(0.01, 3600),
     default=1.0,
     show_default=True,
-    help="Longest sleep between passes; it otherwise wakes just after the next lease deadline or backoff end.",
+    help="Longest sleep between passes; it otherwise wakes just after the next lease deadline, backoff end or "
+    "periodic tick.",
 )
 @click.option(
     "--batch-size",
     type=click.IntRange(1, 100000),
     default=1000,
     show_default=True,
-    help="max_tasks per tf_recover / tf_promote / tf_prune call (max_rows per tf_prune_workers call).",
+    help="max_tasks per tf_recover / tf_promote / tf_enqueue_periodic / tf_prune call (max_rows per "
+    "tf_prune_workers call); a full batch is followed by another call at once.",
 )
 @click.option(
     "--retain-days",
-    type=click.FloatRange(0, 36500),
+    type=Seconds(0, 36500, unit="days"),
     default=None,
     help="Prune terminal tasks (and their attempts) finished more than this many days ago, and the records of "
     "worker and scheduler processes gone as long. Default: keep everything.",
 )
 @click.option(
     "--retain-seconds",
-    type=click.FloatRange(0, 3153600000),
+    type=Seconds(0, 3153600000),
     default=None,
     help="The same retention in seconds, for retentions shorter than a day (a soak benchmark's minutes); "
     "not with --retain-days.",
 )
 @click.option(
     "--prune-interval-seconds",
-    type=click.FloatRange(1, 86400),
+    type=Seconds(1, 86400),
     default=60.0,
     show_default=True,
     help="Time between prune rounds (with --retain-days or --retain-seconds).",
@@ -228,7 +230,7 @@ def worker_command(
 @click.option("--name", type=Text(), default=None, help="Scheduler name shown in tf_schedulers. Default: HOSTNAME-PID.")
 @click.option(
     "--heartbeat-seconds",
-    type=click.FloatRange(0.5, 3600),
+    type=Seconds(0.5, 3600),
     default=5.0,
     show_default=True,
     help="Interval of its tf_scheduler_heartbeat (stale after 3 missed beats; see `taskforge healthcheck`).",
@@ -256,6 +258,8 @@ def scheduler_command(
     from ..scheduler import Scheduler, SchedulerConfig
     from ..worker import WorkerStartupError, configure_logging
 
+    if retain_days is not None and retain_seconds is not None:
+        raise OptionError("--retain-days/--retain-seconds", "give at most one")
     configure_logging(log_level, log_format=log_format.lower())
     try:
         config = SchedulerConfig(
@@ -268,7 +272,7 @@ def scheduler_command(
             heartbeat_seconds=heartbeat_seconds,
             pooler=pooler,
         )
-    except ValueError as exc:  # e.g. NaN, which passes click.FloatRange
+    except ValueError as exc:  # a rule of the config the options do not check
         fail(str(exc), EXIT_USAGE)
     try:
         code = Scheduler(dsn, config).run()
