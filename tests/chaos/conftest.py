@@ -17,9 +17,10 @@ import json
 import shutil
 
 import pytest
+from rig_base import write_report
 
 import netns
-from chaos_rig import ROOT, ChaosRig, write_report
+from chaos_rig import ROOT, ChaosRig
 from partition_rig import PartitionRig
 
 WORKDIR = ROOT / ".taskforge" / "chaos"

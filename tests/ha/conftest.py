@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from rig_base import write_report
 
-from ha_rig import ROOT, HaRig, write_report
+from ha_rig import ROOT, HaRig
 
 WORKDIR = ROOT / ".taskforge" / "ha"
 REPORT: dict[str, Any] = {}

@@ -21,7 +21,6 @@ Times are seconds; database instants are compared as epoch seconds (same machine
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import shutil
 import subprocess
@@ -30,10 +29,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from psycopg.types.json import Jsonb
+from rig_base import RigBase
 
 from taskforge.private_server import PrivateServer
 from taskforge.processes import ManagedProcess, ProcessHarness, taskforge_command
@@ -177,9 +177,13 @@ class Submitter(threading.Thread):
                     conn.close()
 
 
-class ChaosRig:
+class ChaosRig(RigBase):
     """See the module docstring. ``workdir`` receives the process logs, the run log and the
     server's log; ``seed`` fixes the workload's mix and durations."""
+
+    #: The rig's own connection stays writable when the database is made read-only.
+    ADMIN_CONNECT: ClassVar[dict[str, Any]] = {"connect_timeout": 2, "options": ADMIN_OPTIONS}
+    WAIT_TIMEOUT: ClassVar[float] = DRAIN_TIMEOUT
 
     def __init__(self, workdir: Path, seed: int = 20240601) -> None:
         self.workdir = workdir
@@ -288,46 +292,6 @@ class ChaosRig:
     def replace_worker(self, slot: int) -> ManagedProcess:
         self.slots[slot] = self._start_worker(slot)
         return self.slots[slot]
-
-    def unexpected_exits(self) -> list[str]:
-        return [f"{p.name} exited with {p.returncode}:\n{p.tail(30)}" for p in self.harness.exited_unexpectedly()]
-
-    # --- SQL -------------------------------------------------------------------------------------
-
-    def sql(self, query: str, params: Any = None, timeout: float = 90.0) -> list[tuple[Any, ...]]:
-        """Run one statement on the rig's own connection (writable even when the database is made
-        read-only), reconnecting while the server restarts, for up to ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if self._admin is None or self._admin.closed:
-                    self._admin = psycopg.connect(self.dsn, autocommit=True, connect_timeout=2, options=ADMIN_OPTIONS)
-                cur = self._admin.execute(query, params)
-                return cur.fetchall() if cur.description else []
-            except psycopg.OperationalError:
-                with contextlib.suppress(psycopg.Error):
-                    if self._admin is not None:
-                        self._admin.close()
-                self._admin = None
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def sql_value(self, query: str, params: Any = None) -> Any:
-        return self.sql(query, params)[0][0]
-
-    def wait(self, predicate: Callable[[], Any], message: str, timeout: float = DRAIN_TIMEOUT) -> float:
-        """Poll until predicate() is truthy; return the seconds waited. Fails with the logs of
-        processes that died meanwhile."""
-        start = time.monotonic()
-        while not predicate():
-            dead = self.unexpected_exits()
-            if dead:
-                raise AssertionError(f"while waiting for {message}: " + "\n".join(dead))
-            if time.monotonic() - start > timeout:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {message}")
-            time.sleep(0.1)
-        return time.monotonic() - start
 
     # --- workload --------------------------------------------------------------------------------
 
@@ -486,15 +450,8 @@ class ChaosRig:
     def close(self) -> dict[str, int | None]:
         """Stop every process gracefully (SIGTERM), then the server; return the exit codes."""
         codes = self.harness.stop_all(timeout=30)
-        with contextlib.suppress(psycopg.Error):
-            if self._admin is not None:
-                self._admin.close()
+        self.close_admin()
         with contextlib.suppress(OSError):
             shutil.copyfile(self.server.log, self.workdir / "server.log")
         self.server.destroy()
         return codes
-
-
-def write_report(summary: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2) + "\n")

@@ -29,7 +29,6 @@ they meet the database's or the logs' timestamps (same machine), else monotonic.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -39,11 +38,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
+from rig_base import RigBase
 
 from taskforge.private_server import free_port
 from taskforge.processes import ManagedProcess, ProcessHarness, taskforge_command
@@ -53,7 +52,7 @@ from ha_cluster import LOOP_WAIT, RETRY_TIMEOUT, TTL, PatroniCluster, PatroniNod
 from ha_handlers import EFFECTS_TABLE, RUN_LOG_ENV, TASK_TYPE
 from ha_submitter import payload_for
 
-__all__ = ["ROOT", "SHORT", "HaRig", "write_report"]
+__all__ = ["ROOT", "SHORT", "HaRig"]
 
 HELPERS = Path(__file__).resolve().parent
 ROOT = HELPERS.parents[1]
@@ -126,8 +125,10 @@ class HealthPoller(threading.Thread):
         return counts
 
 
-class HaRig:
+class HaRig(RigBase):
     """See the module docstring."""
+
+    WAIT_TIMEOUT: ClassVar[float] = RESUME_TIMEOUT
 
     def __init__(
         self,
@@ -242,44 +243,6 @@ class HaRig:
             return False
 
     # --- SQL -------------------------------------------------------------------------------------
-
-    def sql(self, query: str, params: Any = None, timeout: float = 90.0) -> list[tuple[Any, ...]]:
-        """One statement on the rig's own connection (multi-host DSN), reconnecting through a
-        failover for up to ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if self._admin is None or self._admin.closed:
-                    self._admin = psycopg.connect(self.dsn, autocommit=True)
-                cur = self._admin.execute(query, params)
-                return cur.fetchall() if cur.description else []
-            except psycopg.OperationalError:
-                with contextlib.suppress(psycopg.Error):
-                    if self._admin is not None:
-                        self._admin.close()
-                self._admin = None
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def sql_value(self, query: str, params: Any = None) -> Any:
-        return self.sql(query, params)[0][0]
-
-    def wait(self, predicate: Callable[[], Any], message: str, timeout: float = RESUME_TIMEOUT) -> float:
-        """Poll until ``predicate()`` is truthy; the seconds waited. Fails at once with the logs
-        of a process that exited meanwhile, and after ``timeout``."""
-        start = time.monotonic()
-        while not predicate():
-            dead = self.unexpected_exits()
-            if dead:
-                raise AssertionError(f"while waiting for {message}: " + "\n".join(dead))
-            if time.monotonic() - start > timeout:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {message}")
-            time.sleep(0.1)
-        return time.monotonic() - start
-
-    def unexpected_exits(self) -> list[str]:
-        return [f"{p.name} exited with {p.returncode}:\n{p.tail(30)}" for p in self.harness.exited_unexpectedly()]
 
     # --- what the processes did ------------------------------------------------------------------
 
@@ -422,13 +385,6 @@ class HaRig:
         """Stop every process (SIGTERM), then the cluster; return the exit codes."""
         self.poller.stop.set()
         codes = self.harness.stop_all(timeout=30)
-        with contextlib.suppress(psycopg.Error):
-            if self._admin is not None:
-                self._admin.close()
+        self.close_admin()
         self.cluster.close()
         return codes
-
-
-def write_report(summary: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2) + "\n")

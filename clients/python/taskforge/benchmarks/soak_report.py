@@ -170,7 +170,8 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
     targets["claim_p99"] = _verdict(
         None if worst is None else worst <= 2.0,
         f"first bucket p99 {_fmt(base)} ms; worst later bucket outside the hold and the minute after it "
-        f"{_fmt(worst)} x (target <= 2)" + (f"; worst inside {_fmt(max(inside_hold))} x" if inside_hold else "")
+        f"{_fmt(worst)} x (target <= 2)"
+        + (f"; worst inside {_fmt(max(inside_hold))} x" if inside_hold else "")
         + ("" if outside else "; no later bucket to judge"),
     )
 
@@ -197,11 +198,7 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
     if hold and hold.get("released_at") is not None:
         figures["hold"], targets["hold_claim_p50"], targets["hold_recovery"] = _hold(hold, samples, probes)
     else:
-        why = (
-            "the snapshot was still held when the soak ended"
-            if hold
-            else "no snapshot held (--hold-snapshot)"
-        )
+        why = "the snapshot was still held when the soak ended" if hold else "no snapshot held (--hold-snapshot)"
         targets["hold_claim_p50"] = _verdict(None, why)
         targets["hold_recovery"] = _verdict(None, why)
     figures["targets"] = targets

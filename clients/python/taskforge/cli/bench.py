@@ -180,14 +180,14 @@ def bench_command(
     from ..benchmarks.database import admin_dsn_default
 
     if workload == ("soak",):
-        given = {
+        not_for_soak = {
             "--trials": trials,
             "--hold-seconds": hold_seconds,
             "--peer/--no-peer": with_peer,
             "--peers": peer_names,
             "--peer-dir": peer_dir,
         }
-        for name, value in given.items():
+        for name, value in not_for_soak.items():
             if value is not None:
                 raise OptionError(name, "does not apply to the soak (it runs once, on a server of its own)")
         _soak(quick, out_dir, worker_counts, minutes, hold_snapshot)
