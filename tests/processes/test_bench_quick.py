@@ -121,9 +121,15 @@ def test_bench_soak_quick_reports_every_target_on_a_private_server_with_autovacu
     assert data["ok"] and all(c["ok"] for c in data["checks"]), data["checks"]
     assert data["environment"]["postgresql"]["settings"]["autovacuum"] == "on"
     figures = data["figures"]
-    # every target judged with numbers (the hold was asked for), none left unmeasured
-    assert set(figures["targets"]) == {"throughput", "claim_p99", "sizes", "hold_claim_p50", "hold_recovery"}
-    assert {t["verdict"] for t in figures["targets"].values()} <= {"met", "not met"}, figures["targets"]
+    # every target judged with numbers (the hold was asked for), except claim p99: the hold (from
+    # 12 s) and the minute after it cover every later bucket of a 30 s run, and the first bucket
+    # is never judged against itself
+    targets = figures["targets"]
+    assert set(targets) == {"throughput", "claim_p99", "sizes", "hold_claim_p50", "hold_recovery"}
+    assert targets["claim_p99"]["verdict"] == "not measured", targets["claim_p99"]
+    assert "no later bucket to judge" in targets["claim_p99"]["detail"]
+    judged = {k: t["verdict"] for k, t in targets.items() if k != "claim_p99"}
+    assert set(judged.values()) <= {"met", "not met"}, targets
     assert f"{figures['targets']['throughput']['verdict']}: " in proc.stdout
     # 0.5 minute in 10 s buckets; each has tasks, probe claims and p50 <= p99
     buckets = figures["buckets"]
