@@ -17,6 +17,7 @@ from taskforge.cli import main
         (["soak", "--hold-snapshot", "inf"], "taskforge: --hold-snapshot: must be a finite number of seconds"),
         (["soak", "--quick", "--hold-snapshot", "20"], "taskforge: --hold-snapshot: must end before the soak does"),
         (["soak", "--minutes", "10", "--hold-snapshot", "360"], "taskforge: --hold-snapshot: must end before"),
+        (["soak", "--minutes", "0.9", "--hold-snapshot", "32.4"], "taskforge: --hold-snapshot: must end before"),
         (["soak", "--trials", "2"], "taskforge: --trials: does not apply to the soak"),
         (["soak", "--hold-seconds", "5"], "taskforge: --hold-seconds: does not apply to the soak"),
         (["soak", "--peers", "pgqueuer"], "taskforge: --peers: does not apply to the soak"),

@@ -161,8 +161,18 @@ def test_a_hold_still_open_at_the_end_is_named_not_measured():
 
 def test_the_config_refuses_a_hold_past_the_end_and_a_length_that_is_not_a_number(tmp_path):
     assert soak.longest_hold_seconds(10) == 360.0  # from 40 % of 600 s to the end
+    # 0.6 x 0.9 x 60 is 32.400000000000006 in floats: a hold of exactly the rest is still refused
+    for minutes, rest in ((0.9, 32.4), (1.3, 46.8), (2.6, 93.6)):
+        assert soak.longest_hold_seconds(minutes) == rest
     soak.SoakConfig(minutes=10, out_dir=tmp_path, hold_snapshot_seconds=359)
-    for minutes, hold in ((10, 360), (10, float("nan")), (float("nan"), None), (0, None), (float("inf"), None)):
+    for minutes, hold in (
+        (10, 360),
+        (0.9, 32.4),
+        (10, float("nan")),
+        (float("nan"), None),
+        (0, None),
+        (float("inf"), None),
+    ):
         try:
             soak.SoakConfig(minutes=minutes, out_dir=tmp_path, hold_snapshot_seconds=hold)
         except ValueError as exc:

@@ -114,8 +114,9 @@ QUICK = SoakSizes(
 
 def longest_hold_seconds(minutes: float, sizes: SoakSizes = FULL) -> float:
     """The snapshot hold must end before the soak does: it starts at ``hold_start_fraction`` of
-    the run, so it lasts less than the rest (seconds)."""
-    return (1.0 - sizes.hold_start_fraction) * minutes * 60.0
+    the run, so it lasts less than the rest (seconds, rounded to a microsecond so that a hold of
+    exactly the rest is refused whatever the float arithmetic of 0.6 x minutes x 60 gives)."""
+    return round((1.0 - sizes.hold_start_fraction) * minutes * 60.0, 6)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class SoakConfig:
             if not (math.isfinite(self.hold_snapshot_seconds) and 0 < self.hold_snapshot_seconds < longest):
                 raise ValueError(
                     f"hold_snapshot_seconds: must be > 0 and end before the soak does (< {longest:g} s "
-                    f"for {self.minutes:g} minutes), got {self.hold_snapshot_seconds!r}"
+                    f"for a soak of {self.minutes:g} min), got {self.hold_snapshot_seconds!r}"
                 )
 
     @property

@@ -81,7 +81,7 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     "--trials",
     type=click.IntRange(1, 100),
     default=None,
-    help="Blocks (fresh databases) per workload. Default: 3, or 1 with --quick.",
+    help="Blocks (fresh databases) per workload (not with soak). Default: 3, or 1 with --quick.",
 )
 @click.option(
     "--out",
@@ -114,13 +114,13 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     type=Seconds(1, 3600),
     default=None,
     help="How long longtx runs the worker loop, without and then with a snapshot held elsewhere. "
-    "Default: 100, or 3 with --quick.",
+    "Default: 100, or 3 with --quick. Not with soak.",
 )
 @click.option(
     "--minutes",
     type=Seconds(0.1, 1440, unit="minutes"),
     default=None,
-    help="soak: how long the fixed load runs. Default: 20, or 0.5 with --quick.",
+    help="soak: how long the fixed load runs (0.1 to 1440). Default: 20, or 0.5 with --quick.",
 )
 @click.option(
     "--hold-snapshot",
@@ -128,7 +128,7 @@ def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - ex
     type=Seconds(1, 3600),
     default=None,
     metavar="SECONDS",
-    help="soak: hold a REPEATABLE READ snapshot this long, from 40 % into the soak; it must end "
+    help="soak: hold a REPEATABLE READ snapshot this long (1 to 3600), from 40 % into the soak; it must end "
     "before the soak does (less than 0.6 x --minutes x 60). Default: none.",
 )
 @click.option(
@@ -252,7 +252,7 @@ def _soak(
     if hold_snapshot is not None and hold_snapshot >= longest:
         raise OptionError(
             "--hold-snapshot",
-            f"must end before the soak does: less than {longest:g} s for {minutes:g} minutes "
+            f"must end before the soak does: less than {longest:g} s for a soak of {minutes:g} min "
             f"(the hold starts at {sizes.hold_start_fraction:g} of the run), got {hold_snapshot:g}",
         )
     try:
