@@ -70,6 +70,13 @@ def _workloads(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
     return names
 
 
+def _refuse_given(options: dict[str, object], problem: str) -> None:
+    """Raise OptionError(``problem``) for the first of ``options`` (name -> value) that was given."""
+    for name, value in options.items():
+        if value is not None:
+            raise OptionError(name, problem)
+
+
 def _interrupt(signum: int, frame: object) -> NoReturn:  # pragma: no cover - exercised through signals
     raise KeyboardInterrupt
 
@@ -180,21 +187,21 @@ def bench_command(
     from ..benchmarks.database import admin_dsn_default
 
     if workload == ("soak",):
-        not_for_soak = {
-            "--trials": trials,
-            "--hold-seconds": hold_seconds,
-            "--peer/--no-peer": with_peer,
-            "--peers": peer_names,
-            "--peer-dir": peer_dir,
-        }
-        for name, value in not_for_soak.items():
-            if value is not None:
-                raise OptionError(name, "does not apply to the soak (it runs once, on a server of its own)")
+        _refuse_given(
+            {
+                "--trials": trials,
+                "--hold-seconds": hold_seconds,
+                "--peer/--no-peer": with_peer,
+                "--peers": peer_names,
+                "--peer-dir": peer_dir,
+            },
+            "does not apply to the soak (it runs once, on a server of its own)",
+        )
         _soak(quick, out_dir, worker_counts, minutes, hold_snapshot)
         return
-    for name, given in (("--minutes", minutes), ("--hold-snapshot", hold_snapshot)):
-        if given is not None:
-            raise OptionError(name, "applies to the soak only (taskforge bench soak)")
+    _refuse_given(
+        {"--minutes": minutes, "--hold-snapshot": hold_snapshot}, "applies to the soak only (taskforge bench soak)"
+    )
 
     if workload == ("all",):
         include_peer = (not quick) if with_peer is None else with_peer
