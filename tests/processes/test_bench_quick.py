@@ -57,6 +57,10 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     assert held["metrics"]["cycles"] > 0 and held["metrics"]["xmin_age_at_end"] > 0
     assert "## Long transactions" in (out / "longtx" / "report.md").read_text()
     assert (out / "e1" / "charts" / "throughput.png").is_file()
+    # E2 ran each worker count twice, plainly and with --prefetch 1 (the report shows both)
+    e2 = json.loads((out / "e2" / "summary.json").read_text())
+    assert [r["workers"] for r in e2["e2"]] == [r["workers"] for r in e2["e2_prefetch"]] != []
+    assert "## E2 with `--prefetch 1`" in (out / "e2" / "report.md").read_text()
     # every ceiling script, the bare (a, a1, a2) and TaskForge's (b, c, c-batch), at both client counts
     points = [json.loads(p.read_text())["point"] for p in (out / "ceiling" / "ceiling").glob("*.json")]
     assert {(p["script"], p["clients"]) for p in points} == {(s, c) for s in SCRIPTS for c in (1, 2)}

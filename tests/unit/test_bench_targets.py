@@ -78,4 +78,9 @@ def test_kept_rows_and_bounds():
     assert targets.at_most("pickup", None, 5, "ms").met is None
     assert targets.at_least("x", 100.0, 0.0, 1.0).met is None  # no division by a zero figure
     e2 = [r for r in targets.rows(summarize([], [])) if r.target.startswith("E2")]
-    assert [r.target for r in e2] == ["E2, 1 worker", "E2, 4 workers"] and all(r.met is None for r in e2)
+    assert [r.target for r in e2] == [
+        "E2, 1 worker",
+        "E2, 4 workers",
+        "E2, 1 worker, `--prefetch 1`",
+        "E2, 4 workers, `--prefetch 1`",
+    ] and all(r.met is None for r in e2)

@@ -39,15 +39,15 @@ def _peer_lines(summary: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]
 
 
 def throughput_chart(summary: dict[str, Any], path: Path) -> Path | None:
-    """E1 (ours, every peer with one slot per process, original) and E2 (ours, ideal, original):
-    tasks/s by worker processes."""
+    """E1 (ours, every peer with one slot per process, original) and E2 (ours, ours with
+    ``--prefetch 1``, ideal, original): tasks/s by worker processes."""
     if not summary["e1"] and not summary["e2"]:
         return None
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     panels = (
         (axes[0], "e1", [(label, rows, "s--") for label, rows in _peer_lines(summary)]),
-        (axes[1], "e2", [("ideal", summary["e2"], "s--")]),
+        (axes[1], "e2", [("ideal", summary["e2"], "s--"), ("--prefetch 1", summary.get("e2_prefetch") or [], "d-.")]),
     )
     for ax, name, extra in panels:
         rows = summary[name]

@@ -152,6 +152,13 @@ def render_markdown(
             "",
         ]
     out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_ideal=True)
+    if summary.get("e2_prefetch"):
+        out += _scaling_section(
+            "E2 with `--prefetch 1`: the next task claimed while one runs",
+            summary["e2_prefetch"],
+            cpus,
+            with_ideal=True,
+        )
     e5, e6, pickup = summary["e5"], summary["e6"], summary["pickup"]
     if e5["trials"]:
         out += [

@@ -229,7 +229,17 @@ class _Run:
         self.scaling("e1", specs)
 
     def e2(self) -> None:
-        self.scaling("e2", lambda w: [self.spec("e2", "sleep", self.s.e2_tasks, w, payload={"ms": self.s.e2_sleep_ms})])
+        """E2 at every worker count, each count twice in a row: one-slot workers as they come,
+        then with ``--prefetch 1`` (``e2-prefetch``: the next task claimed while one runs)."""
+
+        def specs(workers: int) -> list[WorkloadSpec]:
+            payload = {"ms": self.s.e2_sleep_ms}
+            return [
+                self.spec("e2", "sleep", self.s.e2_tasks, workers, payload=payload),
+                self.spec("e2-prefetch", "sleep", self.s.e2_tasks, workers, payload=payload, prefetch=1),
+            ]
+
+        self.scaling("e2", specs)
 
     def e5(self) -> None:
         for block in range(1, self.s.blocks + 1):

@@ -279,6 +279,7 @@ def summarize(
         "e1": e1,
         "e1_batched": e1_batched,
         "e2": _scaling(trials, "e2", ideal_task_seconds=0.05, original=ORIGINAL["e2"]),
+        "e2_prefetch": _scaling(trials, "e2-prefetch", ideal_task_seconds=0.05),
         "e5": {
             "trials": len(e5),
             "median": stats.median(t.throughput for t in e5),

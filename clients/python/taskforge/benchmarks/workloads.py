@@ -67,6 +67,7 @@ class TrialFailed(Exception):
 class WorkloadSpec:
     """One trial's shape. Durations in seconds; ``payload`` is the measured tasks' payload.
 
+    ``prefetch``: each worker's ``--prefetch`` (attempts claimed ahead of a free slot).
     ``kills``: SIGKILL this many workers that own RUNNING measured tasks once
     ``kill_after_fraction`` of the measured tasks are terminal (E6). ``expectation``: see
     :mod:`.trust`. ``flow``: the measured tasks' dependency or flow-control shape (the ``flow``
@@ -82,6 +83,7 @@ class WorkloadSpec:
     workers: int
     payload: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1
+    prefetch: int = 0
     schedulers: int = 0
     lease_seconds: float = 30.0
     scheduler_interval_seconds: float = 1.0
@@ -324,6 +326,8 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                     BENCH_QUEUE,
                     "--concurrency",
                     str(spec.concurrency),
+                    "--prefetch",
+                    str(spec.prefetch),
                     "--lease-seconds",
                     f"{spec.lease_seconds:g}",
                 )

@@ -56,6 +56,15 @@ log_format_option = click.option(
     "Thousands suit async def handlers.",
 )
 @click.option(
+    "--prefetch",
+    type=click.IntRange(0, 1000),
+    default=0,
+    show_default=True,
+    help="Claim up to this many attempts ahead of a free slot: they wait in the process (claimed, leases "
+    "renewed, deadlines running) and start the moment a slot frees, instead of after a round trip to the "
+    "database. Speeds up short handlers; a task claimed ahead waits for this process while others may idle.",
+)
+@click.option(
     "--lease-seconds",
     type=Seconds(1, 86400),
     default=30.0,
@@ -128,6 +137,7 @@ def worker_command(
     dsn: str | None,
     queues: tuple[str, ...],
     concurrency: int,
+    prefetch: int,
     lease_seconds: float,
     imports: tuple[str, ...],
     task_types: tuple[str, ...],
@@ -167,6 +177,7 @@ def worker_command(
             queues=tuple(queues) or None,
             task_types=tuple(task_types) or None,
             concurrency=concurrency,
+            prefetch=prefetch,
             lease_seconds=lease_seconds,
             heartbeat_seconds=heartbeat_seconds,
             poll_seconds=poll_seconds,

@@ -5,7 +5,9 @@ threads once per batch, never once per task:
 
 * in: the dispatcher hands a turn's async claims over with :meth:`AsyncRunner.submit_many`,
   one ``call_soon_threadsafe`` per batch; on the loop, each attempt becomes one task
-  (:meth:`AsyncRunner._attempt`: decode the payload, await the handler, map the outcome);
+  (:meth:`AsyncRunner._attempt`: decode the payload, await the handler, map the outcome), at
+  most ``limit`` at once: attempts claimed ahead (``--prefetch``) wait in a queue on the loop
+  and start as running ones end;
 * out: attempts whose handlers ended are collected and handed back to the dispatcher in one
   ``on_done(batch)`` call per loop iteration (a flush scheduled by the first one to end);
 * cancellation: :meth:`AsyncRunner.interrupt` (the renewer learned of a cancel request) and
@@ -28,6 +30,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -51,6 +54,7 @@ UNWIND_SECONDS = 1.0
 class AsyncRunner:
     """Runs async handlers on one event loop (see the module docstring).
 
+    ``limit``: most handlers running at once (the worker's ``concurrency``; more wait).
     ``on_done(items)`` receives attempts whose ``outcome`` is set, a loop iteration's worth at
     a time, on the loop's thread. ``on_close()`` is awaited on the loop once it has stopped,
     before the tasks left are cancelled (the worker closes the pool of ``ctx.transaction()``
@@ -68,8 +72,12 @@ class AsyncRunner:
         logger: logging.Logger,
         on_close: Callable[[], Awaitable[None]] | None = None,
         tracing: AttemptTracing | None = None,
+        limit: int = 10_000,
     ) -> None:
         self._registry = registry
+        self._limit = limit
+        self._running = 0  # handlers started and not ended (the loop's thread only)
+        self._queued: deque[RunningAttempt] = deque()  # claimed ahead, waiting for a handler to end
         self._on_close = on_close
         self._tracing = tracing or AttemptTracing()
         self._attempts = attempts
@@ -151,14 +159,22 @@ class AsyncRunner:
     def _drain(self) -> None:
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
-        loop = asyncio.get_running_loop()
+        queued = self._queued
         for item in items:
-            item.task = loop.create_task(self._attempt(item))
-            ctx = item.ctx
-            if ctx.deadline is not None:
-                self._timers[item] = loop.call_at(ctx.deadline, self._deadline_passed, item)
-            if ctx.cancel_requested:  # requested before its handler started
-                self._interrupt(item)
+            if self._running < self._limit:
+                self._start(item)
+            else:
+                queued.append(item)
+
+    def _start(self, item: RunningAttempt) -> None:
+        loop = asyncio.get_running_loop()
+        self._running += 1
+        item.task = loop.create_task(self._attempt(item))
+        ctx = item.ctx
+        if ctx.deadline is not None:
+            self._timers[item] = loop.call_at(ctx.deadline, self._deadline_passed, item)
+        if ctx.cancel_requested:  # requested before its handler started
+            self._interrupt(item)
 
     async def _attempt(self, item: RunningAttempt) -> None:
         item.started = True
@@ -178,6 +194,9 @@ class AsyncRunner:
         timer = self._timers.pop(item, None) if self._timers else None
         if timer is not None:
             timer.cancel()
+        self._running -= 1
+        if self._queued:
+            self._start(self._queued.popleft())
         ended = self._ended
         ended.append(item)
         if len(ended) == 1:

@@ -51,6 +51,8 @@ MAX_BATCH = 1000
 TURN_BATCH = 100
 #: Most attempts one worker process holds at once (``--concurrency``).
 MAX_CONCURRENCY = 10_000
+#: Most attempts a worker process claims ahead of its free slots (``--prefetch``).
+MAX_PREFETCH = 1000
 #: Default most connections of each pool of ``ctx.transaction()`` (with fewer slots: one per slot).
 TRANSACTION_CONNECTIONS_CAP = 10
 
@@ -61,7 +63,12 @@ class WorkerConfig:
 
     queues:            queue names to claim from; None = every queue.
     task_types:        subset of the registered handlers to claim; None = all registered.
-    concurrency:       attempts this process holds at once, its handler slots (1..10000).
+    concurrency:       handlers this process runs at once, its handler slots (1..10000).
+    prefetch:          attempts claimed ahead of a free slot (0..1000; default 0): the process
+                       holds up to concurrency + prefetch attempts, the extra ones claimed (their
+                       attempt rows written, their leases renewed, their deadlines running) and
+                       waiting in the process until a slot frees, which then starts one at once
+                       instead of after a round trip to the database. docs/worker.md, "Prefetch".
     lease_seconds:     lease granted by each claim and renewal (0 < s <= 86400); renewals are
                        sent every lease_seconds / 3.
     heartbeat_seconds: tf_heartbeat interval (0 < s <= 3600).
@@ -79,7 +86,7 @@ class WorkerConfig:
     listen_dsn:        a direct DSN (not through the pooler) to LISTEN on in transaction mode;
                        None = no listener there: the worker claims every poll_seconds.
 
-    Derived (properties): renew_seconds = lease_seconds / 3; lock_timeout_seconds =
+    Derived (properties): held_limit = concurrency + prefetch; renew_seconds = lease_seconds / 3; lock_timeout_seconds =
     min(1, lease_seconds / 10), the lock_timeout of the work and renew connections;
     statement_timeout_seconds = max(lock_timeout_seconds, min(lease_seconds / 3, 30)), their
     statement_timeout; heartbeat_lock_timeout_seconds = min(1, heartbeat_seconds / 2) and
@@ -90,6 +97,7 @@ class WorkerConfig:
     queues: tuple[str, ...] | None = None
     task_types: tuple[str, ...] | None = None
     concurrency: int = 1
+    prefetch: int = 0
     lease_seconds: float = 30.0
     heartbeat_seconds: float = 5.0
     poll_seconds: float = 1.0
@@ -110,6 +118,8 @@ class WorkerConfig:
             object.__setattr__(self, "task_types", tuple(dict.fromkeys(self.task_types)) or None)
         if not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise ValueError(f"concurrency: must be between 1 and {MAX_CONCURRENCY}, got {self.concurrency}")
+        if not 0 <= self.prefetch <= MAX_PREFETCH:
+            raise ValueError(f"prefetch: must be between 0 and {MAX_PREFETCH}, got {self.prefetch}")
         if not 0 < self.lease_seconds <= 86400:
             raise ValueError(f"lease_seconds: must be > 0 and <= 86400, got {self.lease_seconds}")
         if not 0 < self.heartbeat_seconds <= 3600:
@@ -129,6 +139,11 @@ class WorkerConfig:
             raise ValueError("listen_dsn: must be a connection string, got an empty one")
         if self.name is not None and not 1 <= len(self.name) <= 200:
             raise ValueError("name: must be 1 to 200 characters")
+
+    @property
+    def held_limit(self) -> int:
+        """Most attempts the process holds at once: its slots and the attempts claimed ahead."""
+        return self.concurrency + self.prefetch
 
     @property
     def listens(self) -> bool:

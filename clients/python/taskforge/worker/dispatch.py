@@ -2,10 +2,11 @@
 
 Each turn is one ``tf_finalize_and_claim`` call, one round trip and one commit: it finalizes
 every attempt whose handler ended since the last turn and claims for every slot that is (or is
-about to be) free, at most :data:`~.config.TURN_BATCH` of each per call (more go in the next
-turn, at once). It claims only when a claim may find work: after a NOTIFY for one of its
-queues, when the last claim filled every slot it asked for, or every ``poll_seconds``. A
-finished attempt is finalized at once (with a claim in the same call when one is wanted).
+about to be) free, and for up to ``prefetch`` more attempts that wait in the process for a slot,
+at most :data:`~.config.TURN_BATCH` of each per call (more go in the next turn, at once). It
+claims only when a claim may find work: after a NOTIFY for one of its queues, when the last
+claim filled every slot it asked for, or every ``poll_seconds``. A finished attempt is finalized
+at once (with a claim in the same call when one is wanted).
 
 Hand-offs are per turn, not per task: a turn's claims go to ``start_attempts`` in one call
 (the worker hands them to the sync slots or the event loop, or runs a sync handler inline with
@@ -140,7 +141,7 @@ class Dispatcher:
             ready = [item for item in pending.values() if item.send_after <= now]
             if len(ready) > TURN_BATCH:
                 ready = ready[:TURN_BATCH]
-            free = cfg.concurrency - len(self.attempts) + len(ready)
+            free = cfg.held_limit - len(self.attempts) + len(ready)
             claim = 0 if stopping or not claim_wanted else max(0, min(free, TURN_BATCH))
             if not ready and not claim:
                 if stopping and len(self.attempts) == 0:

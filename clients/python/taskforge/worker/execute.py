@@ -13,8 +13,9 @@ there are never more slot threads than sync attempts the worker has held at once
 ``concurrency``), and a worker whose handlers are ``async def`` starts none. A thread that ends
 a handler takes the next waiting attempt itself, and only one woken thread at a time looks for
 work: a batch of trivial handlers is run by one or two threads with no hand-off per task, while
-slow handlers spread over as many threads as there are attempts. Slots never talk to the
-database: the dispatcher finalizes what they finished.
+slow handlers spread over as many threads as there are attempts, at most ``limit``: attempts
+claimed ahead (``--prefetch``) wait in the queue and the thread that ends a handler starts the
+next one at once. Slots never talk to the database: the dispatcher finalizes what they finished.
 """
 
 from __future__ import annotations
@@ -27,20 +28,25 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..handlers import Handler, HandlerRegistry, Outcome, error_json, run_handler
+from ..handlers import Handler, HandlerRegistry, Outcome, TaskContext, error_json, run_handler
 from ..tracing import AttemptTracing, attempt_span
 from .attempts import RunningAttempt
 from .logs import attempt_fields
 
-__all__ = ["PAYLOAD_ERROR", "Slots", "decode_payload", "log_handler_end", "prepare"]
+__all__ = ["PAYLOAD_ERROR", "Slots", "decode_payload", "log_handler_end", "not_started", "prepare"]
 
 #: The error type stored when a claimed payload cannot be decoded.
 PAYLOAD_ERROR = "taskforge.PayloadError"
 
 
 def prepare(item: RunningAttempt, registry: HandlerRegistry) -> tuple[Handler, Any] | Outcome:
-    """The attempt's handler and decoded payload, or the ``failed`` outcome that ends the attempt
-    before its handler is called (no handler registered, payload that cannot be decoded)."""
+    """The attempt's handler and decoded payload, or the outcome that ends the attempt before its
+    handler is called: ``failed`` (no handler registered, payload that cannot be decoded), or,
+    for an attempt that waited for a slot (``--prefetch``), what happened while it waited (see
+    :func:`not_started`)."""
+    ended = not_started(item.ctx)
+    if ended is not None:
+        return ended
     fn = registry.get(item.ctx.task_type)
     if fn is None:
         return Outcome(
@@ -53,6 +59,36 @@ def prepare(item: RunningAttempt, registry: HandlerRegistry) -> tuple[Handler, A
         return fn, decode_payload(item.payload)
     except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, ...: this attempt only
         return Outcome("failed", error=error_json(exc, type_name=PAYLOAD_ERROR, message=_payload_problem(exc)))
+
+
+def not_started(ctx: TaskContext) -> Outcome | None:
+    """The outcome of an attempt that must not start its handler, else None: ``cancelled`` after a
+    cancel request (tf_cancel); ``retryable`` once its deadline has passed (the database refuses
+    it and recovery records the attempt ``timed_out``); ``failed`` once a renewal found its lease
+    gone (the database refuses it: the task is another attempt's now). Only an attempt that was
+    claimed ahead and waited for a slot can be in any of these states when it starts."""
+    if ctx.cancel_requested:
+        return Outcome(
+            "cancelled",
+            error=error_json(
+                type_name="taskforge.TaskCancelled", message="cancel requested (tf_cancel) before the handler started"
+            ),
+        )
+    if ctx.timed_out:
+        return Outcome(
+            "retryable",
+            error=error_json(
+                type_name="taskforge.AttemptTimedOut",
+                message=f"the attempt's deadline (timeout_seconds {ctx.timeout_seconds}) passed before its handler "
+                "started",
+            ),
+        )
+    if ctx.lease_lost:
+        return Outcome(
+            "failed",
+            error=error_json(type_name="taskforge.LeaseLost", message="the lease was lost before the handler started"),
+        )
+    return None
 
 
 def log_handler_end(log: logging.Logger, item: RunningAttempt, outcome: Outcome, started: float) -> None:

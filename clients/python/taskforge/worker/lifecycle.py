@@ -129,8 +129,9 @@ class Worker:
             pooler=cfg.pooler,
         )
         # With one slot the dispatcher runs a sync handler itself: it would only wait for that
-        # slot anyway, and this saves two thread hand-offs per task.
-        self.inline = cfg.concurrency == 1
+        # slot anyway, and this saves two thread hand-offs per task. Not with prefetch: the
+        # dispatcher's round trip must overlap the handler that runs.
+        self.inline = cfg.concurrency == 1 and cfg.prefetch == 0
         self.dispatcher = Dispatcher(
             config=cfg,
             db=self.work_db,
@@ -161,6 +162,7 @@ class Worker:
             self.log,
             on_close=self.transactions.aclose,
             tracing=self.tracing,
+            limit=cfg.concurrency,
         )
         self.renewer = Renewer(
             config=cfg,
@@ -267,14 +269,15 @@ class Worker:
         )
         cfg = self.config
         self.log.info(
-            "worker %s started: name=%s queues=%s task_types=%s%s concurrency=%d lease=%gs "
-            "renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
+            "worker %s started: name=%s queues=%s task_types=%s%s concurrency=%d prefetch=%d "
+            "lease=%gs renew every %gs lock_timeout=%gms statement_timeout=%gms heartbeat=%gs poll=%gs grace=%gs",
             self.worker_id,
             self.name,
             ",".join(queues) if queues else "(all)",
             ",".join(self.task_types),
             f" (async: {','.join(sorted(self.async_types))})" if self.async_types else "",
             cfg.concurrency,
+            cfg.prefetch,
             cfg.lease_seconds,
             cfg.renew_seconds,
             milliseconds(cfg.lock_timeout_seconds),

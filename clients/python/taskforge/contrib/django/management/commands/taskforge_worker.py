@@ -68,6 +68,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--concurrency", "-c", type=int, default=1, help="Tasks this process runs at once (default 1)."
         )
+        parser.add_argument(
+            "--prefetch",
+            type=int,
+            default=0,
+            help="Tasks claimed ahead of a free slot, started the moment one frees (default 0; docs/worker.md).",
+        )
         parser.add_argument("--lease-seconds", type=float, default=30.0, help="Lease per claim (default 30).")
         parser.add_argument(
             "--grace-seconds",
@@ -99,6 +105,7 @@ class Command(BaseCommand):
             config = WorkerConfig(
                 queues=tuple(queues) if queues else None,
                 concurrency=options["concurrency"],
+                prefetch=options["prefetch"],
                 lease_seconds=options["lease_seconds"],
                 grace_seconds=options["grace_seconds"],
                 poll_seconds=options["poll_seconds"],
