@@ -50,6 +50,7 @@ from .execute import Slots
 from .heartbeat import Heartbeat, Listener, Watchdog, stuck_after
 from .leases import Renewer
 from .logs import set_process_field
+from .permits import RunPermits
 from .startup import WorkerConfigError, check_schema
 from .transaction import TransactionPools
 
@@ -149,8 +150,16 @@ class Worker:
         self.dispatcher.transactions = self.transactions
         #: Whether attempts run in spans (taskforge.tracing): ``tracer_provider``, else the global one.
         self.tracing = AttemptTracing(tracer_provider)
+        # With prefetch the process holds more attempts than slots: sync and async handlers
+        # then start only with one of `concurrency` permits they share.
+        self.permits = RunPermits(cfg.concurrency) if cfg.prefetch else None
         self.slots = Slots(
-            0 if self.inline else cfg.concurrency, self.registry, self.dispatcher.finished, self.log, self.tracing
+            0 if self.inline else cfg.concurrency,
+            self.registry,
+            self.dispatcher.finished,
+            self.log,
+            self.tracing,
+            permits=self.permits,
         )
         #: Task types claimed whose handler is ``async def`` (known after :meth:`start`).
         self.async_types: frozenset[str] = frozenset()
@@ -162,7 +171,7 @@ class Worker:
             self.log,
             on_close=self.transactions.aclose,
             tracing=self.tracing,
-            limit=cfg.concurrency,
+            permits=self.permits,
         )
         self.renewer = Renewer(
             config=cfg,
@@ -373,12 +382,17 @@ class Worker:
         self._signals += 1
         name = signal.Signals(signum).name
         if self._signals == 1:
+            held = self.busy
+            running = held if self.permits is None else self.permits.running
+            # With --prefetch it also holds attempts claimed ahead (they run within the grace too).
+            waiting = f" and {held - running} more it holds" if held > running else ""
             self.log.info(
-                "%s received: claiming nothing new; waiting up to %gs for %d running task(s) "
+                "%s received: claiming nothing new; waiting up to %gs for %d running task(s)%s "
                 "(send it again to exit at once)",
                 name,
                 self.config.grace_seconds,
-                self.busy,
+                running,
+                waiting,
             )
             self.request_stop()
         else:
