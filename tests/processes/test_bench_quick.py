@@ -57,7 +57,11 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     assert held["metrics"]["cycles"] > 0 and held["metrics"]["xmin_age_at_end"] > 0
     assert "## Long transactions" in (out / "longtx" / "report.md").read_text()
     assert (out / "e1" / "charts" / "throughput.png").is_file()
-    # E2 ran each worker count twice, plainly and with --prefetch 1 (the report shows both)
+    # E1 ran one process with one slot and --prefetch 1 once per block; E2 ran each worker count
+    # twice, plainly and with --prefetch 1 (the report shows both)
+    e1_summary = json.loads((out / "e1" / "summary.json").read_text())
+    assert [(r["workers"], r["trials"]) for r in e1_summary["e1_prefetch"]] == [(1, 1)]
+    assert "E1 with `--prefetch 1`" in (out / "e1" / "report.md").read_text()
     e2 = json.loads((out / "e2" / "summary.json").read_text())
     assert [r["workers"] for r in e2["e2"]] == [r["workers"] for r in e2["e2_prefetch"]] != []
     assert "## E2 with `--prefetch 1`" in (out / "e2" / "report.md").read_text()

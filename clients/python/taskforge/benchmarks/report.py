@@ -151,6 +151,13 @@ def render_markdown(
             f"{_n(r['median'])} tasks/s (median of {r['trials']}).",
             "",
         ]
+    if summary.get("e1_prefetch"):
+        r = summary["e1_prefetch"][0]
+        out += [
+            f"E1 with `--prefetch 1` (1 process, one slot, {r['tasks']:,} tasks): {_n(r['median'])} tasks/s "
+            f"(median of {r['trials']}): the next task is claimed while one runs.",
+            "",
+        ]
     out += _scaling_section("E2: 50 ms sleeps", summary["e2"], cpus, with_ideal=True)
     if summary.get("e2_prefetch"):
         out += _scaling_section(

@@ -220,10 +220,14 @@ class _Run:
                         break  # a failed trial may leave tasks behind: this block's numbers stop here
 
     def e1(self) -> None:
+        """E1 at every worker count; once per block after them, one process batched and one
+        process with one slot and ``--prefetch 1`` (``e1-prefetch``)."""
+
         def specs(workers: int) -> list[WorkloadSpec]:
             out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
             if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
                 out.append(self.spec("e1-batched", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size))
+                out.append(self.spec("e1-prefetch", "noop", self.s.e1_tasks, 1, prefetch=1))
             return out
 
         self.scaling("e1", specs)

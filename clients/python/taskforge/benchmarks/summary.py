@@ -278,6 +278,7 @@ def summarize(
     numbers = {
         "e1": e1,
         "e1_batched": e1_batched,
+        "e1_prefetch": _scaling(trials, "e1-prefetch"),
         "e2": _scaling(trials, "e2", ideal_task_seconds=0.05, original=ORIGINAL["e2"]),
         "e2_prefetch": _scaling(trials, "e2-prefetch", ideal_task_seconds=0.05),
         "e5": {
