@@ -31,6 +31,25 @@ from itest_support import (
 
 pytestmark = pytest.mark.timeout(300)
 
+
+def prefetch_worker(spawn, conn, queue, probe, prefetch="1", *options, name="w"):
+    """A worker of ``queue`` with the probe's handlers, one slot and ``--prefetch``, registered;
+    ``options``: more of its command line (e.g. a short lease)."""
+    worker = spawn.worker(
+        "--queue",
+        queue,
+        "--import",
+        str(probe.module),
+        "--concurrency",
+        "1",
+        "--prefetch",
+        prefetch,
+        *options,
+        name=f"{queue}-{name}",
+    )
+    return worker, wait_registered(conn, worker)
+
+
 PROBE_MODULE = '''
 """Handlers of tests/processes/test_worker_prefetch_processes.py (written there to a tmp folder)."""
 
@@ -139,10 +158,7 @@ def running_count(conn, task_ids: list[int]) -> int:
 @pytest.mark.parametrize("task_type", [SYNC, ASYNC])
 def test_one_slot_and_two_ahead_drains_the_queue_one_handler_at_a_time(spawn, conn, queue, probe, task_type):
     task_ids = [submit(conn, task_type, probe.payload(60), queue=queue) for _ in range(30)]
-    worker = spawn.worker(
-        "--queue", queue, "--import", str(probe.module), "--concurrency", "1", "--prefetch", "2", name=f"{queue}-w"
-    )
-    wait_registered(conn, worker)
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "2")
     held: list[int] = []
 
     def drained() -> bool:
@@ -164,20 +180,7 @@ def test_one_slot_and_two_ahead_drains_the_queue_one_handler_at_a_time(spawn, co
 
 @pytest.mark.parametrize("task_type", [SYNC, ASYNC])
 def test_a_task_cancelled_while_it_waits_ends_cancelled_without_its_handler(spawn, conn, queue, probe, task_type):
-    worker = spawn.worker(
-        "--queue",
-        queue,
-        "--import",
-        str(probe.module),
-        "--concurrency",
-        "1",
-        "--prefetch",
-        "1",
-        "--lease-seconds",
-        "1",
-        name=f"{queue}-w",
-    )
-    wait_registered(conn, worker)
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "1", "--lease-seconds", "1")
     busy = submit(conn, task_type, probe.payload(4000), queue=queue)
     wait_running(conn, busy, 1, procs=[worker])
     wait_for(lambda: probe.ran(busy), message="the first handler to start", procs=[worker])
@@ -210,20 +213,7 @@ def test_a_task_whose_deadline_passes_while_it_waits_is_timed_out_without_its_ha
     spawn, conn, queue, probe
 ):
     spawn.scheduler()
-    worker = spawn.worker(
-        "--queue",
-        queue,
-        "--import",
-        str(probe.module),
-        "--concurrency",
-        "1",
-        "--prefetch",
-        "1",
-        "--lease-seconds",
-        "2",
-        name=f"{queue}-w",
-    )
-    wait_registered(conn, worker)
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "1", "--lease-seconds", "2")
     busy = submit(conn, SYNC, probe.payload(3000), queue=queue)
     wait_for(lambda: probe.ran(busy), message="the first handler to start", procs=[worker])
     # Its deadline (1 s) runs from the claim: it passes while the task waits for the slot.
@@ -247,22 +237,7 @@ def test_a_task_whose_deadline_passes_while_it_waits_is_timed_out_without_its_ha
 
 
 def test_sigterm_runs_the_waiting_attempt_in_the_grace_period_and_exits_0(spawn, conn, queue, probe):
-    worker = spawn.worker(
-        "--queue",
-        queue,
-        "--import",
-        str(probe.module),
-        "--concurrency",
-        "1",
-        "--prefetch",
-        "1",
-        "--lease-seconds",
-        "2",
-        "--grace-seconds",
-        "30",
-        name=f"{queue}-w",
-    )
-    wait_registered(conn, worker)
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "1", "--lease-seconds", "2", "--grace-seconds", "30")
     running = submit(conn, SYNC, probe.payload(2500), queue=queue)
     wait_for(lambda: probe.ran(running), message="the first handler to start", procs=[worker])
     waiting = submit(conn, SYNC, probe.payload(500), queue=queue)
@@ -289,20 +264,7 @@ def test_sigterm_runs_the_waiting_attempt_in_the_grace_period_and_exits_0(spawn,
 
 def test_sigkill_with_one_running_and_one_waiting_loses_no_task(spawn, conn, queue, probe):
     spawn.scheduler()
-    victim = spawn.worker(
-        "--queue",
-        queue,
-        "--import",
-        str(probe.module),
-        "--concurrency",
-        "1",
-        "--prefetch",
-        "1",
-        "--lease-seconds",
-        "2",
-        name=f"{queue}-victim",
-    )
-    victim_id = wait_registered(conn, victim)
+    victim, victim_id = prefetch_worker(spawn, conn, queue, probe, "1", "--lease-seconds", "2", name="victim")
     running = submit(conn, SYNC, probe.payload(60_000, retry_ms=100), queue=queue)
     wait_for(lambda: probe.ran(running), message="the first handler to start", procs=[victim])
     waiting = submit(conn, SYNC, probe.payload(100), queue=queue)
@@ -332,10 +294,7 @@ def test_sync_and_async_handlers_share_the_slots_with_prefetch(spawn, conn, queu
         submit(conn, SYNC, probe.payload(1500), queue=queue),
         submit(conn, ASYNC, probe.payload(1500), queue=queue),
     ]
-    worker = spawn.worker(
-        "--queue", queue, "--import", str(probe.module), "--concurrency", "1", "--prefetch", "1", name=f"{queue}-w"
-    )
-    wait_registered(conn, worker)
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "1")
     wait_for(lambda: all_in(conn, task_ids, {"SUCCEEDED"}), message="both tasks to succeed", procs=[worker])
     # --concurrency counts both kinds together (docs/worker.md, "Async handlers"): one at a time.
     assert probe.most_at_once() == 1, probe.spans()

@@ -16,19 +16,9 @@ from taskforge.worker.attempts import AttemptTable, RunningAttempt
 from taskforge.worker.execute import Slots
 from taskforge.worker.rows import int_array, text_array
 
+from worker_units import held_attempt as attempt
+
 LOG = logging.getLogger("test.worker.execution")
-
-
-def attempt(task_type: str, payload: str = "{}", task_id: int = 1, deadline: float | None = None) -> RunningAttempt:
-    ctx = TaskContext(
-        task_id=task_id,
-        attempt_number=1,
-        task_type=task_type,
-        queue="q",
-        timeout_seconds=None if deadline is None else 1.0,
-        deadline=deadline,
-    )
-    return RunningAttempt(ctx=ctx, payload=payload, next_renew=0.0, is_async=task_type.startswith("a."))
 
 
 # --- the context ----------------------------------------------------------------------------------

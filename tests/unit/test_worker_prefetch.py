@@ -22,19 +22,13 @@ from taskforge.worker.config import MAX_PREFETCH, WorkerConfig
 from taskforge.worker.execute import Slots, not_started, prepare
 from taskforge.worker.permits import RunPermits
 
+from worker_units import held_attempt
+
 LOG = logging.getLogger("test.worker.prefetch")
 
 
 def attempt(task_type: str, task_id: int, deadline: float | None = None) -> RunningAttempt:
-    ctx = TaskContext(
-        task_id=task_id,
-        attempt_number=1,
-        task_type=task_type,
-        queue="q",
-        timeout_seconds=None if deadline is None else 1.0,
-        deadline=deadline,
-    )
-    return RunningAttempt(ctx=ctx, payload="{}", next_renew=0.0, is_async=task_type.startswith("a."))
+    return held_attempt(task_type, task_id=task_id, deadline=deadline)
 
 
 class Probe:
