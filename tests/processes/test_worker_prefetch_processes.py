@@ -289,12 +289,12 @@ def test_sigkill_with_one_running_and_one_waiting_loses_no_task(spawn, conn, que
     assert not probe.ran(waiting, 1)  # claimed ahead by the victim, never started there
 
 
-def test_sync_and_async_handlers_share_the_slots_with_prefetch(spawn, conn, queue, probe):
-    task_ids = [
-        submit(conn, SYNC, probe.payload(1500), queue=queue),
-        submit(conn, ASYNC, probe.payload(1500), queue=queue),
-    ]
-    worker, _ = prefetch_worker(spawn, conn, queue, probe, "1")
-    wait_for(lambda: all_in(conn, task_ids, {"SUCCEEDED"}), message="both tasks to succeed", procs=[worker])
-    # --concurrency counts both kinds together (docs/worker.md, "Async handlers"): one at a time.
+def test_sync_and_async_handlers_share_the_slots_and_start_in_claim_order_with_prefetch(spawn, conn, queue, probe):
+    kinds = [SYNC, SYNC, ASYNC, SYNC, ASYNC, ASYNC]
+    task_ids = [submit(conn, kind, probe.payload(300), queue=queue) for kind in kinds]
+    worker, _ = prefetch_worker(spawn, conn, queue, probe, "3")
+    wait_for(lambda: all_in(conn, task_ids, {"SUCCEEDED"}), message="every task to succeed", procs=[worker])
+    # --concurrency counts both kinds together (docs/worker.md, "Async handlers"): one at a time,
+    # and in the claim order (created_at here), whatever the kind: neither holds the other back.
     assert probe.most_at_once() == 1, probe.spans()
+    assert [span["task_id"] for span in probe.spans()] == task_ids, probe.spans()

@@ -214,21 +214,41 @@ def test_slots_run_at_most_their_limit_and_end_waiting_attempts_that_must_not_st
 # --- the event loop of async handlers --------------------------------------------------------------
 
 
-class Loop:
-    """An AsyncRunner whose handlers start with permits (``limit`` of them, or ``permits``
-    shared with sync slots), in threads of its own."""
+class Held:
+    """A worker's wiring with ``--prefetch`` and no database: ``limit`` permits (its
+    ``concurrency``) in front of sync slots and an event loop, each handing ended attempts back
+    through the permits (as lifecycle.py does), in threads of their own."""
 
-    def __init__(self, registry: HandlerRegistry, limit: int = 0, permits: RunPermits | None = None) -> None:
+    def __init__(self, registry: HandlerRegistry, limit: int) -> None:
         self.done = Done()
         self.halt = threading.Event()
-        self.permits = permits or RunPermits(limit)
-        self.runner = AsyncRunner(registry, AttemptTable(), self.done.many, self.halt, LOG, permits=self.permits)
+        self.permits = RunPermits(limit, self._hand_over)
+        self.slots = Slots(limit, registry, self._slot_done, LOG)
+        self.runner = AsyncRunner(registry, AttemptTable(), self._loop_done, self.halt, LOG)
         self.runner.open()
         self.threads = [threading.Thread(target=self.runner.run), threading.Thread(target=self.runner.watch)]
         for thread in self.threads:
             thread.start()
 
+    def _hand_over(self, items: list[RunningAttempt]) -> None:
+        sync = [item for item in items if not item.is_async]
+        if len(sync) < len(items):
+            self.runner.submit_many([item for item in items if item.is_async])
+        if sync:
+            self.slots.submit_many(sync)
+
+    def _slot_done(self, item: RunningAttempt) -> None:
+        self.permits.release()
+        self.done.one(item)
+
+    def _loop_done(self, items: list[RunningAttempt]) -> None:
+        self.permits.release(len(items))
+        self.done.many(items)
+
     def close(self) -> None:
+        self.slots.stop()
+        for thread in self.slots.threads:
+            thread.join(5)
         self.halt.set()
         self.runner.stop()
         for thread in self.threads:
@@ -248,66 +268,79 @@ def async_registry(probe: Probe, seconds: float) -> HandlerRegistry:
     return registry
 
 
-def test_the_event_loop_runs_at_most_its_limit_and_every_attempt_handed_over():
+def mixed_registry(probe: Probe, seconds: float) -> HandlerRegistry:
+    registry = sync_registry(probe, seconds)
+    handler = async_registry(probe, seconds).get("a.slow")
+    assert handler is not None
+    registry.register("a.slow", handler)
+    return registry
+
+
+def test_permits_start_at_most_their_limit_in_claim_order_and_every_attempt_offered():
     probe = Probe()
-    loop = Loop(async_registry(probe, 0.1), limit=2)
+    held = Held(async_registry(probe, 0.1), limit=2)
     try:
-        loop.runner.submit_many([attempt("a.slow", i) for i in range(1, 6)])
-        loop.done.wait(5)
-        assert loop.done.outcomes() == dict.fromkeys(range(1, 6), "succeeded")
+        held.permits.offer([attempt("a.slow", i) for i in range(1, 6)])
+        held.done.wait(5)
+        assert held.done.outcomes() == dict.fromkeys(range(1, 6), "succeeded")
         assert probe.most == 2  # two at once, never more
         assert [task_id for task_id, _ in probe.calls] == [1, 2, 3, 4, 5]  # the waiting ones in order
-        # A later batch finds the limit free again (the count of running handlers went back to 0).
-        loop.runner.submit_many([attempt("a.slow", i) for i in range(6, 9)])
-        loop.done.wait(8)
+        # A later offer finds the permits free again (every one came back).
+        assert (held.permits.running, held.permits.waiting) == (0, 0)
+        held.permits.offer([attempt("a.slow", i) for i in range(6, 9)])
+        held.done.wait(8)
         assert probe.most == 2 and len(probe.calls) == 8
     finally:
-        loop.close()
+        held.close()
 
 
-def test_the_event_loop_ends_waiting_attempts_that_must_not_start_without_their_handler():
+def test_waiting_async_attempts_that_must_not_start_end_without_their_handler():
     probe = Probe()
-    loop = Loop(async_registry(probe, 0.4), limit=1)
+    held = Held(async_registry(probe, 0.4), limit=1)
     try:
         first = attempt("a.slow", 1)
         cancelled = attempt("a.slow", 2)
         late = attempt("a.slow", 3, deadline=time.monotonic() + 0.2)
         after = attempt("a.slow", 4)
-        loop.runner.submit_many([first, cancelled, late, after])
+        held.permits.offer([first, cancelled, late, after])
         time.sleep(0.1)
         # What the renewer does when it learns of tf_cancel for an attempt that waits.
         cancelled.ctx.mark_cancel_requested()
-        loop.runner.interrupt([cancelled])
-        loop.done.wait(4)
-        assert loop.done.outcomes() == {1: "succeeded", 2: "cancelled", 3: "retryable", 4: "succeeded"}
+        held.runner.interrupt([cancelled])
+        held.done.wait(4)
+        assert held.done.outcomes() == {1: "succeeded", 2: "cancelled", 3: "retryable", 4: "succeeded"}
         assert [task_id for task_id, _ in probe.calls] == [1, 4]
         assert probe.most == 1
         assert late.outcome is not None and late.outcome.error is not None
         assert late.outcome.error["type"] == "taskforge.AttemptTimedOut"
     finally:
-        loop.close()
+        held.close()
 
 
-def test_sync_and_async_handlers_share_the_permits():
+def test_sync_and_async_handlers_share_the_permits_in_claim_order():
     """--concurrency counts both kinds together: one permit runs one handler at a time, whichever
-    kind, and a permit freed by either kind starts a waiting attempt of the other."""
-    probe, done = Probe(), Done()
-    permits = RunPermits(1)
-    registry = sync_registry(probe, 0.15)
-    registry.register("a.slow", async_registry(probe, 0.15).get("a.slow"))
-    loop = Loop(registry, permits=permits)
-    slots = Slots(1, registry, done.one, LOG, permits=permits)
+    kind, and the attempts start in the order they were claimed: an async attempt claimed after
+    sync ones does not go first (nor the other way round)."""
+    probe = Probe()
+    held = Held(mixed_registry(probe, 0.1), limit=1)
     try:
-        slots.submit_many([attempt("u.slow", 1), attempt("u.slow", 2)])
-        loop.runner.submit_many([attempt("a.slow", 3), attempt("a.slow", 4)])
-        done.wait(2)
-        loop.done.wait(2)
-        assert done.outcomes() == {1: "succeeded", 2: "succeeded"}
-        assert loop.done.outcomes() == {3: "succeeded", 4: "succeeded"}
+        kinds = ["u.slow", "u.slow", "a.slow", "u.slow", "a.slow", "a.slow"]
+        held.permits.offer([attempt(kind, i) for i, kind in enumerate(kinds, 1)])
+        held.permits.offer([attempt("u.slow", 7), attempt("a.slow", 8)])
+        held.done.wait(8)
+        assert held.done.outcomes() == dict.fromkeys(range(1, 9), "succeeded")
         assert probe.most == 1, probe.spans
-        assert permits.running == 0
+        assert [task_id for task_id, _ in probe.calls] == list(range(1, 9))
+        assert (held.permits.running, held.permits.waiting) == (0, 0)
     finally:
-        slots.stop()
-        for thread in slots.threads:
-            thread.join(5)
-        loop.close()
+        held.close()
+
+
+def test_an_offer_whose_start_fails_keeps_nothing():
+    def broken(items):
+        raise RuntimeError("the event loop of async handlers was not opened")
+
+    permits = RunPermits(1, broken)
+    with pytest.raises(RuntimeError):
+        permits.offer([attempt("a.slow", 1), attempt("a.slow", 2)])
+    assert (permits.running, permits.waiting) == (0, 0)

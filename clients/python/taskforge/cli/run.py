@@ -52,8 +52,8 @@ log_format_option = click.option(
     type=click.IntRange(1, 10000),
     default=1,
     show_default=True,
-    help="Attempts this process holds at once (handler slots); it claims only for free slots. "
-    "Thousands suit async def handlers.",
+    help="Handlers this process runs at once (its slots, sync and async def together); it claims for free "
+    "slots, and --prefetch more. Thousands suit async def handlers.",
 )
 @click.option(
     "--prefetch",

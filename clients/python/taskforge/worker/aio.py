@@ -5,9 +5,7 @@ threads once per batch, never once per task:
 
 * in: the dispatcher hands a turn's async claims over with :meth:`AsyncRunner.submit_many`,
   one ``call_soon_threadsafe`` per batch; on the loop, each attempt becomes one task
-  (:meth:`AsyncRunner._attempt`: decode the payload, await the handler, map the outcome); with
-  ``--prefetch``, only with a permit (:mod:`.permits`, shared with the sync slots): attempts
-  claimed ahead wait in its queue and start as running handlers, of either kind, end;
+  (:meth:`AsyncRunner._attempt`: decode the payload, await the handler, map the outcome);
 * out: attempts whose handlers ended are collected and handed back to the dispatcher in one
   ``on_done(batch)`` call per loop iteration (a flush scheduled by the first one to end);
 * cancellation: :meth:`AsyncRunner.interrupt` (the renewer learned of a cancel request) and
@@ -39,7 +37,6 @@ from .attempts import AttemptTable, RunningAttempt
 from .execute import log_handler_end, prepare
 from .finalize import LOG_EVERY_SECONDS
 from .logs import attempt_fields
-from .permits import RunPermits
 
 __all__ = ["STALL_SECONDS", "AsyncRunner"]
 
@@ -54,8 +51,6 @@ UNWIND_SECONDS = 1.0
 class AsyncRunner:
     """Runs async handlers on one event loop (see the module docstring).
 
-    ``permits``: with ``--prefetch``, the handlers running at once, sync and async together
-    (:mod:`.permits`); None: every attempt handed over starts at once.
     ``on_done(items)`` receives attempts whose ``outcome`` is set, a loop iteration's worth at
     a time, on the loop's thread. ``on_close()`` is awaited on the loop once it has stopped,
     before the tasks left are cancelled (the worker closes the pool of ``ctx.transaction()``
@@ -73,12 +68,8 @@ class AsyncRunner:
         logger: logging.Logger,
         on_close: Callable[[], Awaitable[None]] | None = None,
         tracing: AttemptTracing | None = None,
-        permits: RunPermits | None = None,
     ) -> None:
         self._registry = registry
-        self._permits = permits
-        if permits is not None:
-            permits.start_async = self._start_permitted
         self._on_close = on_close
         self._tracing = tracing or AttemptTracing()
         self._attempts = attempts
@@ -160,23 +151,14 @@ class AsyncRunner:
     def _drain(self) -> None:
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
-        permits = self._permits
-        for item in items:
-            if permits is None or permits.start_or_queue(item):
-                self._start(item)
-
-    def _start_permitted(self, item: RunningAttempt) -> None:
-        """A queued attempt was handed a permit (by the thread whose handler ended): start it."""
-        self._threadsafe(self._start, item)
-
-    def _start(self, item: RunningAttempt) -> None:
         loop = asyncio.get_running_loop()
-        item.task = loop.create_task(self._attempt(item))
-        ctx = item.ctx
-        if ctx.deadline is not None:
-            self._timers[item] = loop.call_at(ctx.deadline, self._deadline_passed, item)
-        if ctx.cancel_requested:  # requested before its handler started
-            self._interrupt(item)
+        for item in items:
+            item.task = loop.create_task(self._attempt(item))
+            ctx = item.ctx
+            if ctx.deadline is not None:
+                self._timers[item] = loop.call_at(ctx.deadline, self._deadline_passed, item)
+            if ctx.cancel_requested:  # requested before its handler started
+                self._interrupt(item)
 
     async def _attempt(self, item: RunningAttempt) -> None:
         item.started = True
@@ -196,8 +178,6 @@ class AsyncRunner:
         timer = self._timers.pop(item, None) if self._timers else None
         if timer is not None:
             timer.cancel()
-        if self._permits is not None:
-            self._permits.release()
         ended = self._ended
         ended.append(item)
         if len(ended) == 1:

@@ -38,7 +38,9 @@ class RunningAttempt:
     busy_renewals:   renewals in a row that came back busy (the row was locked elsewhere).
     logged_at:       when (monotonic) a busy renewal or finalize was last logged.
     task:            the asyncio task running an async handler (event loop thread only).
-    started:         the async handler's coroutine has begun (event loop thread only).
+    started:         its handler's turn has come: set by the slot thread before the sync
+                     handler is prepared, or when the async handler's coroutine begins (on the
+                     event loop); False while an attempt claimed ahead (--prefetch) waits.
     """
 
     ctx: TaskContext

@@ -13,10 +13,9 @@ there are never more slot threads than sync attempts the worker has held at once
 ``concurrency``), and a worker whose handlers are ``async def`` starts none. A thread that ends
 a handler takes the next waiting attempt itself, and only one woken thread at a time looks for
 work: a batch of trivial handlers is run by one or two threads with no hand-off per task, while
-slow handlers spread over as many threads as there are attempts, at most ``limit``. With
-``--prefetch``, attempts claimed ahead wait in the queue, and a thread starts a handler only with
-a permit (:mod:`.permits`, shared with the event loop): the thread that ends a handler starts the
-next one at once. Slots never talk to the database: the dispatcher finalizes what they finished.
+slow handlers spread over as many threads as there are attempts, at most ``limit``. (With
+``--prefetch``, attempts claimed ahead wait before they reach the slots: :mod:`.permits`.)
+Slots never talk to the database: the dispatcher finalizes what they finished.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from ..handlers import Handler, HandlerRegistry, Outcome, TaskContext, error_jso
 from ..tracing import AttemptTracing, attempt_span
 from .attempts import RunningAttempt
 from .logs import attempt_fields
-from .permits import RunPermits
 
 __all__ = ["PAYLOAD_ERROR", "Slots", "decode_payload", "log_handler_end", "not_started", "prepare"]
 
@@ -122,10 +120,8 @@ class Slots:
         on_done: Callable[[RunningAttempt], None],
         logger: logging.Logger,
         tracing: AttemptTracing | None = None,
-        permits: RunPermits | None = None,
     ) -> None:
         self.limit = limit
-        self._permits = permits
         self._registry = registry
         self._tracing = tracing or AttemptTracing()
         self._on_done = on_done
@@ -211,15 +207,7 @@ class Slots:
                 continue
             if spawn:
                 self._spawn(spawn)
-            permits = self._permits
-            if permits is None:
-                item.outcome = self.run(item)
-            else:
-                permits.acquire()
-                try:
-                    item.outcome = self.run(item)
-                finally:
-                    permits.release()
+            item.outcome = self.run(item)
             ended = 1
             self._on_done(item)
 
@@ -235,6 +223,7 @@ class Slots:
         return outcome
 
     def _run(self, item: RunningAttempt) -> Outcome:
+        item.started = True
         started = time.monotonic()
         prepared = prepare(item, self._registry)
         if isinstance(prepared, Outcome):

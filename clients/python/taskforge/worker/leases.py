@@ -193,12 +193,13 @@ class Renewer:
                     )
                     continue
                 self._log.warning(
-                    "lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; "
-                    "the handler keeps running and its result will still be offered to "
-                    "tf_finalize, which decides",
+                    "lease lost for task %s attempt %s (tf_renew_many: %s); no more renewals; %s",
                     task_id,
                     attempt_number,
                     reason,
+                    "the handler keeps running and its result will still be offered to tf_finalize, which decides"
+                    if item.started
+                    else "it was claimed ahead (--prefetch) and its handler will not start",
                     extra=attempt_fields(ctx),
                 )
         if interrupt and self.on_interrupt is not None:

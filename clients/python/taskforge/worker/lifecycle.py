@@ -150,28 +150,26 @@ class Worker:
         self.dispatcher.transactions = self.transactions
         #: Whether attempts run in spans (taskforge.tracing): ``tracer_provider``, else the global one.
         self.tracing = AttemptTracing(tracer_provider)
-        # With prefetch the process holds more attempts than slots: sync and async handlers
-        # then start only with one of `concurrency` permits they share.
-        self.permits = RunPermits(cfg.concurrency) if cfg.prefetch else None
+        # With prefetch the process holds more attempts than slots: they start in claim order,
+        # sync and async alike, as `concurrency` permits free (permits.py).
+        self.permits = RunPermits(cfg.concurrency, self._hand_over) if cfg.prefetch else None
         self.slots = Slots(
             0 if self.inline else cfg.concurrency,
             self.registry,
-            self.dispatcher.finished,
+            self.dispatcher.finished if self.permits is None else self._slot_done,
             self.log,
             self.tracing,
-            permits=self.permits,
         )
         #: Task types claimed whose handler is ``async def`` (known after :meth:`start`).
         self.async_types: frozenset[str] = frozenset()
         self.aio = AsyncRunner(
             self.registry,
             self.attempts,
-            self.dispatcher.finished_many,
+            self.dispatcher.finished_many if self.permits is None else self._loop_done,
             self._halt,
             self.log,
             on_close=self.transactions.aclose,
             tracing=self.tracing,
-            permits=self.permits,
         )
         self.renewer = Renewer(
             config=cfg,
@@ -316,21 +314,47 @@ class Worker:
 
     def _start_attempts(self, items: list[RunningAttempt]) -> Sequence[RunningAttempt]:
         """The dispatcher's hand-off of a turn's claims: async ones to the event loop, sync ones
-        to the slots, in one call each, or, with ``concurrency`` 1, run here (returned, ended)."""
-        if self.async_types:
-            sync = [item for item in items if not item.is_async]
-            if len(sync) < len(items):
-                self.aio.submit_many([item for item in items if item.is_async])
-        else:
-            sync = items
-        if not sync:
+        to the slots, in one call each, or, with ``concurrency`` 1, run here (returned, ended);
+        with ``--prefetch``, to the permits, which start them in claim order as slots free."""
+        if self.permits is not None:
+            self.permits.offer(items)
             return ()
-        if self.inline:
+        sync = self._to_loop(items)
+        if sync and self.inline:
             for item in sync:
                 item.outcome = self.slots.run(item)
             return sync
-        self.slots.submit_many(sync)
+        if sync:
+            self.slots.submit_many(sync)
         return ()
+
+    def _to_loop(self, items: list[RunningAttempt]) -> list[RunningAttempt]:
+        """Hand the async attempts of ``items`` to the event loop; return the sync ones."""
+        if not self.async_types:
+            return items
+        sync = [item for item in items if not item.is_async]
+        if len(sync) < len(items):
+            self.aio.submit_many([item for item in items if item.is_async])
+        return sync
+
+    def _hand_over(self, items: list[RunningAttempt]) -> None:
+        """Start attempts given a permit (--prefetch): async ones on the loop, sync ones in the slots."""
+        sync = self._to_loop(items)
+        if sync:
+            self.slots.submit_many(sync)
+
+    def _slot_done(self, item: RunningAttempt) -> None:
+        """A sync handler ended (--prefetch): its permit starts the next waiting attempt, then
+        the dispatcher finalizes it."""
+        if self.permits is not None:
+            self.permits.release()
+        self.dispatcher.finished(item)
+
+    def _loop_done(self, items: list[RunningAttempt]) -> None:
+        """Async handlers ended (--prefetch): as :meth:`_slot_done`, for a loop iteration's worth."""
+        if self.permits is not None:
+            self.permits.release(len(items))
+        self.dispatcher.finished_many(items)
 
     def _fatal(self, reason: str) -> None:
         self._exit_code = EXIT_ERROR

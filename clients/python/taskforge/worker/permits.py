@@ -1,15 +1,14 @@
-"""How many handlers run at once when a worker holds more attempts than slots (``--prefetch``).
+"""The attempts a worker claimed ahead of a free slot (``--prefetch``), and when each starts.
 
 ``--concurrency`` counts sync and ``async def`` handlers together. Without prefetch the
-dispatcher never claims more than there are free slots, so nothing here is needed (the worker
-makes no :class:`RunPermits` then). With prefetch it holds up to ``concurrency + prefetch``
-attempts, and a handler starts only with a permit, at most ``concurrency`` of them out at once:
-
-* a sync slot thread blocks in :meth:`RunPermits.acquire` (threads may block);
-* the event loop never blocks: :meth:`RunPermits.start_or_queue` takes a permit or queues the
-  async attempt, and a permit that frees goes to the longest-queued async attempt first
-  (:meth:`RunPermits.release` hands it to the runner's ``start_async``), else to a blocked slot
-  thread.
+dispatcher never claims more than there are free slots, so every claimed attempt starts at once
+and the worker makes no :class:`RunPermits`. With prefetch it holds up to ``concurrency +
+prefetch`` attempts: the dispatcher hands each turn's claims to :meth:`RunPermits.offer`, which
+starts as many as there are free permits (at most ``concurrency`` out at once) and keeps the rest
+in one queue, in claim order, whatever their kind. When a handler ends, :meth:`RunPermits.release`
+passes its permit to the longest-waiting attempt and starts it from the thread that released it:
+a sync one goes to the slots (the thread that just ended a handler takes it), an async one to the
+event loop. So the claim order holds across both kinds, and neither can hold the other back.
 """
 
 from __future__ import annotations
@@ -24,51 +23,55 @@ __all__ = ["RunPermits"]
 
 
 class RunPermits:
-    """At most ``limit`` handlers running at once, sync and async together (module docstring).
+    """At most ``limit`` handlers running at once; the attempts beyond wait here in claim order.
 
-    ``start_async(item)``: set by the async runner; starts a queued async attempt that was
-    handed a permit (called from whichever thread released it).
+    ``start(items)`` hands attempts that were given a permit to the slots or the event loop
+    (never blocks). Thread-safe: the dispatcher offers, the slots and the loop release.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, start: Callable[[list[RunningAttempt]], None]) -> None:
         self.limit = limit
-        self.start_async: Callable[[RunningAttempt], None] | None = None
+        self._start = start
         self._running = 0
-        self._cond = threading.Condition(threading.Lock())
-        self._queued: deque[RunningAttempt] = deque()  # async attempts waiting for a permit
+        self._lock = threading.Lock()
+        self._waiting: deque[RunningAttempt] = deque()
 
     @property
     def running(self) -> int:
-        """Permits out now (handlers started and not ended)."""
+        """Permits out now: handlers started (or handed over to start) and not ended."""
         return self._running
 
-    def acquire(self) -> None:
-        """A sync slot thread: wait until a handler may start, then take a permit."""
-        with self._cond:
-            while self._running >= self.limit:
-                self._cond.wait()
-            self._running += 1
+    @property
+    def waiting(self) -> int:
+        """Attempts claimed ahead that wait for a permit."""
+        return len(self._waiting)
 
-    def start_or_queue(self, item: RunningAttempt) -> bool:
-        """The event loop: True when ``item`` may start now (a permit was taken for it); False
-        when it was queued (``start_async`` receives it with a permit once one frees)."""
-        with self._cond:
-            if self._running < self.limit:
+    def offer(self, items: list[RunningAttempt]) -> None:
+        """A turn's claims, in claim order: start what the free permits allow, queue the rest.
+        When ``start`` raises, none of ``items`` is kept (the exception propagates)."""
+        with self._lock:
+            waiting = self._waiting
+            waiting.extend(items)
+            take = []
+            while waiting and self._running < self.limit:
+                take.append(waiting.popleft())
                 self._running += 1
-                return True
-            self._queued.append(item)
-            return False
+        if take:
+            try:
+                self._start(take)
+            except BaseException:  # nothing of this offer started: the caller fails them all
+                with self._lock:
+                    self._running -= len(take)
+                    offered = {id(item) for item in items}
+                    self._waiting = deque(item for item in self._waiting if id(item) not in offered)
+                raise
 
-    def release(self) -> None:
-        """A handler ended: its permit passes to the longest-queued async attempt, else frees
-        (waking a sync slot thread that waits)."""
-        with self._cond:
-            if not self._queued:
-                self._running -= 1
-                self._cond.notify()
-                return
-            item = self._queued.popleft()
-        start = self.start_async
-        if start is None:
-            raise RuntimeError("an async attempt is queued for a permit but no runner starts it")
-        start(item)
+    def release(self, ended: int = 1) -> None:
+        """``ended`` handlers ended: their permits pass to the longest-waiting attempts (started
+        here), the others are freed."""
+        with self._lock:
+            waiting = self._waiting
+            take = [waiting.popleft() for _ in range(min(ended, len(waiting)))]
+            self._running -= ended - len(take)
+        if take:
+            self._start(take)
