@@ -223,8 +223,8 @@ class Held:
         self.done = Done()
         self.halt = threading.Event()
         self.permits = RunPermits(limit, self._hand_over)
-        self.slots = Slots(limit, registry, self._slot_done, LOG)
-        self.runner = AsyncRunner(registry, AttemptTable(), self._loop_done, self.halt, LOG)
+        self.slots = Slots(limit, registry, self.permits.releasing_one(self.done.one), LOG)
+        self.runner = AsyncRunner(registry, AttemptTable(), self.permits.releasing_many(self.done.many), self.halt, LOG)
         self.runner.open()
         self.threads = [threading.Thread(target=self.runner.run), threading.Thread(target=self.runner.watch)]
         for thread in self.threads:
@@ -236,14 +236,6 @@ class Held:
             self.runner.submit_many([item for item in items if item.is_async])
         if sync:
             self.slots.submit_many(sync)
-
-    def _slot_done(self, item: RunningAttempt) -> None:
-        self.permits.release()
-        self.done.one(item)
-
-    def _loop_done(self, items: list[RunningAttempt]) -> None:
-        self.permits.release(len(items))
-        self.done.many(items)
 
     def close(self) -> None:
         self.slots.stop()

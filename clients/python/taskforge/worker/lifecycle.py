@@ -156,7 +156,7 @@ class Worker:
         self.slots = Slots(
             0 if self.inline else cfg.concurrency,
             self.registry,
-            self.dispatcher.finished if self.permits is None else self._slot_done,
+            self.dispatcher.finished if self.permits is None else self.permits.releasing_one(self.dispatcher.finished),
             self.log,
             self.tracing,
         )
@@ -165,7 +165,9 @@ class Worker:
         self.aio = AsyncRunner(
             self.registry,
             self.attempts,
-            self.dispatcher.finished_many if self.permits is None else self._loop_done,
+            self.dispatcher.finished_many
+            if self.permits is None
+            else self.permits.releasing_many(self.dispatcher.finished_many),
             self._halt,
             self.log,
             on_close=self.transactions.aclose,
@@ -342,19 +344,6 @@ class Worker:
         sync = self._to_loop(items)
         if sync:
             self.slots.submit_many(sync)
-
-    def _slot_done(self, item: RunningAttempt) -> None:
-        """A sync handler ended (--prefetch): its permit starts the next waiting attempt, then
-        the dispatcher finalizes it."""
-        if self.permits is not None:
-            self.permits.release()
-        self.dispatcher.finished(item)
-
-    def _loop_done(self, items: list[RunningAttempt]) -> None:
-        """Async handlers ended (--prefetch): as :meth:`_slot_done`, for a loop iteration's worth."""
-        if self.permits is not None:
-            self.permits.release(len(items))
-        self.dispatcher.finished_many(items)
 
     def _fatal(self, reason: str) -> None:
         self._exit_code = EXIT_ERROR

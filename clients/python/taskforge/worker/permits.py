@@ -66,6 +66,24 @@ class RunPermits:
                     self._waiting = deque(item for item in self._waiting if id(item) not in offered)
                 raise
 
+    def releasing_one(self, on_done: Callable[[RunningAttempt], None]) -> Callable[[RunningAttempt], None]:
+        """``on_done`` of the sync slots, after releasing the ended handler's permit."""
+
+        def done(item: RunningAttempt) -> None:
+            self.release()
+            on_done(item)
+
+        return done
+
+    def releasing_many(self, on_done: Callable[[list[RunningAttempt]], None]) -> Callable[[list[RunningAttempt]], None]:
+        """``on_done`` of the event loop (a loop iteration's ended handlers), after releasing their permits."""
+
+        def done(items: list[RunningAttempt]) -> None:
+            self.release(len(items))
+            on_done(items)
+
+        return done
+
     def release(self, ended: int = 1) -> None:
         """``ended`` handlers ended: their permits pass to the longest-waiting attempts (started
         here), the others are freed."""
