@@ -32,6 +32,18 @@ from itest_support import (
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.fixture(autouse=True)
+def no_invariant_violations(conn, queue):
+    """After each test: no task of its queue breaks a state-machine rule (tf_invariant_violations)."""
+    yield
+    rows = conn.execute(
+        "SELECT v.rule, v.task_id, v.detail FROM taskforge.tf_invariant_violations v"
+        " JOIN taskforge.tasks t USING (task_id) WHERE t.queue = %s",
+        (queue,),
+    ).fetchall()
+    assert rows == []
+
+
 def prefetch_worker(spawn, conn, queue, probe, prefetch="1", *options, name="w"):
     """A worker of ``queue`` with the probe's handlers, one slot and ``--prefetch``, registered;
     ``options``: more of its command line (e.g. a short lease)."""
