@@ -69,10 +69,13 @@ def test_bench_peer_quick_passes_its_trust_checks(peer: str, peer_run: dict[str,
         assert all(c["ok"] for c in t["checks"]), t["checks"]
         assert t["throughput"] and t["span_seconds"] > 0
         assert t["peak_rss_kib"] and all(t["peak_rss_kib"].values())
+        cpu = t["metrics"]["cpu_per_task"]
+        assert cpu["worker_us"] > 0 and cpu["backend_us"] > 0, cpu
     # ours / peer in both modes, from E1 of the same run
     summary = next(p for p in peer_run["summary"]["peers"] if p["name"] == peer)
     assert all(r["ours_over_peer"] for r in summary["single"]) and summary["batched"]["ours_over_peer"]
     assert f"**{peer}**" in peer_run["report"]
+    assert f"| {peer} | 1 |" in peer_run["report"].split("## CPU per task")[1]
 
 
 def test_bench_peer_quick_runs_e1_and_reports_the_targets(peer_run: dict[str, Any]) -> None:

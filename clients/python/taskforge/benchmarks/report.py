@@ -24,6 +24,7 @@ from typing import Any
 from .results import CeilingPoint, TrialResult
 from .sections import (
     ceiling_section,
+    cpu_section,
     flow_section,
     memory_section,
     number as _n,
@@ -274,6 +275,7 @@ def render_markdown(
     out += peers_section(summary, batch)
     out += memory_section(summary)
     out += writes_section(summary)
+    out += cpu_section(summary, cpus)
     out += ["## Trust checks", ""]
     failed = [t for t in trials if not t.ok] + [p for p in points if not p.ok]
     if not failed:

@@ -14,6 +14,7 @@ from .stats import ratio
 
 __all__ = [
     "ceiling_section",
+    "cpu_section",
     "flow_section",
     "memory_section",
     "number",
@@ -404,6 +405,63 @@ def writes_section(summary: dict[str, Any]) -> list[str]:
         "(WAL is the whole cluster's: the machine ran nothing else). TaskForge keeps every attempt: "
         "a task row updated at the claim and at the finish, an attempt row inserted and updated; "
         "a peer that deletes its finished jobs keeps none.",
+        "",
+    ]
+
+
+def cpu_section(summary: dict[str, Any], cpus: int) -> list[str]:
+    """CPU per task (:mod:`.cpu`) of TaskForge's E1 and of each peer, at every process count and
+    batched: the worker processes, the database backends, and the most ``cpus`` cores could
+    drain at that cost."""
+    rows: list[list[str]] = []
+
+    def add(name: str, row: dict[str, Any] | None) -> None:
+        total = row.get("cpu_total_us") if row else None
+        if row and total:
+            rows.append(
+                [
+                    name,
+                    str(row["workers"]),
+                    number(row.get("median"), 0),
+                    number(row.get("cpu_worker_us"), 0),
+                    number(row.get("cpu_backend_us"), 0),
+                    number(total, 0),
+                    number(cpus * 1e6 / total, 0),
+                ]
+            )
+
+    for r in summary["e1"]:
+        add("TaskForge E1", r)
+    add("TaskForge E1 batched", summary["e1_batched"][0] if summary["e1_batched"] else None)
+    for peer in summary.get("peers") or []:
+        for r in peer["single"]:
+            add(peer["name"], r)
+        add(f"{peer['name']} batched", peer.get("batched"))
+    if not rows:
+        return []
+    return [
+        "## CPU per task",
+        "",
+        *table(
+            [
+                "system",
+                "processes",
+                "tasks/s",
+                "workers (µs)",
+                "backends (µs)",
+                "total (µs)",
+                f"{cpus} cores at that cost (tasks/s)",
+            ],
+            rows,
+        ),
+        "",
+        "User + system CPU time per measured task, medians of trials, from /proc/<pid>/stat between "
+        "the submit of the measured tasks and the end of their drain: every process of each worker's "
+        "process group, and the trial database's backends (the harness's own session left out). "
+        f"The workers and PostgreSQL share this machine's {cpus} cores: where the last column is close "
+        "to the measured rate the CPU was the limit, and a system that spends less per task drains "
+        "more. The CPU time a task costs moves with the machine's load too, though less than the "
+        "rate does.",
         "",
     ]
 

@@ -50,6 +50,13 @@ def _writes(group: Sequence[TrialResult]) -> dict[str, float | None]:
     }
 
 
+def _cpu(group: Sequence[TrialResult]) -> dict[str, float | None]:
+    """Median CPU microseconds per measured task over ``group`` (:mod:`.cpu`): the worker
+    processes, their database backends and the sum."""
+    keys = ("worker_us", "backend_us", "total_us")
+    return {f"cpu_{k}": stats.median((t.metrics.get("cpu_per_task") or {}).get(k) for t in group if t.ok) for k in keys}
+
+
 def _scaling(
     trials: Sequence[TrialResult],
     workload: str,
@@ -77,6 +84,7 @@ def _scaling(
             "original": (original or {}).get(workers),
             **_rss(group, process_prefix),
             **_writes(group),
+            **_cpu(group),
         }
         if ideal_task_seconds:
             row["ideal"] = ideal = workers / ideal_task_seconds

@@ -34,7 +34,7 @@ from psycopg.types.json import Jsonb
 from .. import sql
 from ..processes import ManagedProcess, ProcessHarness
 from ..progress import Progress
-from . import flow, memory, statements, stats, trust, writes
+from . import cpu, flow, memory, statements, stats, trust, writes
 from .flow import FlowShape
 from .results import CheckResult, TrialResult
 
@@ -314,6 +314,7 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
     harness = ProcessHarness(dsn, log_dir / result.label, env=through)
     killer: _Killer | None = None
     before: writes.WriteSnapshot | None = None
+    cpu_before = cpu_after = None
     progress.start(f"{result.label} ({spec.task_type} x{spec.tasks})", spec.tasks)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
@@ -336,9 +337,11 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
                 warm = submit_batch(dsn, "noop", {}, spec.warmup)
                 wait_terminal(conn, harness, warm, spec.timeout_seconds)
             before = writes.snapshot(conn)
+            cpu_before = cpu.snapshot(conn, harness)
             task_ids = submit_measured(dsn, spec)
             killer = _Killer(spec, conn, harness, task_ids)
             wait_terminal(conn, harness, task_ids, spec.timeout_seconds, progress, killer)
+            cpu_after = cpu.snapshot(conn, harness)
         except TrialFailed as exc:
             result.error = str(exc)
         finally:
@@ -347,6 +350,8 @@ def run_trial(dsn: str, spec: WorkloadSpec, block: int, log_dir: Path, progress:
         if killer is not None:
             if before is not None:
                 result.metrics["writes_per_task"] = writes.per_task(conn, before, writes.snapshot(conn), spec.tasks)
+            if not spec.kills:  # a killed worker's CPU is lost with it: no figure
+                result.metrics["cpu_per_task"] = cpu.per_task(cpu_before, cpu_after, spec.tasks)
             tasks, attempts = read_history(conn, killer.task_ids)
             result.checks = trust.check_history(killer.task_ids, tasks, attempts, spec.expectation)
             if spec.flow is not None:

@@ -25,7 +25,7 @@ import psycopg
 
 from ...processes import ProcessHarness
 from ...progress import Progress
-from .. import memory, stats, writes
+from .. import cpu, memory, stats, writes
 from ..results import CheckResult, TrialResult
 from .base import Batch, Drain, Installed, Mode, Peer, PeerError
 
@@ -129,8 +129,10 @@ def run_peer_trial(
                 if warmup:
                     wait_drained(peer, conn, harness, peer.enqueue(installed, dsn, warmup), timeout_seconds)
                 before = writes.snapshot(conn)
+                cpu_before = cpu.snapshot(conn, harness)
                 batch = peer.enqueue(installed, dsn, jobs)
                 drain = wait_drained(peer, conn, harness, batch, timeout_seconds, progress)
+                result.metrics["cpu_per_task"] = cpu.per_task(cpu_before, cpu.snapshot(conn, harness), jobs)
             finally:
                 result.peak_rss_kib = memory.peak_rss_kib(harness)
                 result.exit_codes = harness.stop_all()
