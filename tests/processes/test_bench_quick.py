@@ -73,9 +73,10 @@ def test_bench_quick_run_passes_its_trust_checks(tmp_path, admin_dsn):
     e1 = [json.loads(p.read_text())["trial"] for p in (out / "e1" / "trials").glob("*.json")]
     assert all(t["peak_rss_kib"] and all(t["peak_rss_kib"].values()) for t in e1)
     assert "## Memory: peak RSS per worker process" in (out / "e1" / "report.md").read_text()
-    # ... and the CPU its measured tasks cost, in the workers and in their backends
-    assert all(t["metrics"]["cpu_per_task"]["worker_us"] > 0 for t in e1)
-    assert all(t["metrics"]["cpu_per_task"]["backend_us"] > 0 for t in e1)
+    # ... and the CPU its measured tasks cost, in the workers and in their backends (a quick
+    # trial's tasks may cost the worker less than one 10 ms clock tick: the sum is what must show)
+    cpu = [t["metrics"]["cpu_per_task"] for t in e1]
+    assert all(c["worker_us"] >= 0 and c["backend_us"] >= 0 and c["total_us"] > 0 for c in cpu), cpu
     assert "## CPU per task" in (out / "e1" / "report.md").read_text()
     # async: both sizes ran on one worker process, with its peak RSS recorded (never a speed).
     summary = json.loads((out / "async" / "summary.json").read_text())
