@@ -237,3 +237,58 @@ def test_demo_once_with_the_embedded_postgres(outside_pytest_tmp, tmp_path):
             except OSError:
                 continue
             assert not ("postgres" in cmdline and pgdata in cmdline), cmdline
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (a reparented child may wait to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_sigkilled_demo_takes_its_workers_scheduler_and_console_with_it(fresh_database, tmp_path):
+    dsn = fresh_database("taskforge_demo_killed")
+    proc = subprocess.Popen(
+        demo_command("--dsn", dsn, "--data-dir", str(tmp_path)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=clean_env(),
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def reader():
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl-C to stop."):
+                ready.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    try:
+        assert ready.wait(300), "".join(lines)
+        out = "".join(lines)
+        children = {int(p) for p in re.findall(r"\bpid (\d+)", out)}
+        console = re.search(r"^console: (http://127\.0\.0\.1:\d+/) ", out, re.M).group(1)
+        # the scheduler, the three workers the demo did not SIGKILL and the one started in its place
+        live = {pid for pid in children if _running(pid)}
+        assert len(live) >= 5, out
+        proc.kill()  # no handler runs: only the kernel can tell the children
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 90
+        while {pid for pid in live if _running(pid)} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not {pid for pid in live if _running(pid)}, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(console, timeout=5)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        workers = client.workers(conn, include_stopped=True)
+        # each worker stopped as SIGTERM stops it (deregistered), except the one the demo SIGKILLed
+        assert sum(w.stopped_at is None for w in workers) == 1
+        assert client.invariant_violations(conn) == []

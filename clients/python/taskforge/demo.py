@@ -250,9 +250,11 @@ class Run:
     def processes(self) -> ProcessHarness:
         """The run's process harness (taskforge.processes), created on first use. Each child
         leads a session of its own: a Ctrl-C in the terminal reaches the demo only, which then
-        stops every child with one SIGTERM (a second signal would mean "exit now")."""
+        stops every child with one SIGTERM (a second signal would mean "exit now"). A demo killed
+        outright (SIGKILL) cannot: its children then get SIGTERM from the kernel
+        (``die_with_parent``) and stop as they would have."""
         if self.harness is None:
-            self.harness = ProcessHarness(self.dsn, self.log_dir)
+            self.harness = ProcessHarness(self.dsn, self.log_dir, die_with_parent=True)
         return self.harness
 
     def start_worker(self, queues: list[str]) -> ManagedProcess:

@@ -8,7 +8,11 @@ integration tests can use it too). Each child:
 * gets ``TASKFORGE_DSN`` set to the harness's database (``DATABASE_URL`` removed so it cannot win),
   ``PYTHONUNBUFFERED=1``, and ``PYTHONPATH`` extended with the folder this package was imported
   from, so a child imports the same ``taskforge`` as its parent (checkout or installed wheel);
-* writes stdout and stderr to one log file.
+* writes stdout and stderr to one log file;
+* with ``die_with_parent`` (Linux), receives SIGTERM when the parent dies, even by SIGKILL
+  (``prctl(PR_SET_PDEATHSIG)``), so a killed demo leaves no workers behind. The signal comes
+  when the *thread* that started the child ends: start such children from a thread that lives
+  as long as they should (the demo starts every child from its main thread).
 
 Timeouts are seconds on the parent's monotonic clock.
 """
@@ -16,12 +20,13 @@ Timeouts are seconds on the parent's monotonic clock.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,18 +109,40 @@ class ManagedProcess:
         return "\n".join(self.log().splitlines()[-lines:])
 
 
+#: prctl(2) option: the signal a child receives when its parent (thread) dies.
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks the kernel for SIGTERM when this process dies (Linux only;
+    None elsewhere). libc is loaded here, in the parent: the function only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request took effect: never start
+            os._exit(1)
+
+    return preexec
+
+
 @dataclass
 class ProcessHarness:
     """Starts children against one database and stops them all (also as a context manager).
 
     ``dsn`` goes to the children as ``TASKFORGE_DSN``; ``log_dir`` receives one log per child
-    (``<name>.log``); ``env`` adds or overrides environment variables of every child.
+    (``<name>.log``); ``env`` adds or overrides environment variables of every child;
+    ``die_with_parent``: the children get SIGTERM when this process dies (module docstring).
     """
 
     dsn: str
     log_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path | None = None
+    die_with_parent: bool = False
     processes: list[ManagedProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -149,6 +176,7 @@ class ProcessHarness:
                 env=child_env,
                 cwd=str(self.cwd) if self.cwd else None,
                 start_new_session=True,
+                preexec_fn=_die_with_parent() if self.die_with_parent else None,
             )
         proc = ManagedProcess(kind=kind, name=name, argv=list(argv), log_path=log_path, popen=popen)
         self.processes.append(proc)
