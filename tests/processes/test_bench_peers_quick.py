@@ -82,4 +82,16 @@ def test_bench_peer_quick_runs_e1_and_reports_the_targets(peer_run: dict[str, An
     e1 = [t for t in peer_run["trials"] if t["workload"] in ("e1", "e1-batched")]
     assert e1 and all(t["ok"] for t in e1)
     assert "## Peers" in peer_run["report"] and "## Against the targets" in peer_run["report"]
+    # TaskForge's E1 ran right before each of graphile-worker's trials (the 1.25 x targets' peer)
+    if "skipped" not in peer_run["environment"]["peers"]["graphile-worker"]:
+        beside = sorted(
+            (t["workload"], t["workers"]) for t in peer_run["trials"] if "-beside-" in t["workload"] and t["ok"]
+        )
+        assert beside == [
+            ("e1-batched-beside-graphile-worker", 1),
+            ("e1-beside-graphile-worker", 1),
+            ("e1-beside-graphile-worker", 2),
+        ]
+        one = next(r for r in peer_run["summary"]["targets"] if r["target"].startswith("one process, one slot, vs g"))
+        assert one["figure"].endswith("(ours beside it)")
     assert peer_run["exit"] == 0, [t["workload"] for t in peer_run["trials"] if not t["ok"]]

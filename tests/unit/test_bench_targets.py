@@ -84,3 +84,29 @@ def test_kept_rows_and_bounds():
         "E2, 1 worker, `--prefetch 1`",
         "E2, 4 workers, `--prefetch 1`",
     ] and all(r.met is None for r in e2)
+
+
+def test_against_graphile_the_e1_trials_run_beside_its_trials_are_used_where_the_run_has_them():
+    trials = [
+        _trial("e1", 4, 1700),
+        _trial("e1-beside-graphile-worker", 4, 2400),
+        _trial("e1-beside-graphile-worker", 4, 2200),
+        _trial("e1-beside-graphile-worker", 4, 2300),
+        _trial("peer-graphile-worker", 4, 1800, "graphile-worker"),
+        _trial("e1-batched", 1, 30000),
+        _trial("peer-graphile-worker-batched", 1, 24000, "graphile-worker"),
+    ]
+    numbers = summarize(trials, [])
+    rows = _by_name(numbers["targets"])
+    four = rows["four processes, one slot each, vs graphile-worker, 4 processes"]
+    assert four["value"] == pytest.approx(2300 / 1800) and four["met"] is True
+    assert four["figure"] == "2,300 / 1,800 tasks/s (ours beside it)"
+    # no batched trial ran beside it: the E1 section's figure, and the figure says so by its unit
+    batched = rows["one process, batched, vs graphile-worker's high-throughput mode"]
+    assert batched["figure"] == "30,000 / 24,000 tasks/s" and batched["value"] == pytest.approx(1.25)
+    # no graphile-worker trial at one process: not measured, whatever E1 made
+    assert rows["one process, one slot, vs graphile-worker, 1 process"]["met"] is None
+    peer = next(p for p in numbers["peers"] if p["name"] == "graphile-worker")
+    row = peer["single"][0]
+    assert (row["ours"], row["ours_beside"]) == (1700, 2300)
+    assert row["ours_beside_over_peer"] == pytest.approx(2300 / 1800)

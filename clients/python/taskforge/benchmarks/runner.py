@@ -6,7 +6,11 @@ pickup, each flow variant's trial and each peer trial get a block of their own; 
 gets one block per trial with every client count in it; the long-transaction workload gets two
 per trial (one without and one with a snapshot held, so neither inherits the other's dead
 rows). The peers are installed once per run, then each block runs every peer at every process
-count and in its batched mode.
+count and in its batched mode; right before each trial of a peer in :data:`BESIDE`, TaskForge's
+E1 runs the same mode on a fresh database of its own (``e1-beside-<peer>``,
+``e1-batched-beside-<peer>``), so that the figures of a ratio with a target of 1.25 x are
+minutes apart, not an hour (in a full run the E1 section comes first and the peers last, and
+this shared machine's speed drifts in between).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..progress import Progress
-from . import ceiling, charts, environment, flow, longtx, peers, pooler, summary, workloads
+from . import ceiling, charts, environment, flow, longtx, peers, pooler, summary, targets, workloads
 from .database import fresh_database
 from .pgbouncer import PgBouncerUnavailable, available as pgbouncer_available
 from .report import Bundle, render_markdown
@@ -29,6 +33,9 @@ from .workloads import WorkloadSpec
 __all__ = ["FULL", "QUICK", "WORKLOADS", "BenchConfig", "BenchRun", "Sizes", "default_out_dir", "run"]
 
 WORKLOADS = ("e1", "e2", "e5", "e6", "pickup", "longtx", "async", "flow", "pooler", "ceiling", "peer")
+
+#: The peers TaskForge's E1 runs beside (module docstring): those of the 1.25 x targets.
+BESIDE = (targets.GRAPHILE,)
 
 
 @dataclass(frozen=True)
@@ -439,6 +446,8 @@ class _Run:
                 modes = [(peer.single_mode(n), self.s.e1_tasks) for n in self.s.worker_counts]
                 modes.append((peer.batched_mode(self.s.batch_size), self.s.batched_tasks))
                 for mode, jobs in modes:
+                    if name in BESIDE:
+                        self.beside(name, mode, block)
                     with fresh_database(self.cfg.admin_dsn, migrate=False) as dsn:
                         self.keep(
                             peers.run_peer_trial(
@@ -454,6 +463,18 @@ class _Run:
                                 self.s.timeout_seconds,
                             )
                         )
+
+    def beside(self, name: str, mode: peers.Mode, block: int) -> None:
+        """TaskForge's E1 in ``mode`` (one slot per process, or E1 batched), on a fresh database
+        as the peer's trial that follows gets one."""
+        if mode.kind == "batched":
+            spec = self.spec(
+                f"e1-batched-beside-{name}", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size
+            )
+        else:
+            spec = self.spec(f"e1-beside-{name}", "noop", self.s.e1_tasks, mode.processes)
+        with fresh_database(self.cfg.admin_dsn) as dsn:
+            self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress))
 
 
 def run(selection: Sequence[str], cfg: BenchConfig, progress: Progress | None = None) -> BenchRun:

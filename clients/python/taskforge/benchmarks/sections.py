@@ -292,6 +292,8 @@ def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -
             str(r["trials"]),
             number(r.get("ours")),
             times(r.get("ours_over_peer")),
+            number(r.get("ours_beside")),
+            times(r.get("ours_beside_over_peer")),
             _rss(r),
         ]
         for p in peers
@@ -306,6 +308,8 @@ def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -
             str(p["batched"]["trials"]),
             number(p["batched"].get("ours")),
             times(p["batched"].get("ours_over_peer")),
+            number(p["batched"].get("ours_beside")),
+            times(p["batched"].get("ours_beside_over_peer")),
             _rss(p["batched"]),
         ]
         for p in peers
@@ -314,10 +318,23 @@ def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -
     out = ["## Peers: the same no-op jobs through other PostgreSQL queues", ""]
     if single:
         out += [
-            "One slot per process, at E1's process counts (RSS: peak per process, median (max), MiB):",
+            "One slot per process, at E1's process counts (RSS: peak per process, median (max), MiB). "
+            "\"Beside it\": TaskForge's E1 run right before each of that peer's trials, on a fresh "
+            "database as the peer's, in the same block (for the peers of the 1.25 × targets):",
             "",
             *table(
-                ["peer", "processes", "peer jobs/s", "trials", "TaskForge E1 tasks/s", "ours ÷ peer", "RSS"], single
+                [
+                    "peer",
+                    "processes",
+                    "peer jobs/s",
+                    "trials",
+                    "TaskForge E1 tasks/s",
+                    "ours ÷ peer",
+                    "TaskForge beside it",
+                    "ours ÷ peer, beside",
+                    "RSS",
+                ],
+                single,
             ),
             "",
         ]
@@ -327,7 +344,18 @@ def peers_section(summary: dict[str, Any], e1_batched_concurrency: int | None) -
             f"(`--concurrency {e1_batched_concurrency or 'B'}`):",
             "",
             *table(
-                ["peer", "setting", "jobs", "peer jobs/s", "trials", "TaskForge batched tasks/s", "ours ÷ peer", "RSS"],
+                [
+                    "peer",
+                    "setting",
+                    "jobs",
+                    "peer jobs/s",
+                    "trials",
+                    "TaskForge batched tasks/s",
+                    "ours ÷ peer",
+                    "TaskForge beside it",
+                    "ours ÷ peer, beside",
+                    "RSS",
+                ],
                 batched,
             ),
             "",

@@ -158,7 +158,8 @@ def _peers(
     trials: Sequence[TrialResult], e1: list[dict[str, Any]], e1_batched: float | None, skipped: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Per peer that ran: its single-slot rows (by processes) and its batched row, each with
-    TaskForge's figure in the same mode and ours / peer."""
+    TaskForge's figure in the same mode and ours / peer; for a peer E1 ran beside
+    (``runner.BESIDE``) also ``ours_beside`` and ``ours_beside_over_peer``."""
     ours = {r["workers"]: r["median"] for r in e1}
     out = []
     for name, peer in PEERS.items():
@@ -167,12 +168,18 @@ def _peers(
         ran = [t for t in trials if t.options.get("peer") == name]
         if not ran and name not in skipped:
             continue
+        beside = {r["workers"]: r["median"] for r in _scaling(trials, f"e1-beside-{name}")}
+        beside_batched = [r["median"] for r in _scaling(trials, f"e1-batched-beside-{name}")]
         for row in single:
             row["ours"] = ours.get(row["workers"])
             row["ours_over_peer"] = stats.ratio(row["ours"], row["median"])
+            row["ours_beside"] = beside.get(row["workers"])
+            row["ours_beside_over_peer"] = stats.ratio(row["ours_beside"], row["median"])
         for row in batched:
             row["ours"] = e1_batched
             row["ours_over_peer"] = stats.ratio(e1_batched, row["median"])
+            row["ours_beside"] = beside_batched[0] if beside_batched else None
+            row["ours_beside_over_peer"] = stats.ratio(row["ours_beside"], row["median"])
         batched_trials = [t for t in ran if t.options.get("mode") == "batched"]
         bounds = [
             t.metrics["window_end_bound_seconds"] for t in ran if t.ok and "window_end_bound_seconds" in t.metrics
