@@ -336,3 +336,25 @@ def test_an_offer_whose_start_fails_keeps_nothing():
     with pytest.raises(RuntimeError):
         permits.offer([attempt("a.slow", 1), attempt("a.slow", 2)])
     assert (permits.running, permits.waiting) == (0, 0)
+
+
+def test_an_attempt_that_waited_for_a_permit_says_at_info_when_it_starts(caplog):
+    started: list[int] = []
+    permits = RunPermits(1, lambda items: started.extend(item.ctx.task_id for item in items), LOG)
+    first, second = attempt("a.slow", 1), attempt("a.slow", 2)
+    second.claimed_at = time.monotonic() - 0.25
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        permits.offer([first, second])
+        assert started == [1] and not caplog.records  # the first starts at once: nothing to say
+        permits.release()
+    assert started == [1, 2]
+    [record] = caplog.records
+    assert record.getMessage().startswith("starting task 2 attempt 1, claimed ahead, after 0.2")
+    assert record.getMessage().endswith(" s waiting for a slot")
+    assert record.task_id == 2
+    with caplog.at_level(logging.WARNING, logger=LOG.name):  # not at WARNING (the benchmarks' level)
+        caplog.clear()
+        permits.offer([attempt("a.slow", 3)])
+        permits.release()
+        permits.release()
+    assert not caplog.records

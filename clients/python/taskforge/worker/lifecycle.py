@@ -152,7 +152,7 @@ class Worker:
         self.tracing = AttemptTracing(tracer_provider)
         # With prefetch the process holds more attempts than slots: they start in claim order,
         # sync and async alike, as `concurrency` permits free (permits.py).
-        self.permits = RunPermits(cfg.concurrency, self._hand_over) if cfg.prefetch else None
+        self.permits = RunPermits(cfg.concurrency, self._hand_over, self.log) if cfg.prefetch else None
         self.slots = Slots(
             0 if self.inline else cfg.concurrency,
             self.registry,

@@ -9,15 +9,21 @@ in one queue, in claim order, whatever their kind. When a handler ends, :meth:`R
 passes its permit to the longest-waiting attempt and starts it from the thread that released it:
 a sync one goes to the slots (the thread that just ended a handler takes it), an async one to the
 event loop. So the claim order holds across both kinds, and neither can hold the other back.
+
+At INFO each attempt that waited says when its turn came and how long it waited (monotonic
+seconds since its claim's answer), beside the dispatcher's "claimed task ..." line.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
 from .attempts import RunningAttempt
+from .logs import attempt_fields
 
 __all__ = ["RunPermits"]
 
@@ -26,12 +32,16 @@ class RunPermits:
     """At most ``limit`` handlers running at once; the attempts beyond wait here in claim order.
 
     ``start(items)`` hands attempts that were given a permit to the slots or the event loop
-    (never blocks). Thread-safe: the dispatcher offers, the slots and the loop release.
+    (never blocks); ``logger`` gets the INFO line of each attempt that waited. Thread-safe: the
+    dispatcher offers, the slots and the loop release.
     """
 
-    def __init__(self, limit: int, start: Callable[[list[RunningAttempt]], None]) -> None:
+    def __init__(
+        self, limit: int, start: Callable[[list[RunningAttempt]], None], logger: logging.Logger | None = None
+    ) -> None:
         self.limit = limit
         self._start = start
+        self._log = logger
         self._running = 0
         self._lock = threading.Lock()
         self._waiting: deque[RunningAttempt] = deque()
@@ -92,4 +102,14 @@ class RunPermits:
             take = [waiting.popleft() for _ in range(min(ended, len(waiting)))]
             self._running -= ended - len(take)
         if take:
+            if self._log is not None and self._log.isEnabledFor(logging.INFO):
+                now = time.monotonic()
+                for item in take:
+                    self._log.info(
+                        "starting task %s attempt %s, claimed ahead, after %.3f s waiting for a slot",
+                        item.ctx.task_id,
+                        item.ctx.attempt_number,
+                        now - item.claimed_at,
+                        extra=attempt_fields(item.ctx),
+                    )
             self._start(take)
