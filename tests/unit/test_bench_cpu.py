@@ -75,3 +75,37 @@ def test_this_process_group_burns_measurable_cpu():
         pass
     after = cpu.snapshot(_Conn([]), me)
     assert cpu.per_task(before, after, 1)["worker_us"] > 50_000
+
+
+def test_the_report_table_has_e1_the_trials_beside_a_peer_and_the_peer():
+    from taskforge.benchmarks.results import TrialResult
+    from taskforge.benchmarks.sections import cpu_section
+    from taskforge.benchmarks.summary import summarize
+
+    def trial(workload: str, workers: int, rate: float, total: float, peer: str | None = None) -> TrialResult:
+        return TrialResult(
+            workload=workload,
+            block=1,
+            workers=workers,
+            concurrency=1,
+            tasks=100,
+            ok=True,
+            throughput=rate,
+            options={"peer": peer, "mode": "single"} if peer else {},
+            metrics={"cpu_per_task": {"worker_us": total / 4, "backend_us": 3 * total / 4, "total_us": total}},
+        )
+
+    summary = summarize(
+        [
+            trial("e1", 4, 1800, 900),
+            trial("e1-beside-graphile-worker", 4, 1700, 1000),
+            trial("peer-graphile-worker", 4, 1100, 1300, "graphile-worker"),
+        ],
+        [],
+    )
+    lines = cpu_section(summary, 2)
+    assert lines[0] == "## CPU per task"
+    assert "| TaskForge E1 | 4 | 1,800 | 225 | 675 | 900 | 2,222 |" in lines
+    assert "| TaskForge E1 beside graphile-worker | 4 | 1,700 | 250 | 750 | 1,000 | 2,000 |" in lines
+    assert "| graphile-worker | 4 | 1,100 | 325 | 975 | 1,300 | 1,538 |" in lines
+    assert cpu_section(summarize([], []), 2) == []  # no figure, no table

@@ -462,6 +462,9 @@ def cpu_section(summary: dict[str, Any], cpus: int) -> list[str]:
         add("TaskForge E1", r)
     add("TaskForge E1 batched", summary["e1_batched"][0] if summary["e1_batched"] else None)
     for peer in summary.get("peers") or []:
+        for r in peer.get("beside") or []:
+            add(f"TaskForge E1 beside {peer['name']}", r)
+        add(f"TaskForge E1 batched beside {peer['name']}", peer.get("beside_batched"))
         for r in peer["single"]:
             add(peer["name"], r)
         add(f"{peer['name']} batched", peer.get("batched"))

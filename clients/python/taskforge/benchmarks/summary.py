@@ -168,8 +168,9 @@ def _peers(
         ran = [t for t in trials if t.options.get("peer") == name]
         if not ran and name not in skipped:
             continue
-        beside = {r["workers"]: r["median"] for r in _scaling(trials, f"e1-beside-{name}")}
-        beside_batched = [r["median"] for r in _scaling(trials, f"e1-batched-beside-{name}")]
+        beside_single = _scaling(trials, f"e1-beside-{name}")
+        beside_batched = _scaling(trials, f"e1-batched-beside-{name}")
+        beside = {r["workers"]: r["median"] for r in beside_single}
         for row in single:
             row["ours"] = ours.get(row["workers"])
             row["ours_over_peer"] = stats.ratio(row["ours"], row["median"])
@@ -178,7 +179,7 @@ def _peers(
         for row in batched:
             row["ours"] = e1_batched
             row["ours_over_peer"] = stats.ratio(e1_batched, row["median"])
-            row["ours_beside"] = beside_batched[0] if beside_batched else None
+            row["ours_beside"] = beside_batched[0]["median"] if beside_batched else None
             row["ours_beside_over_peer"] = stats.ratio(row["ours_beside"], row["median"])
         batched_trials = [t for t in ran if t.options.get("mode") == "batched"]
         bounds = [
@@ -194,6 +195,8 @@ def _peers(
                 "runtime_versions": ran[0].options.get("runtime") if ran else None,
                 "single": single,
                 "batched": batched[0] if batched else None,
+                "beside": beside_single,
+                "beside_batched": beside_batched[0] if beside_batched else None,
                 "batched_settings": batched_trials[0].options.get("settings") if batched_trials else None,
                 "batched_source": batched_trials[0].options.get("source") if batched_trials else None,
                 "window_end_bound_ms_max": 1000.0 * max(bounds) if bounds else None,

@@ -10,15 +10,17 @@
 * ``adapt``: what psycopg spends adapting one turn's parameters (``Transformer.dump_sequence``, as
   ``cursor.execute`` does), sent as Python lists or as array literals (``worker/rows.py``), for
   1, 100 and 1000 elements. No database is used.
-* ``drain TYPE PAYLOAD TASKS CONCURRENCY [--dsn ADMIN_DSN]``: one real ``taskforge worker``
-  process drains TASKS queued tasks on a fresh database (created and dropped): tasks/s over
-  database timestamps, the worker's CPU time per task (``/proc/PID/stat`` between the submit and
-  the drain), and its peak RSS (``VmHWM``). Run it under ``flock /tmp/taskforge-heavy.lock`` on a
-  shared machine.
+* ``drain TYPE PAYLOAD TASKS CONCURRENCY [--processes N] [--dsn ADMIN_DSN]``: N real
+  ``taskforge worker`` processes (default 1) drain TASKS queued tasks on a fresh database
+  (created and dropped): tasks/s over database timestamps, the CPU time per task of the worker
+  processes and of their database backends (:mod:`taskforge.benchmarks.cpu`, between the submit
+  and the drain), and the largest worker peak RSS (``VmHWM``). Run it under ``flock
+  /tmp/taskforge-heavy.lock`` on a shared machine.
 
-It uses only parts that older checkouts have too (``Worker``, ``WorkerConfig``, the dispatcher's
-``run`` and ``db``, the process harness), so ``PYTHONPATH=<checkout>/clients/python python
-.../worker_cost.py ...`` measures that checkout. Times: wall clock (``time.perf_counter``), CPU
+``python`` and ``adapt`` use only parts that older checkouts have too (``Worker``,
+``WorkerConfig``, the dispatcher's ``run`` and ``db``), so ``PYTHONPATH=<checkout>/clients/python
+python .../worker_cost.py ...`` measures that checkout; ``drain`` needs
+:mod:`taskforge.benchmarks.cpu` (2026-12-04 on). Times: wall clock (``time.perf_counter``), CPU
 time (``time.process_time``, or the worker process's), per task in microseconds.
 """
 
@@ -28,7 +30,6 @@ import argparse
 import collections
 import json
 import logging
-import os
 import tempfile
 import threading
 import time
@@ -150,11 +151,6 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _proc_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _proc_status_mib(pid: int, key: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key):
@@ -162,35 +158,40 @@ def _proc_status_mib(pid: int, key: str) -> float:
     return 0.0
 
 
-def drain(task_type: str, payload: dict[str, Any], tasks: int, concurrency: int, admin_dsn: str) -> dict[str, Any]:
-    """One worker process drains ``tasks`` queued tasks on a fresh database (see the module docstring)."""
+def drain(
+    task_type: str, payload: dict[str, Any], tasks: int, concurrency: int, admin_dsn: str, processes: int = 1
+) -> dict[str, Any]:
+    """``processes`` worker processes drain ``tasks`` queued tasks on a fresh database (see the
+    module docstring)."""
     import psycopg
 
+    from taskforge.benchmarks import cpu
     from taskforge.benchmarks.database import fresh_database
     from taskforge.benchmarks.workloads import submit_batch
     from taskforge.processes import ProcessHarness
 
     with fresh_database(admin_dsn) as dsn, tempfile.TemporaryDirectory() as logs:
         harness = ProcessHarness(dsn, Path(logs))
-        worker = harness.worker(
-            "--import", "taskforge.synthetic", "--queue", "bench", "--concurrency", str(concurrency)
-        )
+        workers = [
+            harness.worker("--import", "taskforge.synthetic", "--queue", "bench", "--concurrency", str(concurrency))
+            for _ in range(processes)
+        ]
         try:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 alive = "SELECT count(*) FROM taskforge.tf_workers WHERE liveness = 'alive'"
-                while not conn.execute(alive).fetchone()[0]:  # type: ignore[index]
-                    if not worker.alive():
-                        raise RuntimeError(worker.tail())
+                while conn.execute(alive).fetchone()[0] < processes:  # type: ignore[index]
+                    if harness.exited_unexpectedly():
+                        raise RuntimeError(harness.exited_unexpectedly()[0].tail())
                     time.sleep(0.1)
-                cpu = _proc_cpu_seconds(worker.pid)
+                before = cpu.snapshot(conn, harness)
                 submit_batch(dsn, task_type, payload, tasks)
                 terminal = "SELECT count(*) FROM taskforge.tasks WHERE state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')"
                 while conn.execute(terminal).fetchone()[0] < tasks:  # type: ignore[index]
-                    if not worker.alive():
-                        raise RuntimeError(worker.tail())
+                    if harness.exited_unexpectedly():
+                        raise RuntimeError(harness.exited_unexpectedly()[0].tail())
                     time.sleep(0.1)
-                cpu = _proc_cpu_seconds(worker.pid) - cpu
-                peak = _proc_status_mib(worker.pid, "VmHWM:")
+                used = cpu.per_task(before, cpu.snapshot(conn, harness), tasks) or {}
+                peak = max(_proc_status_mib(w.pid, "VmHWM:") for w in workers)
                 span, attempts = conn.execute(
                     "SELECT extract(epoch FROM max(finished_at) - min(started_at))::float8, count(*) "
                     "FROM taskforge.attempts"
@@ -200,10 +201,11 @@ def drain(task_type: str, payload: dict[str, Any], tasks: int, concurrency: int,
     return {
         "tasks_per_second": tasks / span,
         "span_seconds": span,
-        "worker_cpu_us_per_task": 1e6 * cpu / tasks,
+        "worker_cpu_us_per_task": used.get("worker_us"),
+        "backend_cpu_us_per_task": used.get("backend_us"),
         "worker_peak_rss_mib": peak,
         "attempts": attempts,
-        "exit_code": codes.get(worker.name),
+        "exit_codes": sorted(set(codes.values()), key=str),
     }
 
 
@@ -220,6 +222,7 @@ def main() -> None:
     dr.add_argument("tasks", type=int)
     dr.add_argument("concurrency", type=int)
     dr.add_argument("--dsn", default="host=127.0.0.1 port=5432 user=postgres dbname=postgres")
+    dr.add_argument("--processes", type=int, default=1, help="worker processes (default 1)")
     args = parser.parse_args()
     if args.measure == "python":
         cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.case] if args.case else list(CASES)
@@ -241,11 +244,12 @@ def main() -> None:
                 f"literals {literals:7.1f} us ({literals / n:5.2f} per element)"
             )
     else:
-        r = drain(args.task_type, args.payload, args.tasks, args.concurrency, args.dsn)
+        r = drain(args.task_type, args.payload, args.tasks, args.concurrency, args.dsn, args.processes)
         print(
-            f"{args.task_type} x{args.tasks} --concurrency {args.concurrency}: {r['tasks_per_second']:,.0f} tasks/s "
-            f"over {r['span_seconds']:.2f} s; worker CPU {r['worker_cpu_us_per_task']:.0f} us/task; "
-            f"peak RSS {r['worker_peak_rss_mib']:.1f} MiB; {r['attempts']} attempts; exit {r['exit_code']}"
+            f"{args.task_type} x{args.tasks} --concurrency {args.concurrency}, {args.processes} process(es): "
+            f"{r['tasks_per_second']:,.0f} tasks/s over {r['span_seconds']:.2f} s; CPU per task: workers "
+            f"{r['worker_cpu_us_per_task']:.0f} us, backends {r['backend_cpu_us_per_task']:.0f} us; "
+            f"peak RSS {r['worker_peak_rss_mib']:.1f} MiB; {r['attempts']} attempts; exit {r['exit_codes']}"
         )
 
 
