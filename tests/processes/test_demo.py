@@ -38,6 +38,32 @@ def started_pids(stdout: str) -> list[int]:
     return [int(p) for p in re.findall(r"pid (\d+)", line)]
 
 
+def start_running_demo(
+    dsn: str, data_dir: Path, stderr
+) -> tuple[subprocess.Popen, list[str], threading.Event, threading.Thread]:
+    """`taskforge demo` without --once: the process, its stdout lines as they come (a reader
+    thread), and the event set once it says it keeps running."""
+    proc = subprocess.Popen(
+        demo_command("--dsn", dsn, "--data-dir", str(data_dir)),
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=clean_env(),
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def reader():
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl-C to stop."):
+                ready.set()
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    return proc, lines, ready, thread
+
+
 def process_exists(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
@@ -140,24 +166,7 @@ def test_demo_once_against_a_dsn(fresh_database, tmp_path):
 def test_demo_without_once_keeps_running_until_ctrl_c(fresh_database, tmp_path):
     dsn = fresh_database("taskforge_demo_run")
     with open(tmp_path / "stderr.txt", "w") as stderr_file:  # the child keeps its own copy
-        proc = subprocess.Popen(
-            demo_command("--dsn", dsn, "--data-dir", str(tmp_path)),
-            stdout=subprocess.PIPE,
-            stderr=stderr_file,
-            text=True,
-            env=clean_env(),
-        )
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if line.startswith("Press Ctrl-C to stop."):
-                ready.set()
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
+        proc, lines, ready, thread = start_running_demo(dsn, tmp_path, stderr_file)
     try:
         assert ready.wait(300), "".join(lines)
         out = "".join(lines)
@@ -250,23 +259,7 @@ def _running(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_sigkilled_demo_takes_its_workers_scheduler_and_console_with_it(fresh_database, tmp_path):
     dsn = fresh_database("taskforge_demo_killed")
-    proc = subprocess.Popen(
-        demo_command("--dsn", dsn, "--data-dir", str(tmp_path)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=clean_env(),
-    )
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if line.startswith("Press Ctrl-C to stop."):
-                ready.set()
-
-    threading.Thread(target=reader, daemon=True).start()
+    proc, lines, ready, _ = start_running_demo(dsn, tmp_path, subprocess.STDOUT)
     try:
         assert ready.wait(300), "".join(lines)
         out = "".join(lines)
