@@ -34,6 +34,7 @@ from pathlib import Path
 
 import psycopg
 
+from taskforge.benchmarks import stats
 from taskforge.benchmarks.database import admin_dsn_default, fresh_database
 from taskforge.benchmarks.workloads import BENCH_QUEUE, wait_terminal, wait_workers_live
 from taskforge.processes import ProcessHarness
@@ -77,10 +78,6 @@ def round_trip_us(conn: psycopg.Connection, idle_ms: float, n: int) -> float:
     return statistics.median(times) * 1e6
 
 
-def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
-
-
 def main(admin_dsn: str, tasks: int, idle_ms: float, new_connection: bool = False) -> None:
     with (
         fresh_database(admin_dsn) as dsn,
@@ -114,7 +111,7 @@ def main(admin_dsn: str, tasks: int, idle_ms: float, new_connection: bool = Fals
         harness.stop_all()
     print(f"{tasks} tasks, {idle_ms:g} ms apart (ms, database clock):")
     for name, values in parts.items():
-        print(f"  {name:<22} median {statistics.median(values):6.2f}   p95 {p95(values):6.2f}")
+        print(f"  {name:<22} median {statistics.median(values):6.2f}   p95 {stats.percentile(values, 95) or 0.0:6.2f}")
     print(f"SELECT 1 round trip: {back_to_back:.0f} us back to back, {after_idle:.0f} us after {idle_ms:g} ms idle")
 
 

@@ -218,6 +218,14 @@ class _Run:
             **extra,
         )
 
+    def e1_spec(self, workload: str, workers: int) -> WorkloadSpec:
+        """E1's tasks on ``workers`` one-slot processes."""
+        return self.spec(workload, "noop", self.s.e1_tasks, workers)
+
+    def e1_batched_spec(self, workload: str) -> WorkloadSpec:
+        """E1 batched: its tasks on one process with ``batch_size`` slots."""
+        return self.spec(workload, "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size)
+
     def scaling(self, workload: str, specs: Callable[[int], list[WorkloadSpec]]) -> None:
         for block in range(1, self.s.blocks + 1):
             self.progress.note(f"{workload}: block {block}/{self.s.blocks} on a fresh database")
@@ -231,9 +239,9 @@ class _Run:
         process with one slot and ``--prefetch 1`` (``e1-prefetch``)."""
 
         def specs(workers: int) -> list[WorkloadSpec]:
-            out = [self.spec("e1", "noop", self.s.e1_tasks, workers)]
+            out = [self.e1_spec("e1", workers)]
             if workers == self.s.worker_counts[-1]:  # once per block, after the plain counts
-                out.append(self.spec("e1-batched", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size))
+                out.append(self.e1_batched_spec("e1-batched"))
                 out.append(self.spec("e1-prefetch", "noop", self.s.e1_tasks, 1, prefetch=1))
             return out
 
@@ -468,11 +476,9 @@ class _Run:
         """TaskForge's E1 in ``mode`` (one slot per process, or E1 batched), on a fresh database
         as the peer's trial that follows gets one."""
         if mode.kind == "batched":
-            spec = self.spec(
-                f"e1-batched-beside-{name}", "noop", self.s.batched_tasks, 1, concurrency=self.s.batch_size
-            )
+            spec = self.e1_batched_spec(f"e1-batched-beside-{name}")
         else:
-            spec = self.spec(f"e1-beside-{name}", "noop", self.s.e1_tasks, mode.processes)
+            spec = self.e1_spec(f"e1-beside-{name}", mode.processes)
         with fresh_database(self.cfg.admin_dsn) as dsn:
             self.keep(workloads.run_trial(dsn, spec, block, self.bundle.log_dir, self.progress))
 

@@ -151,13 +151,6 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _proc_status_mib(pid: int, key: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key):
-            return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
 def drain(
     task_type: str, payload: dict[str, Any], tasks: int, concurrency: int, admin_dsn: str, processes: int = 1
 ) -> dict[str, Any]:
@@ -165,7 +158,7 @@ def drain(
     module docstring)."""
     import psycopg
 
-    from taskforge.benchmarks import cpu
+    from taskforge.benchmarks import cpu, memory
     from taskforge.benchmarks.database import fresh_database
     from taskforge.benchmarks.workloads import submit_batch
     from taskforge.processes import ProcessHarness
@@ -191,7 +184,7 @@ def drain(
                         raise RuntimeError(harness.exited_unexpectedly()[0].tail())
                     time.sleep(0.1)
                 used = cpu.per_task(before, cpu.snapshot(conn, harness), tasks) or {}
-                peak = max(_proc_status_mib(w.pid, "VmHWM:") for w in workers)
+                peak = max((memory.process_peak_rss_kib(w.pid) or 0) for w in workers) / 1024.0
                 span, attempts = conn.execute(
                     "SELECT extract(epoch FROM max(finished_at) - min(started_at))::float8, count(*) "
                     "FROM taskforge.attempts"
