@@ -121,8 +121,9 @@ BEGIN
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND NOT t.keyed ORDER BY t.scheduled_at DESC LIMIT 1),
-           (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
+           nullif(ARRAY(SELECT q.queue FROM taskforge.queues q
+                         WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
+                  '{}'),
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due

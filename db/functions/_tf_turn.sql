@@ -43,13 +43,17 @@
 -- Locks:      FOR UPDATE SKIP LOCKED on the finalize elements' tasks rows (a row another
 --             transaction holds is reported busy, never waited for; rows the caller locked
 --             already are its own), then the rows it writes.
--- Plans:      two statements, each with one cached generic plan. The first locks and judges the
+-- Plans:      two statements (a third sorts the accepted elements of a batch of more than one),
+--             each with one cached generic plan. The first locks and judges the
 --             finalize elements: each element drives its own lookup of its task (a LATERAL
---             lookup by primary key), so the plan cannot start from the table. The second writes,
---             and joins nothing: each UPDATE names its rows by id (task_id = ANY (...), through
---             the primary key) and finds each row's values by binary search in id-sorted arrays
---             (width_bucket), so its cost grows as n log n with the batch, whatever plan a
---             session cached while the tables were small. Both pinned with SET
+--             lookup by primary key), so the plan cannot start from the table; it aggregates
+--             nothing (ARRAY() in input order: an aggregate's set-up cost a one-task turn 8 %).
+--             The second writes, and joins nothing: each UPDATE names its rows by id
+--             (task_id = ANY (...), through the primary key) and finds each row's verdict once,
+--             by binary search in id-sorted arrays (width_bucket), in a sub-select that sets all
+--             its columns (SET (...) = (SELECT ...): one lookup per row, not one per column), so
+--             its cost grows as n log n with the batch, whatever plan a session cached while the
+--             tables were small. Both pinned with SET
 --             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
 --             costs past jit_above_cost).
 -- Notify:     none of its own; the row trigger tasks_notify_finished sends taskforge_finished for
@@ -104,19 +108,16 @@ BEGIN
         -- Lock what is free and judge each element: a row another transaction holds is busy,
         -- never waited for (its state as last committed); a missing one not_found
         -- (taskforge._tf_guard_batch). Each element drives its own lookup (LATERAL).
-        SELECT array_agg(j.verdict ORDER BY j.ord),
-               array_agg(j.verdict ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL),
-               coalesce(array_agg(j.task_id ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL), '{}'),
-               array_agg(j.task_id) FILTER (WHERE (j.verdict).reason IS NULL) || _tf_turn.claim_ids
-          INTO v_all, v_ok, v_ok_ids, v_touched
-          FROM (SELECT g.ord, g.task_id,
-                       ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
+        -- No aggregate: the elements come in input order (the ordinality of the unnest, kept
+        -- by the nested loop), so ARRAY() needs no sort.
+        v_all := ARRAY(
+                SELECT ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
                            taskforge._tf_task_state_after(g.outcome, g.cancel_requested_at IS NOT NULL,
                                                           g.attempt_count, g.max_attempts),
                            g.outcome,
                            CASE WHEN g.outcome = 'succeeded' THEN g.result END,
                            CASE WHEN g.reason IS NULL AND g.outcome <> 'succeeded'
-                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict AS verdict
+                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict
                   FROM (SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error, t.state,
                                t.cancel_requested_at, t.attempt_count, t.max_attempts,
                                taskforge._tf_guard_batch(t.task_id IS NOT NULL, taskforge._tf_task_state(r.task_id) IS NOT NULL,
@@ -131,7 +132,21 @@ BEGIN
                                      l.deadline_at, l.lease_expires_at, l.cancel_requested_at
                                 FROM taskforge.tasks l
                                WHERE l.task_id = r.task_id
-                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g) AS j;
+                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g
+                 ORDER BY g.ord);
+        -- The accepted elements, sorted by task id for the binary search.
+        IF v_n = 1 THEN
+            IF (v_all[1]).reason IS NULL THEN
+                v_ok := v_all;
+                v_ok_ids := ARRAY[(v_all[1]).task_id];
+            END IF;
+        ELSE
+            SELECT array_agg(ROW(v.*)::taskforge._tf_verdict ORDER BY v.task_id), coalesce(array_agg(v.task_id ORDER BY v.task_id), '{}')
+              INTO v_ok, v_ok_ids
+              FROM unnest(v_all) AS v
+             WHERE v.reason IS NULL;
+        END IF;
+        v_touched := v_ok_ids || _tf_turn.claim_ids;
     END IF;
 
     RETURN QUERY
@@ -140,36 +155,33 @@ BEGIN
         -- binary search); any other is a claimed task starting (it may also have been named,
         -- and refused, in the batch: a QUEUED task the same call claims).
         UPDATE taskforge.tasks t
-           SET state = coalesce((v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state, 'RUNNING'),
-               owner_worker_id = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                      THEN _tf_turn.worker_id END,
-               lease_expires_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                       THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
-               deadline_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                  THEN v_now + make_interval(secs => t.timeout_seconds) END,
-               attempt_count = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                    THEN t.attempt_count + 1 ELSE t.attempt_count END,
-               scheduled_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state = 'RETRYING'
-                                   THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
-                                   ELSE t.scheduled_at END,
-               result = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome = 'succeeded'
-                             THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).result ELSE t.result END,
-               last_error = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome <> 'succeeded'
-                                 THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).error ELSE t.last_error END,
-               finished_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state
-                                       IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
-               updated_at = v_now
+           SET (state, owner_worker_id, lease_expires_at, deadline_at, attempt_count, scheduled_at, result,
+                last_error, finished_at, updated_at) =
+               (SELECT coalesce((e.v).new_state, 'RUNNING'),
+                       CASE WHEN (e.v).task_id IS NULL THEN _tf_turn.worker_id END,
+                       CASE WHEN (e.v).task_id IS NULL
+                            THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
+                       CASE WHEN (e.v).task_id IS NULL THEN v_now + make_interval(secs => t.timeout_seconds) END,
+                       CASE WHEN (e.v).task_id IS NULL THEN t.attempt_count + 1 ELSE t.attempt_count END,
+                       CASE WHEN (e.v).new_state = 'RETRYING'
+                            THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
+                            ELSE t.scheduled_at END,
+                       CASE WHEN (e.v).outcome = 'succeeded' THEN (e.v).result ELSE t.result END,
+                       CASE WHEN (e.v).outcome <> 'succeeded' THEN (e.v).error ELSE t.last_error END,
+                       CASE WHEN (e.v).new_state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
+                       v_now
+                  -- The row's verdict, looked up once (OFFSET 0 keeps the lookup from being
+                  -- copied into each use); NULL for a claimed task.
+                  FROM (SELECT v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)] AS v OFFSET 0) AS e)
          WHERE t.task_id = ANY (v_touched)
         RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
                   t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds, t.traceparent
     ), ended AS (
         -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after((v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome),
-               outcome = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome,
-               finished_at = v_now,
-               result = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).result,
-               error = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).error
+           SET (state, outcome, finished_at, result, error) =
+               (SELECT taskforge._tf_attempt_state_after((e.v).outcome), (e.v).outcome, v_now, (e.v).result, (e.v).error
+                  FROM (SELECT v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)] AS v OFFSET 0) AS e)
          WHERE a.task_id = ANY (v_ok_ids) AND a.state = 'RUNNING'
            AND a.attempt_number = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).attempt_number
         RETURNING a.task_id
@@ -189,7 +201,7 @@ BEGIN
                CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
                -- An accepted element whose RUNNING attempt was not ended: a broken invariant
                -- (looked for only when the counts differ).
-               CASE WHEN f.reason IS NOT NULL OR (SELECT count(*) FROM ended) = cardinality(v_ok_ids) THEN f.reason
+               CASE WHEN f.reason IS NOT NULL OR cardinality(ARRAY(SELECT d.task_id FROM ended d)) = cardinality(v_ok_ids) THEN f.reason
                     WHEN NOT EXISTS (SELECT 1 FROM ended d WHERE d.task_id = f.task_id)
                     THEN taskforge._tf_broken_invariant(format(
                         'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',

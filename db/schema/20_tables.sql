@@ -132,22 +132,8 @@ CREATE TABLE taskforge.tasks (
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
     updated_at         timestamptz NOT NULL,
-    finished_at        timestamptz,
-
-    CONSTRAINT tasks_attempts_within_budget CHECK (attempt_count BETWEEN 0 AND max_attempts),
-    -- Owner and lease are present exactly when the task is RUNNING.
-    CONSTRAINT tasks_owner_iff_running CHECK (
-        (state = 'RUNNING' AND owner_worker_id IS NOT NULL AND lease_expires_at IS NOT NULL AND attempt_count >= 1)
-        OR (state <> 'RUNNING' AND owner_worker_id IS NULL AND lease_expires_at IS NULL)),
-    -- finished_at is set exactly for terminal states.
-    CONSTRAINT tasks_finished_iff_terminal CHECK (
-        (finished_at IS NOT NULL) = (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))),
-    -- A RETRYING task always has budget left (otherwise it is FAILED).
-    CONSTRAINT tasks_retrying_has_budget CHECK (state <> 'RETRYING' OR attempt_count < max_attempts),
-    -- A QUEUED task always has budget left (recovery fails a task whose budget is spent).
-    CONSTRAINT tasks_queued_has_budget CHECK (state <> 'QUEUED' OR attempt_count < max_attempts),
-    CONSTRAINT tasks_fingerprint_iff_key CHECK ((idempotency_key IS NULL) = (fingerprint IS NULL)),
-    CONSTRAINT tasks_cancel_reason_needs_request CHECK (cancel_reason IS NULL OR cancel_requested_at IS NOT NULL)
+    finished_at        timestamptz
+    -- The rules across columns: CHECK tasks_row_rules (52_row_rules.sql).
 );
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
@@ -224,11 +210,8 @@ CREATE TABLE taskforge.attempts (
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,
-    PRIMARY KEY (task_id, attempt_number),
-    CONSTRAINT attempts_final_iff_finished CHECK (
-        (state = 'RUNNING') = (finished_at IS NULL) AND (state = 'RUNNING') = (outcome IS NULL)),
-    CONSTRAINT attempts_finished_after_start CHECK (finished_at IS NULL OR finished_at >= started_at),
-    CONSTRAINT attempts_abandoned_after_expiry CHECK (state <> 'ABANDONED' OR finished_at >= lease_expires_at)
+    PRIMARY KEY (task_id, attempt_number)
+    -- The rules across columns: CHECK attempts_row_rules (52_row_rules.sql).
 );
 COMMENT ON TABLE taskforge.attempts IS
     'Attempt history: one durable, numbered row per execution of a task.';

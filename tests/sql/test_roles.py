@@ -103,6 +103,8 @@ CALLS = {
     "_tf_guard": "SELECT taskforge._tf_guard(NULL, NULL, NULL, NULL, NULL, NULL, 1, now())",
     "_tf_guard_batch": "SELECT taskforge._tf_guard_batch(false, false, NULL, NULL, NULL, NULL, NULL, NULL, 1, now())",
     "_tf_check_fencing": "SELECT taskforge._tf_check_fencing(1, NULL, 1)",
+    "_tf_task_row_ok": "SELECT taskforge._tf_task_row_ok('QUEUED', 0, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    "_tf_attempt_row_ok": "SELECT taskforge._tf_attempt_row_ok('RUNNING', NULL, now(), now(), NULL)",
     "_tf_check_batch": "SELECT taskforge._tf_check_batch(NULL, NULL, NULL, NULL, NULL, NULL, false)",
     "_tf_unknown_worker": "SELECT taskforge._tf_unknown_worker(NULL)",
     "_tf_name_pattern": "SELECT taskforge._tf_name_pattern('queue')",

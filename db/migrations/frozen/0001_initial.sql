@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 1ec179bfd6fb4d15). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 596073e475dc5b0b). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -292,22 +292,8 @@ CREATE TABLE taskforge.tasks (
     last_error         jsonb,
     created_at         timestamptz NOT NULL,
     updated_at         timestamptz NOT NULL,
-    finished_at        timestamptz,
-
-    CONSTRAINT tasks_attempts_within_budget CHECK (attempt_count BETWEEN 0 AND max_attempts),
-    -- Owner and lease are present exactly when the task is RUNNING.
-    CONSTRAINT tasks_owner_iff_running CHECK (
-        (state = 'RUNNING' AND owner_worker_id IS NOT NULL AND lease_expires_at IS NOT NULL AND attempt_count >= 1)
-        OR (state <> 'RUNNING' AND owner_worker_id IS NULL AND lease_expires_at IS NULL)),
-    -- finished_at is set exactly for terminal states.
-    CONSTRAINT tasks_finished_iff_terminal CHECK (
-        (finished_at IS NOT NULL) = (state IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))),
-    -- A RETRYING task always has budget left (otherwise it is FAILED).
-    CONSTRAINT tasks_retrying_has_budget CHECK (state <> 'RETRYING' OR attempt_count < max_attempts),
-    -- A QUEUED task always has budget left (recovery fails a task whose budget is spent).
-    CONSTRAINT tasks_queued_has_budget CHECK (state <> 'QUEUED' OR attempt_count < max_attempts),
-    CONSTRAINT tasks_fingerprint_iff_key CHECK ((idempotency_key IS NULL) = (fingerprint IS NULL)),
-    CONSTRAINT tasks_cancel_reason_needs_request CHECK (cancel_reason IS NULL OR cancel_requested_at IS NOT NULL)
+    finished_at        timestamptz
+    -- The rules across columns: CHECK tasks_row_rules (52_row_rules.sql).
 );
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
@@ -384,11 +370,8 @@ CREATE TABLE taskforge.attempts (
     finished_at        timestamptz,
     result             jsonb,
     error              jsonb,
-    PRIMARY KEY (task_id, attempt_number),
-    CONSTRAINT attempts_final_iff_finished CHECK (
-        (state = 'RUNNING') = (finished_at IS NULL) AND (state = 'RUNNING') = (outcome IS NULL)),
-    CONSTRAINT attempts_finished_after_start CHECK (finished_at IS NULL OR finished_at >= started_at),
-    CONSTRAINT attempts_abandoned_after_expiry CHECK (state <> 'ABANDONED' OR finished_at >= lease_expires_at)
+    PRIMARY KEY (task_id, attempt_number)
+    -- The rules across columns: CHECK attempts_row_rules (52_row_rules.sql).
 );
 COMMENT ON TABLE taskforge.attempts IS
     'Attempt history: one durable, numbered row per execution of a task.';
@@ -535,6 +518,61 @@ ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autova
 ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.rate_limits SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.concurrency_keys SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+
+-- >>> db/functions/_tf_attempt_row_ok.sql
+-- taskforge._tf_attempt_row_ok(state text, outcome text, started_at timestamptz,
+--     lease_expires_at timestamptz, finished_at timestamptz)
+--   -> boolean                                                               (private helper)
+--
+-- Purpose:    the rules across the columns of one taskforge.attempts row, the body of its CHECK
+--             constraint attempts_row_rules (db/schema/52_row_rules.sql). Each rule keeps its
+--             own name, which a violation reports as the constraint:
+--               attempts_final_iff_finished      finished_at and outcome set exactly when the
+--                                                state is not RUNNING;
+--               attempts_finished_after_start    finished_at >= started_at;
+--               attempts_abandoned_after_expiry  an ABANDONED attempt finished at or after its
+--                                                lease expired.
+--             As in any CHECK, a rule that evaluates to NULL holds. Why a function, and why no
+--             SET clause (every operator and type named in pg_catalog): as
+--             taskforge._tf_task_row_ok.
+-- Returns:    true when every rule holds.
+-- Errors:     23514 check_violation naming the broken rule as the constraint (the first in the
+--             order above), table taskforge.attempts.
+-- Clock:      none.  Locks: none.
+-- By hand:    harmless; IMMUTABLE (its result depends on its arguments only).
+CREATE OR REPLACE FUNCTION taskforge._tf_attempt_row_ok(
+    state text, outcome text, started_at timestamptz, lease_expires_at timestamptz,
+    finished_at timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql
+IMMUTABLE
+PARALLEL SAFE
+AS $fn$
+DECLARE
+    v_rule pg_catalog.text;
+BEGIN
+    v_rule := CASE
+        WHEN ((state OPERATOR(pg_catalog.=) 'RUNNING') OPERATOR(pg_catalog.=) (finished_at IS NULL)
+              AND (state OPERATOR(pg_catalog.=) 'RUNNING') OPERATOR(pg_catalog.=) (outcome IS NULL)) IS FALSE
+            THEN 'attempts_final_iff_finished'
+        WHEN (finished_at IS NULL OR finished_at OPERATOR(pg_catalog.>=) started_at) IS FALSE
+            THEN 'attempts_finished_after_start'
+        WHEN (state OPERATOR(pg_catalog.<>) 'ABANDONED' OR finished_at OPERATOR(pg_catalog.>=) lease_expires_at) IS FALSE
+            THEN 'attempts_abandoned_after_expiry'
+    END;
+    IF v_rule IS NULL THEN
+        RETURN true;
+    END IF;
+    RAISE EXCEPTION 'new row for relation "attempts" violates check constraint "%"', v_rule
+        USING ERRCODE = 'check_violation', CONSTRAINT = v_rule, SCHEMA = 'taskforge', TABLE = 'attempts';
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_attempt_row_ok(text, text, timestamptz, timestamptz, timestamptz) IS
+    'Private: the body of CHECK attempts_row_rules: true when every rule across the columns of an attempts row holds, else 23514 naming the broken rule.';
+REVOKE ALL ON FUNCTION taskforge._tf_attempt_row_ok(
+    text, text, timestamptz, timestamptz, timestamptz
+) FROM PUBLIC;
 
 -- >>> db/functions/_tf_attempt_state_after.sql
 -- taskforge._tf_attempt_state_after(outcome text) -> text                  (private helper)
@@ -1712,8 +1750,9 @@ BEGIN
     SELECT true, w.queues, w.task_types,
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND NOT t.keyed ORDER BY t.scheduled_at DESC LIMIT 1),
-           (SELECT array_agg(q.queue) FROM taskforge.queues q
-             WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
+           nullif(ARRAY(SELECT q.queue FROM taskforge.queues q
+                         WHERE q.paused_at IS NOT NULL OR q.max_running IS NOT NULL OR q.aging_per_second IS NOT NULL),
+                  '{}'),
            (SELECT t.scheduled_at FROM taskforge.tasks t
              WHERE t.state = 'QUEUED' AND t.keyed ORDER BY t.scheduled_at LIMIT 1)
       INTO v_registered, v_registered_queues, v_registered_types, v_latest, v_restricted, v_keyed_due
@@ -3669,6 +3708,89 @@ REVOKE ALL ON FUNCTION taskforge._tf_submit_one(
     double precision, boolean, text, bigint[], text, text, text
 ) FROM PUBLIC;
 
+-- >>> db/functions/_tf_task_row_ok.sql
+-- taskforge._tf_task_row_ok(state text, attempt_count int, max_attempts int,
+--     owner_worker_id uuid, lease_expires_at timestamptz, finished_at timestamptz,
+--     idempotency_key text, fingerprint bytea, cancel_reason text,
+--     cancel_requested_at timestamptz)
+--   -> boolean                                                               (private helper)
+--
+-- Purpose:    the rules across the columns of one taskforge.tasks row, the body of its CHECK
+--             constraint tasks_row_rules (db/schema/52_row_rules.sql). Each rule keeps its own
+--             name, which a violation reports as the constraint:
+--               tasks_attempts_within_budget       0 <= attempt_count <= max_attempts;
+--               tasks_owner_iff_running            owner and lease present exactly while
+--                                                  RUNNING (and then attempt_count >= 1);
+--               tasks_finished_iff_terminal        finished_at set exactly in SUCCEEDED,
+--                                                  FAILED, CANCELLED;
+--               tasks_retrying_has_budget          RETRYING leaves attempt_count < max_attempts;
+--               tasks_queued_has_budget            QUEUED leaves attempt_count < max_attempts;
+--               tasks_fingerprint_iff_key          a fingerprint exactly with a key;
+--               tasks_cancel_reason_needs_request  a cancel reason only with a cancel request.
+--             As in any CHECK, a rule that evaluates to NULL holds.
+-- Why a function: PostgreSQL 15 prepares the CHECK constraints of a table again for every
+--             INSERT or UPDATE statement, parsing each one's stored expression text, whatever
+--             columns the statement writes; a worker turn writes three times. Written out, the
+--             seven rules of tasks and three of attempts were 10.7 KB of expression text, a
+--             sixth of a one-task turn's CPU (docs/benchmarks.md, "The hot path in SQL"). A call
+--             of this function is a short expression; PL/pgSQL keeps its compiled body for the
+--             session, and the function is not inlined (a SQL function would be, its text
+--             parsed again at each preparation).
+-- search_path: no SET clause (it would cost a configuration save and restore on every row
+--             written: +9 % CPU per task of a batch); instead the body names nothing through the
+--             search_path: every operator is written OPERATOR(pg_catalog.x) and every type
+--             pg_catalog.x, so a caller's search_path cannot change what it means
+--             (db/tests/catalog/test_function_security.sql tries a hostile one).
+-- Returns:    true when every rule holds.
+-- Errors:     23514 check_violation naming the broken rule as the constraint (the first in the
+--             order above), table taskforge.tasks.
+-- Clock:      none.  Locks: none.
+-- By hand:    harmless; IMMUTABLE (its result depends on its arguments only).
+CREATE OR REPLACE FUNCTION taskforge._tf_task_row_ok(
+    state text, attempt_count int, max_attempts int, owner_worker_id uuid,
+    lease_expires_at timestamptz, finished_at timestamptz, idempotency_key text,
+    fingerprint bytea, cancel_reason text, cancel_requested_at timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql
+IMMUTABLE
+PARALLEL SAFE
+AS $fn$
+DECLARE
+    v_rule pg_catalog.text;
+BEGIN
+    v_rule := CASE
+        WHEN (attempt_count OPERATOR(pg_catalog.>=) 0 AND attempt_count OPERATOR(pg_catalog.<=) max_attempts) IS FALSE
+            THEN 'tasks_attempts_within_budget'
+        WHEN ((state OPERATOR(pg_catalog.=) 'RUNNING' AND owner_worker_id IS NOT NULL AND lease_expires_at IS NOT NULL
+               AND attempt_count OPERATOR(pg_catalog.>=) 1)
+              OR (state OPERATOR(pg_catalog.<>) 'RUNNING' AND owner_worker_id IS NULL AND lease_expires_at IS NULL)) IS FALSE
+            THEN 'tasks_owner_iff_running'
+        WHEN ((finished_at IS NOT NULL)
+              OPERATOR(pg_catalog.=) (state OPERATOR(pg_catalog.=) ANY ('{SUCCEEDED,FAILED,CANCELLED}'::pg_catalog.text[]))) IS FALSE
+            THEN 'tasks_finished_iff_terminal'
+        WHEN (state OPERATOR(pg_catalog.<>) 'RETRYING' OR attempt_count OPERATOR(pg_catalog.<) max_attempts) IS FALSE
+            THEN 'tasks_retrying_has_budget'
+        WHEN (state OPERATOR(pg_catalog.<>) 'QUEUED' OR attempt_count OPERATOR(pg_catalog.<) max_attempts) IS FALSE
+            THEN 'tasks_queued_has_budget'
+        WHEN ((idempotency_key IS NULL) OPERATOR(pg_catalog.=) (fingerprint IS NULL)) IS FALSE
+            THEN 'tasks_fingerprint_iff_key'
+        WHEN (cancel_reason IS NULL OR cancel_requested_at IS NOT NULL) IS FALSE
+            THEN 'tasks_cancel_reason_needs_request'
+    END;
+    IF v_rule IS NULL THEN
+        RETURN true;
+    END IF;
+    RAISE EXCEPTION 'new row for relation "tasks" violates check constraint "%"', v_rule
+        USING ERRCODE = 'check_violation', CONSTRAINT = v_rule, SCHEMA = 'taskforge', TABLE = 'tasks';
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_task_row_ok(text, int, int, uuid, timestamptz, timestamptz, text, bytea, text, timestamptz) IS
+    'Private: the body of CHECK tasks_row_rules: true when every rule across the columns of a tasks row holds, else 23514 naming the broken rule.';
+REVOKE ALL ON FUNCTION taskforge._tf_task_row_ok(
+    text, int, int, uuid, timestamptz, timestamptz, text, bytea, text, timestamptz
+) FROM PUBLIC;
+
 -- >>> db/functions/_tf_task_state.sql
 -- taskforge._tf_task_state(task_id bigint) -> text                           (private helper)
 --
@@ -3846,13 +3968,17 @@ REVOKE ALL ON FUNCTION taskforge._tf_traceparent_ok(text) FROM PUBLIC;
 -- Locks:      FOR UPDATE SKIP LOCKED on the finalize elements' tasks rows (a row another
 --             transaction holds is reported busy, never waited for; rows the caller locked
 --             already are its own), then the rows it writes.
--- Plans:      two statements, each with one cached generic plan. The first locks and judges the
+-- Plans:      two statements (a third sorts the accepted elements of a batch of more than one),
+--             each with one cached generic plan. The first locks and judges the
 --             finalize elements: each element drives its own lookup of its task (a LATERAL
---             lookup by primary key), so the plan cannot start from the table. The second writes,
---             and joins nothing: each UPDATE names its rows by id (task_id = ANY (...), through
---             the primary key) and finds each row's values by binary search in id-sorted arrays
---             (width_bucket), so its cost grows as n log n with the batch, whatever plan a
---             session cached while the tables were small. Both pinned with SET
+--             lookup by primary key), so the plan cannot start from the table; it aggregates
+--             nothing (ARRAY() in input order: an aggregate's set-up cost a one-task turn 8 %).
+--             The second writes, and joins nothing: each UPDATE names its rows by id
+--             (task_id = ANY (...), through the primary key) and finds each row's verdict once,
+--             by binary search in id-sorted arrays (width_bucket), in a sub-select that sets all
+--             its columns (SET (...) = (SELECT ...): one lookup per row, not one per column), so
+--             its cost grows as n log n with the batch, whatever plan a session cached while the
+--             tables were small. Both pinned with SET
 --             enable_seqscan/hashjoin/mergejoin = off (jit = off: those settings inflate plan
 --             costs past jit_above_cost).
 -- Notify:     none of its own; the row trigger tasks_notify_finished sends taskforge_finished for
@@ -3907,19 +4033,16 @@ BEGIN
         -- Lock what is free and judge each element: a row another transaction holds is busy,
         -- never waited for (its state as last committed); a missing one not_found
         -- (taskforge._tf_guard_batch). Each element drives its own lookup (LATERAL).
-        SELECT array_agg(j.verdict ORDER BY j.ord),
-               array_agg(j.verdict ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL),
-               coalesce(array_agg(j.task_id ORDER BY j.task_id) FILTER (WHERE (j.verdict).reason IS NULL), '{}'),
-               array_agg(j.task_id) FILTER (WHERE (j.verdict).reason IS NULL) || _tf_turn.claim_ids
-          INTO v_all, v_ok, v_ok_ids, v_touched
-          FROM (SELECT g.ord, g.task_id,
-                       ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
+        -- No aggregate: the elements come in input order (the ordinality of the unnest, kept
+        -- by the nested loop), so ARRAY() needs no sort.
+        v_all := ARRAY(
+                SELECT ROW(g.task_id, g.attempt_number, g.reason, coalesce(g.state, taskforge._tf_task_state(g.task_id)),
                            taskforge._tf_task_state_after(g.outcome, g.cancel_requested_at IS NOT NULL,
                                                           g.attempt_count, g.max_attempts),
                            g.outcome,
                            CASE WHEN g.outcome = 'succeeded' THEN g.result END,
                            CASE WHEN g.reason IS NULL AND g.outcome <> 'succeeded'
-                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict AS verdict
+                                THEN taskforge._tf_cap_error(g.error) END)::taskforge._tf_verdict
                   FROM (SELECT r.ord, r.task_id, r.attempt_number, r.outcome, r.result, r.error, t.state,
                                t.cancel_requested_at, t.attempt_count, t.max_attempts,
                                taskforge._tf_guard_batch(t.task_id IS NOT NULL, taskforge._tf_task_state(r.task_id) IS NOT NULL,
@@ -3934,7 +4057,21 @@ BEGIN
                                      l.deadline_at, l.lease_expires_at, l.cancel_requested_at
                                 FROM taskforge.tasks l
                                WHERE l.task_id = r.task_id
-                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g) AS j;
+                                 FOR UPDATE SKIP LOCKED) AS t ON true) AS g
+                 ORDER BY g.ord);
+        -- The accepted elements, sorted by task id for the binary search.
+        IF v_n = 1 THEN
+            IF (v_all[1]).reason IS NULL THEN
+                v_ok := v_all;
+                v_ok_ids := ARRAY[(v_all[1]).task_id];
+            END IF;
+        ELSE
+            SELECT array_agg(ROW(v.*)::taskforge._tf_verdict ORDER BY v.task_id), coalesce(array_agg(v.task_id ORDER BY v.task_id), '{}')
+              INTO v_ok, v_ok_ids
+              FROM unnest(v_all) AS v
+             WHERE v.reason IS NULL;
+        END IF;
+        v_touched := v_ok_ids || _tf_turn.claim_ids;
     END IF;
 
     RETURN QUERY
@@ -3943,36 +4080,33 @@ BEGIN
         -- binary search); any other is a claimed task starting (it may also have been named,
         -- and refused, in the batch: a QUEUED task the same call claims).
         UPDATE taskforge.tasks t
-           SET state = coalesce((v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state, 'RUNNING'),
-               owner_worker_id = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                      THEN _tf_turn.worker_id END,
-               lease_expires_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                       THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
-               deadline_at = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                  THEN v_now + make_interval(secs => t.timeout_seconds) END,
-               attempt_count = CASE WHEN taskforge._tf_sorted_at(v_ok_ids, t.task_id) IS NULL
-                                    THEN t.attempt_count + 1 ELSE t.attempt_count END,
-               scheduled_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state = 'RETRYING'
-                                   THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
-                                   ELSE t.scheduled_at END,
-               result = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome = 'succeeded'
-                             THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).result ELSE t.result END,
-               last_error = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).outcome <> 'succeeded'
-                                 THEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).error ELSE t.last_error END,
-               finished_at = CASE WHEN (v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)]).new_state
-                                       IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
-               updated_at = v_now
+           SET (state, owner_worker_id, lease_expires_at, deadline_at, attempt_count, scheduled_at, result,
+                last_error, finished_at, updated_at) =
+               (SELECT coalesce((e.v).new_state, 'RUNNING'),
+                       CASE WHEN (e.v).task_id IS NULL THEN _tf_turn.worker_id END,
+                       CASE WHEN (e.v).task_id IS NULL
+                            THEN least(v_lease, v_now + make_interval(secs => t.timeout_seconds)) END,
+                       CASE WHEN (e.v).task_id IS NULL THEN v_now + make_interval(secs => t.timeout_seconds) END,
+                       CASE WHEN (e.v).task_id IS NULL THEN t.attempt_count + 1 ELSE t.attempt_count END,
+                       CASE WHEN (e.v).new_state = 'RETRYING'
+                            THEN v_now + make_interval(secs => taskforge._tf_retry_delay(t.task_type, t.attempt_count))
+                            ELSE t.scheduled_at END,
+                       CASE WHEN (e.v).outcome = 'succeeded' THEN (e.v).result ELSE t.result END,
+                       CASE WHEN (e.v).outcome <> 'succeeded' THEN (e.v).error ELSE t.last_error END,
+                       CASE WHEN (e.v).new_state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN v_now END,
+                       v_now
+                  -- The row's verdict, looked up once (OFFSET 0 keeps the lookup from being
+                  -- copied into each use); NULL for a claimed task.
+                  FROM (SELECT v_ok[taskforge._tf_sorted_at(v_ok_ids, t.task_id)] AS v OFFSET 0) AS e)
          WHERE t.task_id = ANY (v_touched)
         RETURNING t.task_id, t.state, t.attempt_count, t.task_type, t.payload, t.queue, t.priority, t.max_attempts,
                   t.created_at, t.lease_expires_at, t.deadline_at, t.timeout_seconds, t.traceparent
     ), ended AS (
         -- The RUNNING attempt of each accepted element.
         UPDATE taskforge.attempts a
-           SET state = taskforge._tf_attempt_state_after((v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome),
-               outcome = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).outcome,
-               finished_at = v_now,
-               result = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).result,
-               error = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).error
+           SET (state, outcome, finished_at, result, error) =
+               (SELECT taskforge._tf_attempt_state_after((e.v).outcome), (e.v).outcome, v_now, (e.v).result, (e.v).error
+                  FROM (SELECT v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)] AS v OFFSET 0) AS e)
          WHERE a.task_id = ANY (v_ok_ids) AND a.state = 'RUNNING'
            AND a.attempt_number = (v_ok[taskforge._tf_sorted_at(v_ok_ids, a.task_id)]).attempt_number
         RETURNING a.task_id
@@ -3992,7 +4126,7 @@ BEGIN
                CASE WHEN f.reason IS NULL THEN f.new_state ELSE f.old_state END AS task_state,
                -- An accepted element whose RUNNING attempt was not ended: a broken invariant
                -- (looked for only when the counts differ).
-               CASE WHEN f.reason IS NOT NULL OR (SELECT count(*) FROM ended) = cardinality(v_ok_ids) THEN f.reason
+               CASE WHEN f.reason IS NOT NULL OR cardinality(ARRAY(SELECT d.task_id FROM ended d)) = cardinality(v_ok_ids) THEN f.reason
                     WHEN NOT EXISTS (SELECT 1 FROM ended d WHERE d.task_id = f.task_id)
                     THEN taskforge._tf_broken_invariant(format(
                         'task %s is RUNNING under attempt %s but that attempt row is not RUNNING (see tf_invariant_violations)',
@@ -7006,6 +7140,18 @@ $names$;
 -- (type cache), so it may call its home, taskforge._tf_traceparent_ok, an inlined SQL expression;
 -- it is checked only where a statement writes the column (tf_submit's INSERT).
 ALTER DOMAIN taskforge.traceparent ADD CONSTRAINT traceparent_format CHECK (taskforge._tf_traceparent_ok(VALUE));
+
+-- >>> db/schema/52_row_rules.sql
+-- The rules across the columns of a tasks row and of an attempts row, as one CHECK constraint per
+-- table that calls the rules' home (taskforge._tf_task_row_ok, taskforge._tf_attempt_row_ok).
+-- Added here, after the functions. A violation names the broken rule (tasks_owner_iff_running,
+-- ...) as its constraint; why a function and not the expressions written out: the header of
+-- _tf_task_row_ok.
+ALTER TABLE taskforge.tasks ADD CONSTRAINT tasks_row_rules CHECK (taskforge._tf_task_row_ok(
+    state, attempt_count, max_attempts, owner_worker_id, lease_expires_at, finished_at,
+    idempotency_key, fingerprint, cancel_reason, cancel_requested_at));
+ALTER TABLE taskforge.attempts ADD CONSTRAINT attempts_row_rules CHECK (taskforge._tf_attempt_row_ok(
+    state, outcome, started_at, lease_expires_at, finished_at));
 
 -- >>> db/schema/55_triggers.sql
 -- Row triggers, after the functions they call. Three: the finished notification of tasks

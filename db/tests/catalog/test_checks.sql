@@ -1,6 +1,6 @@
 -- Catalog contract: the key CHECK constraints exist, are validated, and refuse rows that break the state machine.
 BEGIN;
-SELECT plan(42);
+SELECT plan(50);
 SELECT has_check('taskforge', 'tasks', 'taskforge.tasks has CHECK constraints');
 SELECT has_check('taskforge', 'attempts', 'taskforge.attempts has CHECK constraints');
 SELECT has_check('taskforge', 'workers', 'taskforge.workers has CHECK constraints');
@@ -42,9 +42,7 @@ SELECT col_has_check('taskforge', 'task_types', 'backoff_jitter', 'task_types.ba
 CREATE TEMP TABLE cons AS
 SELECT conname, convalidated FROM pg_catalog.pg_constraint WHERE connamespace = 'taskforge'::regnamespace AND contype = 'c';
 SELECT set_has('SELECT conname::text FROM cons',
-               $$SELECT unnest(ARRAY['tasks_owner_iff_running', 'tasks_finished_iff_terminal', 'tasks_attempts_within_budget', 'tasks_retrying_has_budget',
-                     'tasks_queued_has_budget', 'tasks_fingerprint_iff_key', 'tasks_cancel_reason_needs_request',
-                     'attempts_final_iff_finished', 'attempts_finished_after_start', 'attempts_abandoned_after_expiry',
+               $$SELECT unnest(ARRAY['tasks_row_rules', 'attempts_row_rules',
                      'workers_heartbeat_after_start', 'schedulers_heartbeat_after_start', 'schedulers_stop_after_start',
                      'task_dependencies_not_self', 'rate_limits_tokens_range'])$$,
                'the multi-column state-machine constraints exist');
@@ -56,24 +54,24 @@ CREATE TEMP TABLE sub AS SELECT task_id FROM taskforge.tf_submit('noop', queue =
 CREATE TEMP TABLE c AS SELECT * FROM taskforge.tf_claim((SELECT id FROM w), ARRAY['catalog_checks']);
 DO $$ BEGIN PERFORM set_config('tftest.task_id', (SELECT task_id FROM sub)::text, true); END $$;
 SELECT throws_ok($$UPDATE taskforge.tasks SET owner_worker_id = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'a RUNNING task without owner is refused');
+                 '23514', 'new row for relation "tasks" violates check constraint "tasks_owner_iff_running"', 'a RUNNING task without owner is refused');
 SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'QUEUED', owner_worker_id = NULL, lease_expires_at = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'a QUEUED task without attempts left is refused');
+                 '23514', 'new row for relation "tasks" violates check constraint "tasks_queued_has_budget"', 'a QUEUED task without attempts left is refused');
 SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'SUCCEEDED', owner_worker_id = NULL, lease_expires_at = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'a terminal task without finished_at is refused');
+                 '23514', 'new row for relation "tasks" violates check constraint "tasks_finished_iff_terminal"', 'a terminal task without finished_at is refused');
 SELECT throws_ok($$UPDATE taskforge.tasks SET attempt_count = 2 WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'more attempts than the budget is refused');
+                 '23514', 'new row for relation "tasks" violates check constraint "tasks_attempts_within_budget"', 'more attempts than the budget is refused');
 SELECT throws_ok($$UPDATE taskforge.tasks SET state = 'PAUSED' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
                  '23514', NULL, 'an unknown task state is refused');
 SELECT throws_ok($$UPDATE taskforge.attempts SET state = 'SUCCEEDED' WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'a final attempt state without finished_at and outcome is refused');
+                 '23514', 'new row for relation "attempts" violates check constraint "attempts_final_iff_finished"', 'a final attempt state without finished_at and outcome is refused');
 SELECT throws_ok($$UPDATE taskforge.attempts SET state = 'ABANDONED', outcome = 'lease_expired', finished_at = started_at,
                                                lease_expires_at = started_at + interval '1 minute'
                    WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'an attempt abandoned before its lease expired is refused');
+                 '23514', 'new row for relation "attempts" violates check constraint "attempts_abandoned_after_expiry"', 'an attempt abandoned before its lease expired is refused');
 SELECT throws_ok($$UPDATE taskforge.attempts SET finished_at = started_at - interval '1 second', state = 'FAILED', outcome = 'failed'
                    WHERE task_id = current_setting('tftest.task_id')::bigint$$,
-                 '23514', NULL, 'an attempt finishing before it started is refused');
+                 '23514', 'new row for relation "attempts" violates check constraint "attempts_finished_after_start"', 'an attempt finishing before it started is refused');
 SELECT throws_ok($$INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, started_at, lease_expires_at)
                    SELECT task_id, 1, worker_id, 'RUNNING', started_at, lease_expires_at FROM taskforge.attempts
                     WHERE task_id = current_setting('tftest.task_id')::bigint$$,
@@ -88,6 +86,31 @@ SELECT throws_ok($$UPDATE taskforge.tasks SET rate_key = '' WHERE task_id = curr
 SELECT throws_ok($$INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
                    VALUES (current_setting('tftest.task_id')::bigint, current_setting('tftest.task_id')::bigint)$$,
                  '23514', NULL, 'a task depending on itself is refused');
+-- Each rule of the row-rule CHECKs (taskforge._tf_task_row_ok, _tf_attempt_row_ok) reports its own name as the constraint.
+CREATE FUNCTION pg_temp.violated(statement text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v_constraint text;
+BEGIN
+    EXECUTE statement;
+    RETURN NULL;
+EXCEPTION WHEN check_violation THEN
+    GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME;
+    RETURN v_constraint;
+END $$;
+SELECT is(pg_temp.violated($$UPDATE taskforge.tasks SET cancel_reason = 'why' WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          'tasks_cancel_reason_needs_request', 'a cancel reason without a cancel request is refused, the rule named');
+SELECT is(pg_temp.violated($$UPDATE taskforge.tasks SET fingerprint = '\x00' WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          'tasks_fingerprint_iff_key', 'a fingerprint without an idempotency key is refused, the rule named');
+SELECT is(pg_temp.violated($$UPDATE taskforge.tasks SET state = 'RETRYING', owner_worker_id = NULL, lease_expires_at = NULL
+                             WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          'tasks_retrying_has_budget', 'a RETRYING task without attempts left is refused, the rule named');
+SELECT is(pg_temp.violated($$UPDATE taskforge.attempts SET state = 'SUCCEEDED' WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          'attempts_final_iff_finished', 'an attempts rule is named as the constraint');
+SELECT is(pg_temp.violated($$UPDATE taskforge.tasks SET owner_worker_id = NULL, lease_expires_at = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          'tasks_owner_iff_running', 'an owner rule is named as the constraint');
+SELECT is(pg_temp.violated($$UPDATE taskforge.tasks SET cancel_reason = NULL WHERE task_id = current_setting('tftest.task_id')::bigint$$),
+          NULL, 'a row that keeps every rule passes');
+SELECT volatility_is('taskforge', '_tf_task_row_ok', 'immutable', 'the tasks row rules are IMMUTABLE (a CHECK may call only such)');
+SELECT volatility_is('taskforge', '_tf_attempt_row_ok', 'immutable', 'the attempts row rules are IMMUTABLE');
 SELECT is_empty('SELECT * FROM taskforge.tf_invariant_violations', 'no invariant violations');
 SELECT * FROM finish();
 ROLLBACK;
