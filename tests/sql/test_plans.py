@@ -460,6 +460,69 @@ def test_turn_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
     assert problems == [], "\n".join(problems)
 
 
+def test_prune_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
+    """tf_prune's deletes (taskforge._tf_prune_rows) and the foreign key's cascade to attempts keep
+    one generic plan each, cached by the scheduler's session: made while the tables were empty,
+    they must still find every row by primary key once history is large (no ANALYZE in between,
+    so nothing invalidates them)."""
+    dsn = fresh_database("taskforge_plans_prune")
+    tfdb.migrate(dsn)
+    with psycopg.connect(dsn, autocommit=True) as admin, psycopg.connect(dsn, autocommit=True) as s:
+        admin.execute("VACUUM ANALYZE taskforge.tasks, taskforge.attempts")  # empty, and known to be
+        worker = s.execute(
+            "SELECT taskforge.tf_register_worker(name => 'plan-prune', queues => ARRAY['t'])"
+        ).fetchone()[0]
+        s.execute(
+            "SELECT count(*) FROM generate_series(1, %(n)s) g"
+            " CROSS JOIN LATERAL taskforge.tf_submit('noop', jsonb_build_object('n', g), 't')",
+            {"n": CALLS * 2},
+        )
+        run_turn(s, worker, "t", run_turn(s, worker, "t", [], CALLS * 2), 0)
+        # Plans cached now, on (nearly) empty tables: one prune call per task.
+        for _ in range(CALLS):
+            assert s.execute("SELECT taskforge.tf_prune(0, 1)").fetchone()[0] == 1
+
+        # The history grows to a real size behind the scheduler's back (finished a day ago).
+        admin.execute("SET synchronous_commit = off")
+        admin.execute(HISTORY_TASKS, {"n": 50_000})
+        admin.execute(HISTORY_ATTEMPTS, {"worker": worker})
+
+        collector = PlanCollector()
+        s.add_notice_handler(collector)
+        for statement in AUTO_EXPLAIN:
+            s.execute(statement)
+        assert s.execute("SELECT taskforge.tf_prune(0, 100)").fetchone()[0] == 100
+
+    # The statements of _tf_prune_rows and the cascade (tf_prune's own choice of the batch is
+    # planned for each call: force_custom_plan).
+    mine = [
+        plan
+        for plan in collector.plans
+        if normalise(plan["Query Text"]).startswith(
+            (
+                "SELECT array_agg(t.task_id) FROM unnest(_tf_prune_rows",
+                "DELETE FROM taskforge.tasks",
+                "DELETE FROM ONLY",
+            )
+        )
+    ]
+    texts = [normalise(plan["Query Text"]) for plan in mine]
+    assert any(t.startswith("DELETE FROM ONLY") and "attempts" in t for t in texts), "the cascade was not explained"
+    assert any(t.startswith("DELETE FROM taskforge.tasks") for t in texts), "the delete was not explained"
+    assert any(t.startswith("SELECT array_agg") for t in texts), "the lookup was not explained"
+    problems = []
+    for plan in mine:
+        for node in plan_nodes(plan["Plan"]):
+            if node.get("Relation Name") not in ("tasks", "attempts"):
+                continue
+            if node["Node Type"] == "Seq Scan" or (
+                node["Node Type"] in ("Index Scan", "Index Only Scan") and "Index Cond" not in node
+            ):
+                where = node.get("Index Name", node["Node Type"])
+                problems.append(f"{where} on {node['Relation Name']}: {normalise(plan['Query Text'])[:120]}")
+    assert problems == [], "\n".join(problems)
+
+
 @pytest.mark.parametrize(
     ("name", "params"),
     [

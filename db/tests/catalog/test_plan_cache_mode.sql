@@ -1,6 +1,6 @@
--- Catalog contract: the scheduler's functions (recover, promote, prune, prune_workers, enqueue_periodic), whose LIMIT and time filters come from parameters, always plan with the actual values (plan_cache_mode = force_custom_plan); the claim's pick, the write path of finalize and claim (_tf_turn) and of renewals keep one cached generic plan per statement (force_generic_plan: statements shaped so that plan is good; test_plans.py checks it at scale). Every public function that returns exactly one row says so to the planner (ROWS 1): at the default estimate of 1,000 rows, the scheduler's pass (tf_recover, tf_promote and tf_enqueue_periodic joined in one statement) was estimated at 10^9 rows and JIT-compiled on every call, about 100 ms a pass.
+-- Catalog contract: the scheduler's functions (recover, promote, prune, prune_workers, enqueue_periodic), whose LIMIT and time filters come from parameters, always plan with the actual values (plan_cache_mode = force_custom_plan), except the prune's deletes (_tf_prune_rows: force_generic_plan, so that the foreign key's cascade, one query per deleted task, is not planned again for each); the claim's pick, the write path of finalize and claim (_tf_turn) and of renewals keep one cached generic plan per statement (force_generic_plan: statements shaped so that plan is good; test_plans.py checks it at scale). Every public function that returns exactly one row says so to the planner (ROWS 1): at the default estimate of 1,000 rows, the scheduler's pass (tf_recover, tf_promote and tf_enqueue_periodic joined in one statement) was estimated at 10^9 rows and JIT-compiled on every call, about 100 ms a pass.
 BEGIN;
-SELECT plan(11);
+SELECT plan(12);
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_claim_pick carries plan_cache_mode=force_generic_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_claim_pick(uuid, text[], double precision, int, text[], timestamptz, bigint[], int[])'::regprocedure;
 SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_turn carries plan_cache_mode=force_generic_plan')
@@ -15,6 +15,8 @@ SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_recover carr
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_recover(numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune(double precision, numeric)'::regprocedure;
+SELECT ok('plan_cache_mode=force_generic_plan' = ANY(proconfig), '_tf_prune_rows carries plan_cache_mode=force_generic_plan (the cascade to attempts is planned once, not for every deleted task)')
+  FROM pg_catalog.pg_proc WHERE oid = 'taskforge._tf_prune_rows(bigint[], timestamptz)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_prune_workers carries plan_cache_mode=force_custom_plan')
   FROM pg_catalog.pg_proc WHERE oid = 'taskforge.tf_prune_workers(double precision, numeric)'::regprocedure;
 SELECT ok('plan_cache_mode=force_custom_plan' = ANY(proconfig), 'tf_enqueue_periodic carries plan_cache_mode=force_custom_plan')
