@@ -3,17 +3,21 @@
 # whatever else the machine is doing (a shared 2-core machine swings wall-clock figures by 20 %
 # and more), so each change to the hot path can be measured against the one before it.
 #
-#   bench/turn_instructions.sh [single|batch] [TURNS]
+#   bench/turn_instructions.sh [single|batch|prune] [TURNS]
 #
 # single  each turn is one tf_finalize_and_claim that finalizes the task claimed by the previous
 #         turn and claims the next (what a one-slot worker sends);
-# batch   each turn finalizes the 64 tasks of the previous turn and claims 64.
-# TURNS   measured turns (default 300 single, 100 batch). Prints instructions per turn (and per
-#         task for batch): the count for 20 + TURNS turns minus the count for 20, divided by TURNS.
+# batch   each turn finalizes the 64 tasks of the previous turn and claims 64;
+# prune   retention instead of a worker turn: every task has run once and SUCCEEDED before the
+#         count starts, and each turn is tf_prune(0, 100), deleting 100 of them with their attempts.
+# TURNS   measured turns (default 300 single, 100 batch and prune). Prints instructions per turn
+#         (and per task for batch and prune): the count for 20 + TURNS turns minus the count for
+#         20, divided by TURNS.
 #
 # How: a private PostgreSQL cluster (initdb into $TF_CG_DIR, default /tmp/taskforge-callgrind,
 # port $TF_CG_PORT, default 5449) is migrated with this checkout's schema
-# (`python -m taskforge.cli db migrate`), filled with 3,000 (single) or 40,000 (batch) noop
+# (`python -m taskforge.cli db migrate`; or with the SQL script named by $TF_CG_SCHEMA_SQL instead,
+# e.g. a variant of the schema built by bench/partition_cost.py), filled with 3,000 (single) or 40,000 (batch) noop
 # tasks, vacuumed, then restarted under `valgrind --tool=callgrind --trace-children=yes`; one
 # psql session runs the turns through a small plpgsql driver (cg_turn, created here), and the
 # count of that backend is read from its callgrind file. The driver's own cost is the same in
@@ -24,7 +28,8 @@
 set -euo pipefail
 MODE=${1:-single}
 case $MODE in single) TURNS=${2:-300}; FILL=3000; N=1 ;; batch) TURNS=${2:-100}; FILL=40000; N=64 ;;
-    *) echo "usage: $0 [single|batch] [TURNS]" >&2; exit 2 ;; esac
+    prune) TURNS=${2:-100}; N=100; FILL=$(( (20 + TURNS) * N )) ;;
+    *) echo "usage: $0 [single|batch|prune] [TURNS]" >&2; exit 2 ;; esac
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 DIR=${TF_CG_DIR:-/tmp/taskforge-callgrind}
 PORT=${TF_CG_PORT:-5449}
@@ -50,7 +55,11 @@ run() {
     local turns_run=$1
     stop; start
     psql_ -d postgres -c 'DROP DATABASE IF EXISTS tfcg' -c 'CREATE DATABASE tfcg' >/dev/null
-    "$PY" -m taskforge.cli db migrate --dsn "$DSN" >/dev/null
+    if [[ -n ${TF_CG_SCHEMA_SQL:-} ]]; then
+        psql_ -d tfcg -v ON_ERROR_STOP=1 -f "$TF_CG_SCHEMA_SQL" >/dev/null
+    else
+        "$PY" -m taskforge.cli db migrate --dsn "$DSN" >/dev/null
+    fi
     psql_ -d tfcg >/dev/null <<SQL
 CREATE FUNCTION public.cg_turn(n int) RETURNS void LANGUAGE plpgsql AS \$\$
 DECLARE t bigint[] := coalesce(nullif(current_setting('cg.tasks', true), '')::bigint[], '{}');
@@ -67,9 +76,15 @@ END \$\$;
 SELECT taskforge.tf_register_worker(name => 'cg', queues => ARRAY['bench']);
 SELECT count(*) FROM generate_series(1, $FILL) g
  CROSS JOIN LATERAL taskforge.tf_submit(task_type => 'noop', queue => 'bench', payload => jsonb_build_object('n', g));
-VACUUM ANALYZE;
-CHECKPOINT;
 SQL
+    if [[ $MODE == prune ]]; then
+        # Run every task once (claims and finalizes of 1,000 at a time), so all are SUCCEEDED.
+        psql_ -d tfcg -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SELECT set_config('cg.worker', (SELECT worker_id::text FROM taskforge.workers LIMIT 1), false);
+SELECT public.cg_turn(1000) FROM generate_series(1, $FILL / 1000 + 2);
+SQL
+    fi
+    psql_ -d tfcg -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
     stop
     rm -f "$DIR"/cg.*
     as_owner "cd $DIR && nohup valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=$DIR/cg.%p \
@@ -77,7 +92,8 @@ SQL
     for _ in $(seq 120); do pg_isready -q -h 127.0.0.1 -p "$PORT" && break; sleep 1; done
     local pid
     pid=$({ echo "SELECT set_config('cg.worker', (SELECT worker_id::text FROM taskforge.workers LIMIT 1), false);"
-            for _ in $(seq "$turns_run"); do echo "SELECT public.cg_turn($N);"; done
+            if [[ $MODE == prune ]]; then turn="SELECT taskforge.tf_prune(0, $N);"; else turn="SELECT public.cg_turn($N);"; fi
+            for _ in $(seq "$turns_run"); do echo "$turn"; done
             echo "SELECT 'backend:' || pg_backend_pid();"; } | psql_ -d tfcg -At | sed -n 's/^backend://p')
     stop; sleep 2
     awk '/^summary:/ {print $2}' "$DIR/cg.$pid"
@@ -86,7 +102,7 @@ SQL
 base=$(run 20)
 total=$(run $((20 + TURNS)))
 per_turn=$(( (total - base) / TURNS ))
-if [[ $MODE == batch ]]; then
+if [[ $MODE != single ]]; then
     echo "$MODE: $per_turn instructions per turn of $N, $(( per_turn / N )) per task ($TURNS turns)"
 else
     echo "$MODE: $per_turn instructions per turn ($TURNS turns)"
