@@ -124,7 +124,8 @@ SCENARIOS = {
         "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => 100)",
         [
             ("SELECT coalesce(array_agg(v.task_id ORDER BY v.finished_at", {"tasks_finished_idx"}),
-            ("DELETE FROM taskforge.tasks t USING victims v", {"tasks_pkey"}),
+            ("SELECT array_agg(t.task_id) FROM unnest(_tf_prune_rows.task_ids)", {"tasks_pkey"}),
+            ("DELETE FROM taskforge.tasks t WHERE t.task_id = ANY (v_ids)", {"tasks_pkey"}),
         ],
     ),
 }

@@ -1,0 +1,103 @@
+"""Wall-clock time of one ``tf_prune`` call, for A/B comparisons of the prune's SQL on one machine.
+
+    python bench/prune_time.py ADMIN_DSN VERSION.sql [VERSION.sql ...] [--tasks 300000]
+        [--rounds 4] [--calls 8] [--max-tasks 1000]
+
+Creates a database (``tf_prune_time``, dropped at the end) migrated with this checkout's schema
+and ``--tasks`` SUCCEEDED tasks, finished eight days ago, each with its attempt. Then, for each
+round, each VERSION in turn: the SQL file is run (a ``CREATE OR REPLACE FUNCTION`` of a prune
+function, for example ``git show REV:db/functions/_tf_prune_rows.sql > old.sql``), and a fresh
+session (so plans are cached anew) times ``--calls`` calls of ``tf_prune(7 days, max_tasks)``,
+each in a transaction rolled back, so every call sees the same rows (the commit is not timed).
+Prints the median and fastest call per version (milliseconds, ``time.perf_counter``) and each
+median over the first version's. Run it under ``flock /tmp/taskforge-heavy.lock`` on a shared
+machine; docs/benchmarks.md, "Retention's cost".
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+ROOT = Path(__file__).resolve().parents[1]
+DATABASE = "tf_prune_time"
+
+FILL = """
+INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, attempt_count,
+                             scheduled_at, created_at, updated_at, finished_at)
+SELECT 'noop', '{}', 't', 0, 3, 'SUCCEEDED', 1, now() - interval '9 days', now() - interval '9 days', now(),
+       now() - interval '8 days'
+  FROM generate_series(1, %(n)s);
+"""
+FILL_ATTEMPTS = """
+INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at, lease_expires_at,
+                                finished_at)
+SELECT t.task_id, 1, %(w)s::uuid, 'SUCCEEDED', 'succeeded', t.created_at, t.created_at + interval '30 seconds',
+       t.finished_at
+  FROM taskforge.tasks t;
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("admin_dsn")
+    parser.add_argument("versions", nargs="+", type=Path)
+    parser.add_argument("--tasks", type=int, default=300_000)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--calls", type=int, default=8)
+    parser.add_argument("--max-tasks", type=int, default=1000)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "clients" / "python"))
+    from taskforge import database as tfdb
+
+    bodies = {path.name: path.read_text(encoding="utf-8") for path in args.versions}
+    dsn = make_conninfo(args.admin_dsn, dbname=DATABASE)
+    with psycopg.connect(args.admin_dsn, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        admin.execute(f"CREATE DATABASE {DATABASE}")
+    try:
+        tfdb.migrate(dsn)
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute("SET synchronous_commit = off")
+            worker = c.execute("SELECT taskforge.tf_register_worker(name => 'prune-time', queues => ARRAY['t'])")
+            worker_id = worker.fetchone()[0]
+            c.execute(FILL, {"n": args.tasks})
+            c.execute(FILL_ATTEMPTS, {"w": worker_id})
+            c.execute("VACUUM ANALYZE")
+        times: dict[str, list[float]] = {name: [] for name in bodies}
+        for _ in range(args.rounds):
+            for name, body in bodies.items():
+                with psycopg.connect(dsn, autocommit=True) as c:
+                    c.execute(body)
+                with psycopg.connect(dsn, autocommit=True) as c:
+                    for _ in range(args.calls):
+                        with c.transaction(force_rollback=True):
+                            started = time.perf_counter()
+                            row = c.execute(
+                                "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => %s)",
+                                (args.max_tasks,),
+                            ).fetchone()
+                            times[name].append((time.perf_counter() - started) * 1000)
+                        if row is None or row[0] != min(args.max_tasks, args.tasks):
+                            raise SystemExit(f"prune_time: {name} pruned {row}, expected {args.max_tasks}")
+        first = statistics.median(next(iter(times.values())))
+        for name, samples in times.items():
+            median = statistics.median(samples)
+            print(
+                f"{name}: median {median:.1f} ms, fastest {min(samples):.1f} ms over {len(samples)} calls;"
+                f" {median / first:.2f} x the first"
+            )
+    finally:
+        with psycopg.connect(args.admin_dsn, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
