@@ -15,13 +15,13 @@
 #         20, divided by TURNS.
 #
 # How: a private PostgreSQL cluster (initdb into $TF_CG_DIR, default /tmp/taskforge-callgrind,
-# port $TF_CG_PORT, default 5449) is migrated with this checkout's schema
-# (`python -m taskforge.cli db migrate`; or with the SQL script named by $TF_CG_SCHEMA_SQL instead,
-# e.g. a variant of the schema built by bench/partition_cost.py), filled with 3,000 (single) or 40,000 (batch) noop
-# tasks, vacuumed, then restarted under `valgrind --tool=callgrind --trace-children=yes`; one
-# psql session runs the turns through a small plpgsql driver (cg_turn, created here), and the
-# count of that backend is read from its callgrind file. The driver's own cost is the same in
-# every measurement; compare counts, not absolute figures.
+# port $TF_CG_PORT, default 5449) is migrated with this checkout's schema (`python -m
+# taskforge.cli db migrate`; or with the SQL script named by $TF_CG_SCHEMA_SQL instead, e.g. a
+# variant of the schema built by bench/partition_cost.py), filled with 3,000 (single), 40,000
+# (batch) or (20 + TURNS) x 100 (prune) noop tasks, vacuumed, then restarted under `valgrind
+# --tool=callgrind --trace-children=yes`; one psql session runs the turns through a small plpgsql
+# driver (cg_turn, created here), and the count of that backend is read from its callgrind file.
+# The driver's own cost is the same in every measurement; compare counts, not absolute figures.
 #
 # Needs valgrind, PostgreSQL 15's server binaries ($PGBIN, default /usr/lib/postgresql/15/bin)
 # and, when run as root, a postgres system user to own the cluster (PostgreSQL refuses root).

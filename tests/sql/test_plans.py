@@ -483,7 +483,7 @@ def test_prune_plans_cached_on_empty_tables_never_walk_a_table(fresh_database):
         for _ in range(CALLS):
             assert s.execute("SELECT taskforge.tf_prune(0, 1)").fetchone()[0] == 1
 
-        # The history grows to a real size behind the scheduler's back (finished a day ago).
+        # The history grows to a real size behind the scheduler's back (all finished, all prunable).
         admin.execute("SET synchronous_commit = off")
         admin.execute(HISTORY_TASKS, {"n": 50_000})
         admin.execute(HISTORY_ATTEMPTS, {"worker": worker})
