@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                                 (args.max_tasks,),
                             ).fetchone()
                             times[name].append((time.perf_counter() - started) * 1000)
-                        if row is None or row[0] != min(args.max_tasks, args.tasks):
-                            raise SystemExit(f"prune_time: {name} pruned {row}, expected {args.max_tasks}")
+                        expected = min(args.max_tasks, args.tasks)
+                        if row is None or row[0] != expected:
+                            raise SystemExit(f"prune_time: {name} pruned {row}, expected {expected}")
         first = statistics.median(next(iter(times.values())))
         for name, samples in times.items():
             median = statistics.median(samples)
