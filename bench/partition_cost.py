@@ -3,7 +3,7 @@ the database: CPU instructions per turn (callgrind, ``bench/turn_instructions.sh
 as it is and for variants with N partitions each (docs/scaling.md, "History: retention, then
 partitioning").
 
-    python bench/partition_cost.py [--partitions 0,1,2,4,8] [--mode single|batch]
+    python bench/partition_cost.py [--partitions 0,1,2,4,8] [--mode single|batch] [--bounds]
 
 0 is the schema as it is. For N >= 1 the variant is this checkout's ``db/`` with ``tasks`` and
 ``attempts`` declared ``PARTITION BY RANGE (task_id)`` and N partitions of each, one million
@@ -16,6 +16,13 @@ and that the variant only stubs out: the unique index of idempotency keys become
 a table of their own) and the submit's ``ON CONFLICT`` on it goes; the tables' autovacuum
 storage parameters go (a partitioned table has no storage; they would be set per partition).
 The measured turn submits nothing, so neither change is in what it counts.
+
+``--bounds`` also measures each count with the hot path bounded (``bounded_db``): every statement
+of the turn on ``tasks`` and ``attempts`` carries a range of task ids as two scalar parameters,
+which PostgreSQL 15 uses to leave partitions out before setting them up, and ``attempts`` refers
+to ``tasks`` partition to partition. For 0 it measures what the bounds alone cost the schema as
+it is. A prototype for counting only: the floor it reads is a constant, where a real design would
+have to maintain it (docs/scaling.md).
 
 Prints instructions per turn (and per task for ``batch``) and the ratio to the schema as it is.
 Needs what ``bench/turn_instructions.sh`` needs (valgrind, PostgreSQL 15's server binaries); about
@@ -94,6 +101,137 @@ def partitioned_db(source: Path, target: Path, n: int) -> None:
     submit.write_text(body, encoding="utf-8")
 
 
+FLOOR_SQL = """
+CREATE TABLE taskforge.claim_floor (task_id_floor bigint NOT NULL);
+INSERT INTO taskforge.claim_floor VALUES ({floor});
+"""
+
+
+TWIN_FK_SQL = """
+DO $twin$
+BEGIN
+    FOR k IN 0 .. {n} - 1 LOOP
+        EXECUTE format('ALTER TABLE taskforge.attempts_p%s ADD FOREIGN KEY (task_id)'
+                       ' REFERENCES taskforge.tasks_p%s (task_id) ON DELETE CASCADE', k, k);
+    END LOOP;
+END
+$twin$;
+"""
+
+
+def _replace_all(text: str, old: str, new: str, count: int, what: str) -> str:
+    """Replace a literal string that must occur exactly ``count`` times."""
+    found = text.count(old)
+    if found != count:
+        raise SystemExit(f"partition_cost: {what}: expected {count} occurrences, found {found}")
+    return text.replace(old, new)
+
+
+def bounded_db(target: Path, n: int) -> None:
+    """Patch the copy at ``target`` (n partitions, 0 for none) so the hot-path statements carry
+    a range of task ids that PostgreSQL prunes partitions with at executor start-up (scalar
+    parameters, not arrays).
+
+    The claim's statements read ``task_id BETWEEN floor AND ceiling``: the floor from a one-row
+    table (``taskforge.claim_floor``, set here to the first id of the partition the measured
+    tasks live in; in a real design maintained below every unfinished task), the ceiling from the
+    identity sequence's last value. The turn's statements read the least and greatest id of the
+    ids they name (computed from their own arrays: exact, nothing to maintain). With partitions,
+    the foreign key of ``attempts`` to ``tasks`` is declared between twin partitions instead of
+    between the partitioned tables, so an attempt's check probes one primary key. Exits naming
+    the pattern when the source no longer matches what this patches."""
+    tables = target / "schema" / "20_tables.sql"
+    floor = max(n - 2, 0) * SPAN + 1
+    sql = tables.read_text(encoding="utf-8") + FLOOR_SQL.format(floor=floor)
+    if n:
+        # attempts -> tasks between twin partitions, not between the partitioned tables: each
+        # attempt row's check then probes one partition's primary key, with no Append to start.
+        sql = _replace_all(
+            sql,
+            "task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,",
+            "task_id            bigint NOT NULL,",
+            1,
+            "attempts foreign key",
+        )
+        sql += TWIN_FK_SQL.format(n=n)
+    tables.write_text(sql, encoding="utf-8")
+
+    pick = target / "functions" / "_tf_claim_pick.sql"
+    body = pick.read_text(encoding="utf-8")
+    body = _replace_all(
+        body, "\nDECLARE\n", "\nDECLARE\n    v_floor bigint;\n    v_ceiling bigint;\n", 1, "pick DECLARE"
+    )
+    body = _replace_all(
+        body,
+        "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n",
+        "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n"
+        "    SELECT f.task_id_floor, s.last_value INTO v_floor, v_ceiling\n"
+        "      FROM taskforge.claim_floor f, taskforge.tasks_task_id_seq s;\n",
+        1,
+        "pick floor read",
+    )
+    body = _replace_all(
+        body,
+        "FROM taskforge.tasks t\n",
+        "FROM taskforge.tasks t\n             WHERE t.task_id BETWEEN v_floor AND v_ceiling AND\n",
+        8,
+        "pick statements",
+    )
+    body = re.sub(r"(BETWEEN v_floor AND v_ceiling AND\n)(\s+)WHERE ", r"\1\2", body)
+    pick.write_text(body, encoding="utf-8")
+
+    turn = target / "functions" / "_tf_turn.sql"
+    body = turn.read_text(encoding="utf-8")
+    body = _replace_all(
+        body,
+        "\nDECLARE\n",
+        "\nDECLARE\n    v_lo bigint;\n    v_hi bigint;\n    v_tlo bigint;\n    v_thi bigint;\n",
+        1,
+        "turn DECLARE",
+    )
+    body = _replace_all(
+        body,
+        "    IF v_n > 0 THEN\n",
+        "    IF v_n = 1 THEN\n        v_lo := _tf_turn.task_ids[1];\n        v_hi := v_lo;\n"
+        "    ELSIF v_n > 1 THEN\n        SELECT min(x), max(x) INTO v_lo, v_hi FROM unnest(_tf_turn.task_ids) AS x;\n"
+        "    END IF;\n    IF v_n > 0 THEN\n",
+        1,
+        "turn input bounds",
+    )
+    body = _replace_all(
+        body,
+        "WHERE l.task_id = r.task_id\n",
+        "WHERE l.task_id = r.task_id AND l.task_id BETWEEN v_lo AND v_hi\n",
+        1,
+        "lookup",
+    )
+    body = _replace_all(
+        body,
+        "    RETURN QUERY\n",
+        "    IF cardinality(v_touched) <= 2 THEN\n        v_tlo := least(v_touched[1], v_touched[2]);\n"
+        "        v_thi := greatest(v_touched[1], v_touched[2]);\n"
+        "    ELSE\n        SELECT min(x), max(x) INTO v_tlo, v_thi FROM unnest(v_touched) AS x;\n    END IF;\n"
+        "    RETURN QUERY\n",
+        1,
+        "turn written bounds",
+    )
+    body = _replace_all(
+        body,
+        "WHERE t.task_id = ANY (v_touched)\n",
+        "WHERE t.task_id = ANY (v_touched) AND t.task_id BETWEEN v_tlo AND v_thi\n",
+        1,
+        "moved",
+    )
+    body = _replace_all(
+        body,
+        "WHERE a.task_id = ANY (v_ok_ids) AND",
+        "WHERE a.task_id = ANY (v_ok_ids) AND a.task_id BETWEEN v_ok_ids[1] AND v_ok_ids[cardinality(v_ok_ids)] AND",
+        1,
+        "ended",
+    )
+    turn.write_text(body, encoding="utf-8")
+
+
 def measure(schema_sql: Path, mode: str) -> tuple[int, str]:
     """Run turn_instructions.sh on one schema script: (instructions per turn, its output line)."""
     env = dict(os.environ, TF_CG_SCHEMA_SQL=str(schema_sql))
@@ -118,6 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", default="0,1,2,4,8", help="comma-separated partition counts; 0 = as it is")
     parser.add_argument("--mode", choices=("single", "batch"), default="single")
+    parser.add_argument(
+        "--bounds",
+        action="store_true",
+        help="also measure each count with the hot path's statements bounded by a task-id range (see bounded_db)",
+    )
     args = parser.parse_args(argv)
     counts = [int(x) for x in args.partitions.split(",")]
     sys.path.insert(0, str(ROOT / "clients" / "python"))
@@ -135,7 +278,19 @@ def main(argv: list[str] | None = None) -> int:
             base = per_turn if base is None and n == 0 else base
             ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
             label = "as it is" if n == 0 else f"{n} partition{'s' if n > 1 else ''}"
-            print(f"{label:>14}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+            print(f"{label:>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+            if args.bounds:
+                bounded = Path(tmp) / f"db{n}b"
+                if n:
+                    partitioned_db(db_dir(), bounded, n)
+                else:
+                    shutil.copytree(db_dir(), bounded)
+                bounded_db(bounded, n)
+                script = Path(tmp) / f"schema{n}b.sql"
+                script.write_text(build_sql(bounded), encoding="utf-8")
+                per_turn, line = measure(script, args.mode)
+                ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
+                print(f"{label + ', bounded':>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
     return 0
 
 
