@@ -4,11 +4,13 @@
         [--rounds 4] [--calls 8] [--max-tasks 1000]
 
 Creates a database (``tf_prune_time``, dropped at the end) migrated with this checkout's schema
-and ``--tasks`` SUCCEEDED tasks, finished eight days ago, each with its attempt. Then, for each
-round, each VERSION in turn: the SQL file is run (a ``CREATE OR REPLACE FUNCTION`` of a prune
-function, for example ``git show REV:db/functions/_tf_prune_rows.sql > old.sql``), and a fresh
-session (so plans are cached anew) times ``--calls`` calls of ``tf_prune(7 days, max_tasks)``,
-each in a transaction rolled back, so every call sees the same rows (the commit is not timed).
+and filled with the console benchmark's history (``taskforge.benchmarks.console_data.fill``):
+``--tasks`` terminal tasks of the last day with their attempts (mixed states, 1 in 19 with two
+attempts), one queued task and 16 workers. Then, for each round, each VERSION in turn: the SQL
+file is run (a ``CREATE OR REPLACE FUNCTION`` of a prune function, for example ``git show
+REV:db/functions/_tf_prune_rows.sql > old.sql``), and a fresh session (so plans are cached anew)
+times ``--calls`` calls of ``tf_prune(older_than_seconds => 60, max_tasks)``, each in a
+transaction rolled back, so every call sees the same rows (the commit is not timed).
 Prints the median and fastest call per version (milliseconds, ``time.perf_counter``) and each
 median over the first version's. Run it under ``flock /tmp/taskforge-heavy.lock`` on a shared
 machine; docs/benchmarks.md, "Retention's cost".
@@ -28,20 +30,7 @@ from psycopg.conninfo import make_conninfo
 ROOT = Path(__file__).resolve().parents[1]
 DATABASE = "tf_prune_time"
 
-FILL = """
-INSERT INTO taskforge.tasks (task_type, payload, queue, priority, max_attempts, state, attempt_count,
-                             scheduled_at, created_at, updated_at, finished_at)
-SELECT 'noop', '{}', 't', 0, 3, 'SUCCEEDED', 1, now() - interval '9 days', now() - interval '9 days', now(),
-       now() - interval '8 days'
-  FROM generate_series(1, %(n)s);
-"""
-FILL_ATTEMPTS = """
-INSERT INTO taskforge.attempts (task_id, attempt_number, worker_id, state, outcome, started_at, lease_expires_at,
-                                finished_at)
-SELECT t.task_id, 1, %(w)s::uuid, 'SUCCEEDED', 'succeeded', t.created_at, t.created_at + interval '30 seconds',
-       t.finished_at
-  FROM taskforge.tasks t;
-"""
+OLDER_THAN_SECONDS = 60
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "clients" / "python"))
     from taskforge import database as tfdb
+    from taskforge.benchmarks.console_data import fill
 
     bodies = {path.name: path.read_text(encoding="utf-8") for path in args.versions}
     dsn = make_conninfo(args.admin_dsn, dbname=DATABASE)
@@ -65,11 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         tfdb.migrate(dsn)
         with psycopg.connect(dsn, autocommit=True) as c:
             c.execute("SET synchronous_commit = off")
-            worker = c.execute("SELECT taskforge.tf_register_worker(name => 'prune-time', queues => ARRAY['t'])")
-            worker_id = worker.fetchone()[0]
-            c.execute(FILL, {"n": args.tasks})
-            c.execute(FILL_ATTEMPTS, {"w": worker_id})
+            fill(c, finished=args.tasks, queued=1)
             c.execute("VACUUM ANALYZE")
+            # Tasks of the last minute are too young to prune; every call prunes the oldest.
+            prunable = c.execute(
+                "SELECT count(*) FROM taskforge.tasks WHERE finished_at < now() - make_interval(secs => %s)",
+                (OLDER_THAN_SECONDS,),
+            ).fetchone()[0]
+        expected = min(args.max_tasks, prunable)
         times: dict[str, list[float]] = {name: [] for name in bodies}
         for _ in range(args.rounds):
             for name, body in bodies.items():
@@ -80,11 +73,10 @@ def main(argv: list[str] | None = None) -> int:
                         with c.transaction(force_rollback=True):
                             started = time.perf_counter()
                             row = c.execute(
-                                "SELECT taskforge.tf_prune(older_than_seconds => 604800, max_tasks => %s)",
-                                (args.max_tasks,),
+                                "SELECT taskforge.tf_prune(older_than_seconds => %s, max_tasks => %s)",
+                                (OLDER_THAN_SECONDS, args.max_tasks),
                             ).fetchone()
                             times[name].append((time.perf_counter() - started) * 1000)
-                        expected = min(args.max_tasks, args.tasks)
                         if row is None or row[0] != expected:
                             raise SystemExit(f"prune_time: {name} pruned {row}, expected {expected}")
         first = statistics.median(next(iter(times.values())))
