@@ -3,7 +3,7 @@ the database: CPU instructions per turn (callgrind, ``bench/turn_instructions.sh
 as it is and for variants with N partitions each (docs/scaling.md, "History: retention, then
 partitioning").
 
-    python bench/partition_cost.py [--partitions 0,1,2,4,8] [--mode single|batch] [--bounds]
+    python bench/partition_cost.py [--partitions 0,1,2,4,8] [--mode single|batch] [--bounds [all|turn]]
 
 0 is the schema as it is. For N >= 1 the variant is this checkout's ``db/`` with ``tasks`` and
 ``attempts`` declared ``PARTITION BY RANGE (task_id)`` and N partitions of each, one million
@@ -22,7 +22,9 @@ of the turn on ``tasks`` and ``attempts`` carries a range of task ids as two sca
 which PostgreSQL 15 uses to leave partitions out before setting them up, and ``attempts`` refers
 to ``tasks`` partition to partition. For 0 it measures what the bounds alone cost the schema as
 it is. A prototype for counting only: the floor it reads is a constant, where a real design would
-have to maintain it (docs/scaling.md).
+have to maintain it (docs/scaling.md). ``--bounds turn`` bounds only what needs no floor (the
+finalize's statements, from the ids they name, and the twin-partition foreign key), leaving the
+claim's statements to read every partition.
 
 Prints instructions per turn (and per task for ``batch``) and the ratio to the schema as it is.
 Needs what ``bench/turn_instructions.sh`` needs (valgrind, PostgreSQL 15's server binaries); about
@@ -127,7 +129,7 @@ def _replace_all(text: str, old: str, new: str, count: int, what: str) -> str:
     return text.replace(old, new)
 
 
-def bounded_db(target: Path, n: int) -> None:
+def bounded_db(target: Path, n: int, claim: bool = True) -> None:
     """Patch the copy at ``target`` (n partitions, 0 for none) so the hot-path statements carry
     a range of task ids that PostgreSQL prunes partitions with at executor start-up (scalar
     parameters, not arrays).
@@ -138,8 +140,9 @@ def bounded_db(target: Path, n: int) -> None:
     identity sequence's last value. The turn's statements read the least and greatest id of the
     ids they name (computed from their own arrays: exact, nothing to maintain). With partitions,
     the foreign key of ``attempts`` to ``tasks`` is declared between twin partitions instead of
-    between the partitioned tables, so an attempt's check probes one primary key. Exits naming
-    the pattern when the source no longer matches what this patches."""
+    between the partitioned tables, so an attempt's check probes one primary key. ``claim=False``
+    leaves the claim's statements (and the floor) out. Exits naming the pattern when the source
+    no longer matches what this patches."""
     tables = target / "schema" / "20_tables.sql"
     floor = max(n - 2, 0) * SPAN + 1
     sql = tables.read_text(encoding="utf-8") + FLOOR_SQL.format(floor=floor)
@@ -156,29 +159,30 @@ def bounded_db(target: Path, n: int) -> None:
         sql += TWIN_FK_SQL.format(n=n)
     tables.write_text(sql, encoding="utf-8")
 
-    pick = target / "functions" / "_tf_claim_pick.sql"
-    body = pick.read_text(encoding="utf-8")
-    body = _replace_all(
-        body, "\nDECLARE\n", "\nDECLARE\n    v_floor bigint;\n    v_ceiling bigint;\n", 1, "pick DECLARE"
-    )
-    body = _replace_all(
-        body,
-        "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n",
-        "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n"
-        "    SELECT f.task_id_floor, s.last_value INTO v_floor, v_ceiling\n"
-        "      FROM taskforge.claim_floor f, taskforge.tasks_task_id_seq s;\n",
-        1,
-        "pick floor read",
-    )
-    body = _replace_all(
-        body,
-        "FROM taskforge.tasks t\n",
-        "FROM taskforge.tasks t\n             WHERE t.task_id BETWEEN v_floor AND v_ceiling AND\n",
-        8,
-        "pick statements",
-    )
-    body = re.sub(r"(BETWEEN v_floor AND v_ceiling AND\n)(\s+)WHERE ", r"\1\2", body)
-    pick.write_text(body, encoding="utf-8")
+    if claim:
+        pick = target / "functions" / "_tf_claim_pick.sql"
+        body = pick.read_text(encoding="utf-8")
+        body = _replace_all(
+            body, "\nDECLARE\n", "\nDECLARE\n    v_floor bigint;\n    v_ceiling bigint;\n", 1, "pick DECLARE"
+        )
+        body = _replace_all(
+            body,
+            "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n",
+            "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n"
+            "    SELECT f.task_id_floor, s.last_value INTO v_floor, v_ceiling\n"
+            "      FROM taskforge.claim_floor f, taskforge.tasks_task_id_seq s;\n",
+            1,
+            "pick floor read",
+        )
+        body = _replace_all(
+            body,
+            "FROM taskforge.tasks t\n",
+            "FROM taskforge.tasks t\n             WHERE t.task_id BETWEEN v_floor AND v_ceiling AND\n",
+            8,
+            "pick statements",
+        )
+        body = re.sub(r"(BETWEEN v_floor AND v_ceiling AND\n)(\s+)WHERE ", r"\1\2", body)
+        pick.write_text(body, encoding="utf-8")
 
     turn = target / "functions" / "_tf_turn.sql"
     body = turn.read_text(encoding="utf-8")
@@ -258,8 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("single", "batch"), default="single")
     parser.add_argument(
         "--bounds",
-        action="store_true",
-        help="also measure each count with the hot path's statements bounded by a task-id range (see bounded_db)",
+        nargs="?",
+        const="all",
+        choices=("all", "turn"),
+        help="also measure each count with the hot path's statements bounded by a task-id range (see bounded_db);"
+        " turn: the finalize's statements only",
     )
     args = parser.parse_args(argv)
     counts = [int(x) for x in args.partitions.split(",")]
@@ -285,12 +292,13 @@ def main(argv: list[str] | None = None) -> int:
                     partitioned_db(db_dir(), bounded, n)
                 else:
                     shutil.copytree(db_dir(), bounded)
-                bounded_db(bounded, n)
+                bounded_db(bounded, n, claim=args.bounds == "all")
                 script = Path(tmp) / f"schema{n}b.sql"
                 script.write_text(build_sql(bounded), encoding="utf-8")
                 per_turn, line = measure(script, args.mode)
                 ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
-                print(f"{label + ', bounded':>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+                kind = ", bounded" if args.bounds == "all" else ", turn bounded"
+                print(f"{label + kind:>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
     return 0
 
 
