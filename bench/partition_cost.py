@@ -18,13 +18,16 @@ storage parameters go (a partitioned table has no storage; they would be set per
 The measured turn submits nothing, so neither change is in what it counts.
 
 ``--bounds`` also measures each count with the hot path bounded (``bounded_db``): every statement
-of the turn on ``tasks`` and ``attempts`` carries a range of task ids as two scalar parameters,
+of the measured turn on ``tasks`` and ``attempts`` (a one-queue claim; not the claim's dynamic
+statement for several queues or delayed tasks, nor the keyed, aged and busy paths) carries a
+range of task ids as two scalar parameters,
 which PostgreSQL 15 uses to leave partitions out before setting them up, and ``attempts`` refers
 to ``tasks`` partition to partition. For 0 it measures what the bounds alone cost the schema as
 it is. A prototype for counting only: the floor it reads is a constant, where a real design would
 have to maintain it (docs/scaling.md). ``--bounds turn`` bounds only what needs no floor (the
-finalize's statements, from the ids they name, and the twin-partition foreign key), leaving the
-claim's statements to read every partition.
+turn's own statements, which name their tasks by id: the finalize's and the update that starts
+the claimed tasks; and the twin-partition foreign key), leaving the claim's pick to read every
+partition.
 
 Prints instructions per turn (and per task for ``batch``) and the ratio to the schema as it is.
 Needs what ``bench/turn_instructions.sh`` needs (valgrind, PostgreSQL 15's server binaries); about
@@ -266,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         const="all",
         choices=("all", "turn"),
         help="also measure each count with the hot path's statements bounded by a task-id range (see bounded_db);"
-        " turn: the finalize's statements only",
+        " turn: the turn's own statements only, not the claim's pick (no floor)",
     )
     args = parser.parse_args(argv)
     counts = [int(x) for x in args.partitions.split(",")]
@@ -285,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             base = per_turn if base is None and n == 0 else base
             ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
             label = "as it is" if n == 0 else f"{n} partition{'s' if n > 1 else ''}"
-            print(f"{label:>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+            print(f"{label:>28}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
             if args.bounds:
                 bounded = Path(tmp) / f"db{n}b"
                 if n:
@@ -298,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 per_turn, line = measure(script, args.mode)
                 ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
                 kind = ", bounded" if args.bounds == "all" else ", turn bounded"
-                print(f"{label + kind:>24}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+                print(f"{label + kind:>28}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
     return 0
 
 

@@ -6,11 +6,12 @@
 Creates a database (``tf_prune_time``, dropped at the end) migrated with this checkout's schema
 and filled with the console benchmark's history (``taskforge.benchmarks.console_data.fill``):
 ``--tasks`` terminal tasks of the last day with their attempts (mixed states, 1 in 19 with two
-attempts), one queued task and 16 workers. Then, for each round, each VERSION in turn: the SQL
-file is run (a ``CREATE OR REPLACE FUNCTION`` of a prune function, for example ``git show
-REV:db/functions/_tf_prune_rows.sql > old.sql``), and a fresh session (so plans are cached anew)
-times ``--calls`` calls of ``tf_prune(older_than_seconds => 60, max_tasks)``, each in a
-transaction rolled back, so every call sees the same rows (the commit is not timed).
+attempts), one queued task, 16 workers and a RUNNING task for each live one. Then, for each
+round, each VERSION in turn: the SQL file is run (a ``CREATE OR REPLACE FUNCTION`` of a prune
+function, for example ``git show REV:db/functions/_tf_prune_rows.sql > old.sql``), and a fresh
+session (so plans are cached anew) times ``--calls`` calls of ``tf_prune(older_than_seconds =>
+60, max_tasks)``, each in a transaction rolled back, so every call sees the same rows (the commit
+is not timed).
 Prints the median and fastest call per version (milliseconds, ``time.perf_counter``) and each
 median over the first version's. Run it under ``flock /tmp/taskforge-heavy.lock`` on a shared
 machine; docs/benchmarks.md, "Retention's cost".
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                 "SELECT count(*) FROM taskforge.tasks WHERE finished_at < now() - make_interval(secs => %s)",
                 (OLDER_THAN_SECONDS,),
             ).fetchone()[0]
+        # Tasks cross the 60 s line while the calls run, so a call may find more than counted here.
         expected = min(args.max_tasks, prunable)
         times: dict[str, list[float]] = {name: [] for name in bodies}
         for _ in range(args.rounds):
@@ -77,8 +79,10 @@ def main(argv: list[str] | None = None) -> int:
                                 (OLDER_THAN_SECONDS, args.max_tasks),
                             ).fetchone()
                             times[name].append((time.perf_counter() - started) * 1000)
-                        if row is None or row[0] != expected:
-                            raise SystemExit(f"prune_time: {name} pruned {row}, expected {expected}")
+                        if row is None or not expected <= row[0] <= args.max_tasks:
+                            raise SystemExit(
+                                f"prune_time: {name} pruned {row}, expected {expected} to {args.max_tasks}"
+                            )
         first = statistics.median(next(iter(times.values())))
         for name, samples in times.items():
             median = statistics.median(samples)
