@@ -20,14 +20,13 @@ The measured turn submits nothing, so neither change is in what it counts.
 ``--bounds`` also measures each count with the hot path bounded (``bounded_db``): every statement
 of the measured turn on ``tasks`` and ``attempts`` (a one-queue claim; not the claim's dynamic
 statement for several queues or delayed tasks, nor the keyed, aged and busy paths) carries a
-range of task ids as two scalar parameters,
-which PostgreSQL 15 uses to leave partitions out before setting them up, and ``attempts`` refers
-to ``tasks`` partition to partition. For 0 it measures what the bounds alone cost the schema as
-it is. A prototype for counting only: the floor it reads is a constant, where a real design would
-have to maintain it (docs/scaling.md). ``--bounds turn`` bounds only what needs no floor (the
-turn's own statements, which name their tasks by id: the finalize's and the update that starts
-the claimed tasks; and the twin-partition foreign key), leaving the claim's pick to read every
-partition.
+range of task ids as two scalar parameters, which PostgreSQL 15 uses to leave partitions out
+before setting them up, and ``attempts`` refers to ``tasks`` partition to partition. For 0 it
+measures what the bounds alone cost the schema as it is. A prototype for counting only: the
+floor it reads is a constant, where a real design would have to maintain it (docs/scaling.md).
+``--bounds turn`` bounds only what needs no floor (the turn's own statements, which name their
+tasks by id: the finalize's and the update that starts the claimed tasks; and the twin-partition
+foreign key), leaving the claim's pick to read every partition.
 
 Prints instructions per turn (and per task for ``batch``) and the ratio to the schema as it is.
 Needs what ``bench/turn_instructions.sh`` needs (valgrind, PostgreSQL 15's server binaries); about
@@ -148,7 +147,7 @@ def bounded_db(target: Path, n: int, claim: bool = True) -> None:
     no longer matches what this patches."""
     tables = target / "schema" / "20_tables.sql"
     floor = max(n - 2, 0) * SPAN + 1
-    sql = tables.read_text(encoding="utf-8") + FLOOR_SQL.format(floor=floor)
+    sql = tables.read_text(encoding="utf-8") + (FLOOR_SQL.format(floor=floor) if claim else "")
     if n:
         # attempts -> tasks between twin partitions, not between the partitioned tables: each
         # attempt row's check then probes one partition's primary key, with no Append to start.
