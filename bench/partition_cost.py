@@ -43,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,12 +68,21 @@ $partitions$;
 """
 
 
-def _replace_once(text: str, pattern: str, replacement: str, what: str) -> str:
-    """Apply one regular-expression substitution that must match exactly once."""
-    new, count = re.subn(pattern, replacement, text, flags=re.S | re.M)
-    if count != 1:
-        raise SystemExit(f"partition_cost: {what}: expected one match in the schema, found {count}")
-    return new
+def _replace(
+    text: str, old: str, new: str | Callable[[re.Match[str]], str], what: str, count: int = 1, *, regex: bool = False
+) -> str:
+    """Replace ``old`` (a literal string, or with ``regex`` a regular expression, DOTALL and
+    MULTILINE; ``new`` may then be a function of the match) by ``new``; it must occur exactly
+    ``count`` times, else the script exits naming ``what``."""
+    if regex:
+        result, found = re.subn(old, new, text, flags=re.S | re.M)
+    elif isinstance(new, str):
+        result, found = text.replace(old, new), text.count(old)
+    else:
+        raise TypeError("partition_cost: a function as the replacement needs regex=True")
+    if found != count:
+        raise SystemExit(f"partition_cost: {what}: expected {count} occurrence(s) in the schema, found {found}")
+    return result
 
 
 def partitioned_db(source: Path, target: Path, n: int) -> None:
@@ -80,27 +90,31 @@ def partitioned_db(source: Path, target: Path, n: int) -> None:
     shutil.copytree(source, target)
     tables = target / "schema" / "20_tables.sql"
     sql = tables.read_text(encoding="utf-8")
-    sql = _replace_once(
-        sql, r"(CREATE TABLE taskforge\.tasks \(.*?\n)\);", r"\1) PARTITION BY RANGE (task_id);", "tasks"
+    sql = _replace(
+        sql, r"(CREATE TABLE taskforge\.tasks \(.*?\n)\);", r"\1) PARTITION BY RANGE (task_id);", "tasks", regex=True
     )
-    sql = _replace_once(
+    sql = _replace(
         sql,
         r"(CREATE TABLE taskforge\.attempts \(.*?\n)\);",
         lambda m: m.group(1) + ") PARTITION BY RANGE (task_id);\n" + PARTITIONS_SQL.format(n=n, span=SPAN),
         "attempts",
+        regex=True,
     )
-    sql = _replace_once(
+    sql = _replace(
         sql, r"CREATE UNIQUE INDEX tasks_idempotency_key_uidx", "CREATE INDEX tasks_idempotency_key_uidx", "key index"
     )
-    sql = _replace_once(sql, r"^ALTER TABLE taskforge\.tasks SET \(.*?\);\n", "", "tasks storage parameters")
-    sql = _replace_once(sql, r"^ALTER TABLE taskforge\.attempts SET \(.*?\);\n", "", "attempts storage parameters")
+    sql = _replace(sql, r"^ALTER TABLE taskforge\.tasks SET \(.*?\);\n", "", "tasks storage parameters", regex=True)
+    sql = _replace(
+        sql, r"^ALTER TABLE taskforge\.attempts SET \(.*?\);\n", "", "attempts storage parameters", regex=True
+    )
     tables.write_text(sql, encoding="utf-8")
     submit = target / "functions" / "_tf_submit_one.sql"
-    body = _replace_once(
+    body = _replace(
         submit.read_text(encoding="utf-8"),
         r"^\s*ON CONFLICT \(idempotency_key\) WHERE idempotency_key IS NOT NULL DO NOTHING\n",
         "\n",
         "the submit's ON CONFLICT",
+        regex=True,
     )
     submit.write_text(body, encoding="utf-8")
 
@@ -123,14 +137,6 @@ $twin$;
 """
 
 
-def _replace_all(text: str, old: str, new: str, count: int, what: str) -> str:
-    """Replace a literal string that must occur exactly ``count`` times."""
-    found = text.count(old)
-    if found != count:
-        raise SystemExit(f"partition_cost: {what}: expected {count} occurrences, found {found}")
-    return text.replace(old, new)
-
-
 def bounded_db(target: Path, n: int, claim: bool = True) -> None:
     """Patch the copy at ``target`` (n partitions, 0 for none) so the hot-path statements carry
     a range of task ids that PostgreSQL prunes partitions with at executor start-up (scalar
@@ -151,11 +157,10 @@ def bounded_db(target: Path, n: int, claim: bool = True) -> None:
     if n:
         # attempts -> tasks between twin partitions, not between the partitioned tables: each
         # attempt row's check then probes one partition's primary key, with no Append to start.
-        sql = _replace_all(
+        sql = _replace(
             sql,
             "task_id            bigint NOT NULL REFERENCES taskforge.tasks (task_id) ON DELETE CASCADE,",
             "task_id            bigint NOT NULL,",
-            1,
             "attempts foreign key",
         )
         sql += TWIN_FK_SQL.format(n=n)
@@ -164,75 +169,66 @@ def bounded_db(target: Path, n: int, claim: bool = True) -> None:
     if claim:
         pick = target / "functions" / "_tf_claim_pick.sql"
         body = pick.read_text(encoding="utf-8")
-        body = _replace_all(
-            body, "\nDECLARE\n", "\nDECLARE\n    v_floor bigint;\n    v_ceiling bigint;\n", 1, "pick DECLARE"
-        )
-        body = _replace_all(
+        body = _replace(body, "\nDECLARE\n", "\nDECLARE\n    v_floor bigint;\n    v_ceiling bigint;\n", "pick DECLARE")
+        body = _replace(
             body,
             "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n",
             "PERFORM taskforge._tf_invalid('worker_id', 'must not be NULL');\n    END IF;\n"
             "    SELECT f.task_id_floor, s.last_value INTO v_floor, v_ceiling\n"
             "      FROM taskforge.claim_floor f, taskforge.tasks_task_id_seq s;\n",
-            1,
             "pick floor read",
         )
-        body = _replace_all(
+        body = _replace(
             body,
-            "FROM taskforge.tasks t\n",
-            "FROM taskforge.tasks t\n             WHERE t.task_id BETWEEN v_floor AND v_ceiling AND\n",
-            8,
+            r"FROM taskforge\.tasks t\n(\s+)WHERE ",
+            r"FROM taskforge.tasks t\n\1WHERE t.task_id BETWEEN v_floor AND v_ceiling AND ",
             "pick statements",
+            8,
+            regex=True,
         )
-        body = re.sub(r"(BETWEEN v_floor AND v_ceiling AND\n)(\s+)WHERE ", r"\1\2", body)
         pick.write_text(body, encoding="utf-8")
 
     turn = target / "functions" / "_tf_turn.sql"
     body = turn.read_text(encoding="utf-8")
-    body = _replace_all(
+    body = _replace(
         body,
         "\nDECLARE\n",
         "\nDECLARE\n    v_lo bigint;\n    v_hi bigint;\n    v_tlo bigint;\n    v_thi bigint;\n",
-        1,
         "turn DECLARE",
     )
-    body = _replace_all(
+    body = _replace(
         body,
         "    IF v_n > 0 THEN\n",
         "    IF v_n = 1 THEN\n        v_lo := _tf_turn.task_ids[1];\n        v_hi := v_lo;\n"
         "    ELSIF v_n > 1 THEN\n        SELECT min(x), max(x) INTO v_lo, v_hi FROM unnest(_tf_turn.task_ids) AS x;\n"
         "    END IF;\n    IF v_n > 0 THEN\n",
-        1,
         "turn input bounds",
     )
-    body = _replace_all(
+    body = _replace(
         body,
         "WHERE l.task_id = r.task_id\n",
         "WHERE l.task_id = r.task_id AND l.task_id BETWEEN v_lo AND v_hi\n",
-        1,
         "lookup",
     )
-    body = _replace_all(
+    body = _replace(
         body,
         "    RETURN QUERY\n",
         "    IF cardinality(v_touched) <= 2 THEN\n        v_tlo := least(v_touched[1], v_touched[2]);\n"
         "        v_thi := greatest(v_touched[1], v_touched[2]);\n"
         "    ELSE\n        SELECT min(x), max(x) INTO v_tlo, v_thi FROM unnest(v_touched) AS x;\n    END IF;\n"
         "    RETURN QUERY\n",
-        1,
         "turn written bounds",
     )
-    body = _replace_all(
+    body = _replace(
         body,
         "WHERE t.task_id = ANY (v_touched)\n",
         "WHERE t.task_id = ANY (v_touched) AND t.task_id BETWEEN v_tlo AND v_thi\n",
-        1,
         "moved",
     )
-    body = _replace_all(
+    body = _replace(
         body,
         "WHERE a.task_id = ANY (v_ok_ids) AND",
         "WHERE a.task_id = ANY (v_ok_ids) AND a.task_id BETWEEN v_ok_ids[1] AND v_ok_ids[cardinality(v_ok_ids)] AND",
-        1,
         "ended",
     )
     turn.write_text(body, encoding="utf-8")
@@ -275,32 +271,32 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "clients" / "python"))
     from taskforge.dbsource import build_sql, db_dir
 
+    labels = {None: "", "all": ", bounded", "turn": ", turn bounded"}
+
+    def schema(n: int, bounds: str | None, tmp: Path) -> Path:
+        """The schema script of one variant: n partitions (0: none), bounds None, 'all' or 'turn'."""
+        db = db_dir()
+        if n or bounds:
+            db = tmp / f"db{n}{bounds or ''}"
+            if n:
+                partitioned_db(db_dir(), db, n)
+            else:
+                shutil.copytree(db_dir(), db)
+            if bounds:
+                bounded_db(db, n, claim=bounds == "all")
+        script = tmp / f"schema{n}{bounds or ''}.sql"
+        script.write_text(build_sql(db), encoding="utf-8")
+        return script
+
     base = None
     with tempfile.TemporaryDirectory(prefix="tf-partition-cost-") as tmp:
         for n in counts:
-            db = db_dir() if n == 0 else Path(tmp) / f"db{n}"
-            if n:
-                partitioned_db(db_dir(), db, n)
-            script = Path(tmp) / f"schema{n}.sql"
-            script.write_text(build_sql(db), encoding="utf-8")
-            per_turn, line = measure(script, args.mode)
-            base = per_turn if base is None and n == 0 else base
-            ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
             label = "as it is" if n == 0 else f"{n} partition{'s' if n > 1 else ''}"
-            print(f"{label:>28}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
-            if args.bounds:
-                bounded = Path(tmp) / f"db{n}b"
-                if n:
-                    partitioned_db(db_dir(), bounded, n)
-                else:
-                    shutil.copytree(db_dir(), bounded)
-                bounded_db(bounded, n, claim=args.bounds == "all")
-                script = Path(tmp) / f"schema{n}b.sql"
-                script.write_text(build_sql(bounded), encoding="utf-8")
-                per_turn, line = measure(script, args.mode)
+            for bounds in (None, args.bounds) if args.bounds else (None,):
+                per_turn, line = measure(schema(n, bounds, Path(tmp)), args.mode)
+                base = per_turn if base is None and n == 0 and bounds is None else base
                 ratio = f"{per_turn / base:.2f} x the schema as it is" if base else ""
-                kind = ", bounded" if args.bounds == "all" else ", turn bounded"
-                print(f"{label + kind:>28}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
+                print(f"{label + labels[bounds]:>28}: {line.split(': ', 1)[1]}  {ratio}", flush=True)
     return 0
 
 
