@@ -22,6 +22,9 @@
 # --tool=callgrind --trace-children=yes`; one psql session runs the turns through a small plpgsql
 # driver (cg_turn, created here), and the count of that backend is read from its callgrind file.
 # The driver's own cost is the same in every measurement; compare counts, not absolute figures.
+# TF_CG_PARTITION="SIZE AHEAD" converts the database to the partitioned history right after the
+# migration (tf_partition_history(SIZE, AHEAD): the first range, then AHEAD ranges of SIZE ids;
+# the fill must fit in them, e.g. "100000 1" for two partitions, "20000 3" for four).
 #
 # Needs valgrind, PostgreSQL 15's server binaries ($PGBIN, default /usr/lib/postgresql/15/bin)
 # and, when run as root, a postgres system user to own the cluster (PostgreSQL refuses root).
@@ -59,6 +62,10 @@ run() {
         psql_ -d tfcg -v ON_ERROR_STOP=1 -f "$TF_CG_SCHEMA_SQL" >/dev/null
     else
         "$PY" -m taskforge.cli db migrate --dsn "$DSN" >/dev/null
+    fi
+    if [[ -n ${TF_CG_PARTITION:-} ]]; then
+        read -r size ahead <<< "$TF_CG_PARTITION"
+        psql_ -d tfcg -v ON_ERROR_STOP=1 -c "SELECT taskforge.tf_partition_history($size, $ahead)" >/dev/null
     fi
     psql_ -d tfcg >/dev/null <<SQL
 CREATE FUNCTION public.cg_turn(n int) RETURNS void LANGUAGE plpgsql AS \$\$

@@ -48,7 +48,7 @@ BEGIN
                                         v_tick, v_key, v_now, '') r;
     EXCEPTION WHEN SQLSTATE 'TF409' THEN
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
-        SELECT t.task_id INTO v_task_id FROM taskforge.tasks t WHERE t.idempotency_key = v_key;
+        SELECT k.task_id INTO v_task_id FROM taskforge.idempotency_keys k WHERE k.idempotency_key = v_key;
         v_created := false;
         RAISE WARNING 'taskforge: periodic schedule % tick %: % (counted as this tick''s task)',
             quote_literal(s.name), v_tick, v_message;

@@ -2,9 +2,9 @@
 --
 -- Purpose:    the deletes of tf_prune for the given tasks, which the caller has locked (FOR
 --             UPDATE) and chosen: each task (read by primary key) still terminal and finished
---             before cutoff is deleted, its attempts with it (ON DELETE CASCADE), then the
---             dependency edges of the deleted tasks, both ways (task_dependencies has no foreign
---             keys: 20_tables.sql).
+--             before cutoff is deleted, its attempts with it (ON DELETE CASCADE) and its
+--             idempotency key (taskforge.idempotency_keys), then the dependency edges of the
+--             deleted tasks, both ways (task_dependencies has no foreign keys: 20_tables.sql).
 --             tf_prune calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -17,7 +17,8 @@
 --             (docs/design.md, "Plan stability"): its statements and the foreign key's cascade
 --             (a DELETE of attempts per deleted task, run by PostgreSQL) each keep one cached
 --             plan. None joins a table: the tasks are looked up one by one from the ids (LATERAL,
---             by primary key) and deleted by id (task_id = ANY), so the generic plan is right
+--             by primary key) and deleted by id (task_id = ANY), their keys by primary key from
+--             the deleted rows (a nested loop over them), so the generic plan is right
 --             whatever the number of ids or the size of the tables. Under the caller's setting the
 --             cascade was planned again for every task: 214,000 backend instructions per pruned
 --             task before, 140,000 after (bench/turn_instructions.sh prune; docs/benchmarks.md,
@@ -50,8 +51,10 @@ BEGIN
         RETURN 0;
     END IF;
     -- By id, joining nothing (the rows are the caller's, locked, and tested above); the
-    -- attempts go with them (the foreign key's ON DELETE CASCADE).
-    DELETE FROM taskforge.tasks t WHERE t.task_id = ANY (v_ids);
+    -- attempts go with them (the foreign key's ON DELETE CASCADE), the keys of keyed ones after.
+    WITH gone AS (DELETE FROM taskforge.tasks t WHERE t.task_id = ANY (v_ids) RETURNING t.idempotency_key)
+    DELETE FROM taskforge.idempotency_keys k USING gone
+     WHERE gone.idempotency_key IS NOT NULL AND k.idempotency_key = gone.idempotency_key;
     IF EXISTS (SELECT 1 FROM taskforge.task_dependencies LIMIT 1) THEN
         DELETE FROM taskforge.task_dependencies d
          WHERE d.child_task_id = ANY (v_ids) OR d.parent_task_id = ANY (v_ids);

@@ -48,7 +48,8 @@
 --             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
 --             TF404 '<prefix>depends_on: task N does not exist'.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter. With
+-- Locks:      inserts one tasks row (and with a key one taskforge.idempotency_keys row first);
+--             on a key conflict waits for the competing inserter. With
 --             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
 --             at the same time waits, or is waited for, so no release is missed); with an
 --             ordering key, its taskforge.ordering_keys row (FOR UPDATE).
@@ -99,6 +100,7 @@ DECLARE
     v_found int;
     v_missing bigint;
     v_locked boolean := false;
+    v_new_id bigint;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -247,13 +249,45 @@ BEGIN
             v_locked := true;
         END IF;
 
+        -- A key first: its row reserves it (the insert waits for a competing inserter of the
+        -- same key and does nothing when the key is taken); the task takes the id drawn here.
+        IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+            INSERT INTO taskforge.idempotency_keys AS k (idempotency_key, task_id)
+            VALUES (_tf_submit_one.idempotency_key, nextval('taskforge.tasks_task_id_seq'))
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING k.task_id INTO v_new_id;
+            IF v_new_id IS NULL THEN
+                -- Taken by a committed task (or an earlier request of this transaction): a
+                -- replay or a conflict.
+                SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
+                  FROM taskforge.idempotency_keys k JOIN taskforge.tasks t ON t.task_id = k.task_id
+                 WHERE k.idempotency_key = _tf_submit_one.idempotency_key;
+                IF FOUND THEN
+                    IF v_stored IS DISTINCT FROM v_fingerprint THEN
+                        RAISE EXCEPTION USING ERRCODE = 'TF409',
+                            MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
+                                p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
+                            COLUMN = p || 'idempotency_key',
+                            HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
+                                || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
+                    END IF;
+                    _tf_submit_one.created := false;
+                    _tf_submit_one.due_now := false;
+                    RETURN;
+                END IF;
+                -- The holder was deleted (tf_prune) between our insert and our read: try again.
+                CONTINUE;
+            END IF;
+        END IF;
+
         INSERT INTO taskforge.tasks AS t
-               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+               (task_id, task_type, payload, queue, priority, max_attempts, state, scheduled_at,
                 idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
                 parents_pending, rate_key, concurrency_key, ordering_key, keyed,
                 cancel_requested_at, cancel_reason, finished_at, created_at, updated_at)
-        VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, v_state, v_scheduled_at,
+        OVERRIDING SYSTEM VALUE
+        VALUES (coalesce(v_new_id, nextval('taskforge.tasks_task_id_seq')), _tf_submit_one.task_type,
+                _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority, _tf_submit_one.max_attempts, v_state, v_scheduled_at,
                 _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
                 _tf_submit_one.traceparent, CASE WHEN v_state = 'BLOCKED' THEN v_pending ELSE 0 END,
                 _tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key,
@@ -262,39 +296,16 @@ BEGIN
                 CASE WHEN v_state = 'CANCELLED' THEN 'dependency_failed' END,
                 CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
                 _tf_submit_one.now, _tf_submit_one.now)
-        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
-        IF _tf_submit_one.task_id IS NOT NULL THEN
-            IF v_parents IS NOT NULL THEN
-                INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
-                SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
-            END IF;
-            _tf_submit_one.state := v_state;
-            _tf_submit_one.created := true;
-            _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
-            RETURN;
+        IF v_parents IS NOT NULL THEN
+            INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
+            SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
         END IF;
-
-        -- The key is taken by a committed task (or an earlier request of this transaction):
-        -- a replay or a conflict.
-        SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
-          FROM taskforge.tasks t
-         WHERE t.idempotency_key = _tf_submit_one.idempotency_key;
-        IF FOUND THEN
-            IF v_stored IS DISTINCT FROM v_fingerprint THEN
-                RAISE EXCEPTION USING ERRCODE = 'TF409',
-                    MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
-                        p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
-                    COLUMN = p || 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
-                        || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
-            END IF;
-            _tf_submit_one.created := false;
-            _tf_submit_one.due_now := false;
-            RETURN;
-        END IF;
-        -- The holder was deleted (tf_prune) between our insert and our read: try again.
+        _tf_submit_one.state := v_state;
+        _tf_submit_one.created := true;
+        _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
+        RETURN;
     END LOOP;
 END;
 $fn$;

@@ -5,7 +5,8 @@
 --     INOUT pruned bigint DEFAULT NULL)
 --
 -- Purpose:    the scheduler's work without a Python process, for pg_cron (or any job runner that
---             can CALL): passes of tf_recover, tf_promote and tf_enqueue_periodic (each repeated
+--             can CALL): passes of tf_make_partitions, tf_recover, tf_promote and
+--             tf_enqueue_periodic (each repeated
 --             while it returns a full batch) and, with retain_days, one round of tf_prune and
 --             tf_prune_workers per minute, each pass in short transactions of its own (COMMIT
 --             after every batch), so no snapshot or lock is held across passes. It keeps passing
@@ -98,6 +99,8 @@ BEGIN
         PERFORM taskforge.tf_scheduler_heartbeat(
             scheduler_id => v_id, name => 'tf_maintain', pid => pg_catalog.pg_backend_pid(),
             heartbeat_seconds => 60);
+        COMMIT;
+        PERFORM taskforge.tf_make_partitions();  -- the partitioned history's ranges ahead (else nothing)
         COMMIT;
         LOOP
             SELECT r.recovered + r.failed INTO v_n FROM taskforge.tf_recover(max_tasks => v_batch) AS r;

@@ -7,6 +7,10 @@
 --             A parent (depends_on) is kept while one of its children is not terminal, so the
 --             child's handler can still read its result; the dependency edges of the deleted
 --             tasks are deleted with them.
+--             On the partitioned history (tf_partition_history) it deletes no row: it drops
+--             each whole task-id range whose tasks all qualify (taskforge._tf_drop_partitions,
+--             whose header has the tests), and max_tasks does not apply; the count returned can
+--             be any size, and the scheduler's next call returns 0.
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
@@ -48,6 +52,9 @@ BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
     PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
     v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
+    IF EXISTS (SELECT 1 FROM taskforge.history_layout) THEN
+        RETURN taskforge._tf_drop_partitions(v_cutoff);  -- the partitioned history: whole ranges
+    END IF;
 
     -- Tasks recorded as failing recently are left out until their retry_after.
     SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0

@@ -94,7 +94,8 @@
 --             COLUMN '<argument>'; TF409 key reused with a different request, COLUMN
 --             'idempotency_key' (docs/sql-api.md#errors). Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
 --             key can raise 40001 (serialization_failure): retry the transaction.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter; the
+-- Locks:      inserts one tasks row (with a key, one taskforge.idempotency_keys row first); on a
+--             key conflict waits for the competing inserter; the
 --             parents' rows (depends_on) and the ordering key's row until commit.
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit);
 --             with notify_finished, later, pg_notify('taskforge_finished', task_id) when it ends.

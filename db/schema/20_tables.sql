@@ -138,6 +138,51 @@ CREATE TABLE taskforge.tasks (
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
 
+-- Idempotency keys: one row per task submitted with a key, reserved for as long as the task row
+-- exists (no TTL, no tenant scope). A table of its own rather than a unique index of tasks, so
+-- that a key stays unique in the whole database when tasks is partitioned (a unique index of a
+-- partitioned table must contain the partition key: tf_partition_history, docs/operations.md).
+-- taskforge._tf_submit_one inserts the key first (ON CONFLICT: replay or TF409), then the task
+-- with the task_id drawn for it, in one transaction; tf_prune deletes both. tasks.idempotency_key
+-- keeps a copy for reading. No foreign key: the key row is written before its task, and a
+-- partition of tasks is dropped whole; tf_invariant_violations checks the pairing.
+CREATE TABLE taskforge.idempotency_keys (
+    idempotency_key    taskforge.idempotency_key PRIMARY KEY,
+    task_id            bigint NOT NULL
+);
+COMMENT ON TABLE taskforge.idempotency_keys IS
+    'Idempotency keys of tasks (unique in the database); written and deleted only with their task.';
+
+-- The partitioned history (opt-in: tf_partition_history; docs/operations.md, "Partitioned
+-- history"). history_layout has one row once tasks and attempts are partitioned by ranges of
+-- task_id, none on the default layout (the functions that differ test for it). Each range is a
+-- pair of partitions, taskforge.tasks_p<N> and taskforge.attempts_p<N>, listed in
+-- history_partitions; the attempts partition refers to its twin tasks partition (an attempt's
+-- task has the same task_id, so it lies in the twin: the foreign key is exact).
+CREATE TABLE taskforge.history_layout (
+    singleton            boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    tasks_per_partition  bigint NOT NULL CHECK (tasks_per_partition BETWEEN 1000 AND 1000000000),
+    partitions_ahead     int NOT NULL CHECK (partitions_ahead BETWEEN 1 AND 100),
+    -- The storage parameters of the tables before partitioning (autovacuum settings, below),
+    -- given to every new partition: a partitioned table holds none of its own.
+    tasks_options        text[],
+    attempts_options     text[],
+    partitioned_at       timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.history_layout IS
+    'One row when tasks and attempts are partitioned by task_id ranges (tf_partition_history); none otherwise.';
+CREATE TABLE taskforge.history_partitions (
+    partition_no   bigint PRIMARY KEY CHECK (partition_no >= 0),
+    -- task_id range [first_task_id, end_task_id); first_task_id NULL: from the lowest id (the
+    -- tables that held the history before partitioning, attached whole as the first partition).
+    first_task_id  bigint,
+    end_task_id    bigint NOT NULL,
+    created_at     timestamptz NOT NULL,
+    CHECK (first_task_id < end_task_id)
+);
+COMMENT ON TABLE taskforge.history_partitions IS
+    'The task_id ranges of the partitioned history: tasks_p<partition_no> and attempts_p<partition_no>.';
+
 -- The edges of task dependencies (tf_submit's depends_on): the child waits BLOCKED until every
 -- parent SUCCEEDED. Rows are written only at the child's submit, and deleted by tf_prune with
 -- the tasks they name. No foreign keys on purpose: a foreign key to tasks would add a trigger
@@ -321,9 +366,6 @@ CREATE INDEX tasks_lease_expiry_idx ON taskforge.tasks (lease_expires_at)
 -- tf_prune: terminal tasks oldest first.
 CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
     WHERE finished_at IS NOT NULL;
--- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
-CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
-    WHERE idempotency_key IS NOT NULL;
 -- tf_enqueue_periodic: due schedules by next tick; also gives the next tick from its first entry.
 CREATE INDEX periodic_schedules_due_idx ON taskforge.periodic_schedules (next_fire_at);
 -- The foreign key from periodic schedules to task types (tf_register_task_type never deletes, but a DBA may).

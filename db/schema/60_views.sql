@@ -347,7 +347,14 @@ SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
        format('keyed=%s rate_key=%s concurrency_key=%s ordering_key=%s', t.keyed, t.rate_key, t.concurrency_key,
               t.ordering_key)
   FROM taskforge.tasks t
- WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL);
+ WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL)
+UNION ALL
+-- Idempotency keys (taskforge.idempotency_keys): a row for each keyed task, naming it, and no other.
+SELECT 'idempotency key not paired with its task', coalesce(t.task_id, k.task_id), NULL,
+       format('task key=%s; key row %s for task %s', t.idempotency_key, k.idempotency_key, k.task_id)
+  FROM (SELECT x.task_id, x.idempotency_key FROM taskforge.tasks x WHERE x.idempotency_key IS NOT NULL) t
+  FULL JOIN taskforge.idempotency_keys k ON k.idempotency_key = t.idempotency_key AND k.task_id = t.task_id
+ WHERE t.task_id IS NULL OR k.task_id IS NULL;
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 

@@ -258,3 +258,21 @@ def test_commands_on_an_unmigrated_database_say_to_migrate(fresh_database):
         result = cli(*args, "--dsn", empty)
         assert result.exit_code == 4, (args, result.output)
         assert "run `taskforge db migrate`" in result.stderr and "42P01" in result.stderr, (args, result.stderr)
+
+
+def test_db_partition_converts_once_and_says_the_ranges(fresh_database):
+    dsn = fresh_database("taskforge_cli_partition")
+    tfdb.migrate(dsn)
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute("SELECT taskforge.tf_submit('noop', queue => 'cli_partition') FROM generate_series(1, 1500)")
+    done = run_subprocess("db", "partition", "--dsn", dsn, "--tasks-per-partition", "1000", "--ahead", "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "partitioned: 2 ranges of 1000 task ids",
+        "  tasks_p1, attempts_p1: task_id lowest .. 1999",
+        "  tasks_p2, attempts_p2: task_id 2000 .. 2999",
+    ]
+    again = run_subprocess("db", "partition", "--dsn", dsn, "--tasks-per-partition", "1000", "--json")
+    assert again.returncode != 0 and "already partitioned" in again.stderr
+    refused = cli("db", "partition", "--dsn", dsn, "--tasks-per-partition", "10")
+    assert refused.exit_code == 2 and "1000" in refused.output

@@ -65,6 +65,9 @@ CALLS = {
     "tf_promote": "SELECT * FROM taskforge.tf_promote(max_tasks => 1)",
     "tf_prune": "SELECT taskforge.tf_prune(older_than_seconds => 3153600000, max_tasks => 1)",
     "tf_prune_workers": "SELECT * FROM taskforge.tf_prune_workers(older_than_seconds => 3153600000, max_rows => 1)",
+    "tf_make_partitions": "SELECT taskforge.tf_make_partitions()",
+    # Owner only: no role may call it (so it never runs here).
+    "tf_partition_history": "SELECT taskforge.tf_partition_history(tasks_per_partition => 1000)",
     "tf_scheduler_heartbeat": "SELECT taskforge.tf_scheduler_heartbeat("
     "scheduler_id => gen_random_uuid(), name => 'perm-check')",
     "tf_backoff": "SELECT taskforge.tf_backoff(failed_attempt => 1)",
@@ -131,6 +134,8 @@ CALLS = {
     "_tf_recover_rows": "SELECT * FROM taskforge._tf_recover_rows('{}', now())",
     "_tf_promote_rows": "SELECT * FROM taskforge._tf_promote_rows('{}', now())",
     "_tf_prune_rows": "SELECT taskforge._tf_prune_rows('{}', now())",
+    "_tf_drop_partitions": "SELECT taskforge._tf_drop_partitions(now())",
+    "_tf_add_partition": "SELECT taskforge._tf_add_partition(1, 0, 1000)",
     "_tf_enqueue_tick": "SELECT * FROM taskforge._tf_enqueue_tick('perm-check', now())",
     "_tf_traceparent_ok": "SELECT taskforge._tf_traceparent_ok("
     "'00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')",
@@ -177,7 +182,7 @@ ALLOWED = {
     },
     "taskforge_scheduler": ANY_ROLE
     | {"tf_recover", "tf_promote", "tf_prune", "tf_prune_workers", "tf_scheduler_heartbeat", "tf_enqueue_periodic"}
-    | {"tf_maintain"},
+    | {"tf_make_partitions", "tf_maintain"},
     "taskforge_client": ANY_ROLE | QUEUE_CONTROLS | FLOW_CONTROLS | CLIENT_FUNCTIONS,
     "taskforge_console": ANY_ROLE | QUEUE_CONTROLS | FLOW_CONTROLS | CLIENT_FUNCTIONS,
     None: set(),  # a login role in no TaskForge group

@@ -17,10 +17,13 @@ from .dbsource import db_dir
 __all__ = [
     "UNDECODED_JSON_KEY",
     "DsnMissing",
+    "HistoryRange",
     "MigrationStatus",
     "TolerantJsonLoads",
     "connect",
+    "history_ranges",
     "migrate",
+    "partition_history",
     "resolve_dsn",
     "status",
 ]
@@ -205,6 +208,35 @@ def status(dsn: str | None = None) -> MigrationStatus:
         if sql.one_value(conn, sql.SCHEMA_EXISTS):
             version = sql.one_value(conn, sql.SCHEMA_VERSION)
     return MigrationStatus(applied=applied, pending=pending, schema_version=version)
+
+
+@dataclass(frozen=True)
+class HistoryRange:
+    """One task-id range of the partitioned history: tasks_p<partition_no> and
+    attempts_p<partition_no> hold the tasks with first_task_id <= task_id < end_task_id
+    (first_task_id None: from the lowest id)."""
+
+    partition_no: int
+    first_task_id: int | None
+    end_task_id: int
+
+
+def partition_history(dsn: str | None, tasks_per_partition: int, partitions_ahead: int = 1) -> list[HistoryRange]:
+    """Convert tasks and attempts, with their data, to the partitioned history
+    (``taskforge.tf_partition_history``; one transaction, ACCESS EXCLUSIVE on both tables while
+    it runs). Connects as the DSN's user, who must own the schema or be a superuser. Returns the
+    ranges made. Raises psycopg errors: TF400 for a bad argument, TF409 when already partitioned."""
+    with connect(dsn) as conn:
+        conn.execute(
+            sql.PARTITION_HISTORY,
+            {"tasks_per_partition": tasks_per_partition, "partitions_ahead": partitions_ahead},
+        )
+        return history_ranges(conn)
+
+
+def history_ranges(conn: psycopg.Connection) -> list[HistoryRange]:
+    """The ranges of the partitioned history, oldest first; empty on the default layout."""
+    return [HistoryRange(*row[:3]) for row in conn.execute(sql.HISTORY_RANGES).fetchall()]
 
 
 def migration_sql(migration_id: str) -> str:

@@ -1,7 +1,8 @@
 """The scheduler process: ``tf_recover``, ``tf_promote`` and ``tf_enqueue_periodic`` in a loop
 (and ``tf_prune`` with ``tf_prune_workers``).
 
-Each pass recovers RUNNING tasks whose lease has expired (attempt ABANDONED, task requeued or
+Each pass makes the partitioned history's ranges ahead (``tf_make_partitions``: nothing on the
+default layout), recovers RUNNING tasks whose lease has expired (attempt ABANDONED, task requeued or
 ended), promotes RETRYING tasks whose backoff is over, and enqueues the due tick of each
 periodic schedule (one task per tick; the rules, catch-up and DST included, are the database's:
 docs/sql-api.md#tf_enqueue_periodic). It then sleeps until the earliest of the next lease

@@ -148,6 +148,17 @@ SELECT task_id, attempt_number, renewed, cancel_requested, reason
 LISTEN = "LISTEN taskforge"
 
 # --- scheduler ----------------------------------------------------------------------------------
+# The partitioned history (docs/operations.md, "Partitioned history"): the one-time conversion,
+# and its ranges (no rows on the default layout).
+PARTITION_HISTORY = (
+    "SELECT taskforge.tf_partition_history(tasks_per_partition => %(tasks_per_partition)s, "
+    "partitions_ahead => %(partitions_ahead)s)"
+)
+HISTORY_RANGES = """
+SELECT p.partition_no, p.first_task_id, p.end_task_id, l.tasks_per_partition, l.partitions_ahead
+  FROM taskforge.history_partitions p CROSS JOIN taskforge.history_layout l
+ ORDER BY p.end_task_id
+"""
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 # Retention of process records, after PRUNE (attempts keep their worker's row until then).
 PRUNE_WORKERS = """
@@ -160,8 +171,9 @@ SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name =
                                         pid => %(pid)s, heartbeat_seconds => %(heartbeat_seconds)s,
                                         stopping => %(stopping)s)
 """
-# One scheduler pass (taskforge.scheduler): recover, promote, then enqueue the due ticks of
-# periodic schedules, in one round trip. The time left until the next lease deadline, the next
+# One scheduler pass (taskforge.scheduler): make the partitioned history's ranges ahead (nothing
+# on the default layout), recover, promote, then enqueue the due ticks of periodic schedules, in
+# one round trip. The time left until the next lease deadline, the next
 # backoff end and the next periodic tick is computed by the database (seconds, negative when
 # already past, NULL when there is none), so the scheduler never compares its own clock with a
 # database timestamp. names/ticks/task_ids: one element per periodic tick enqueued.
@@ -171,7 +183,8 @@ SELECT r.recovered, r.failed, p.promoted, e.enqueued,
        extract(epoch FROM p.next_due_at - clock_timestamp())::double precision AS seconds_to_next_due,
        extract(epoch FROM e.next_fire_at - clock_timestamp())::double precision AS seconds_to_next_tick,
        e.names, e.ticks, e.task_ids
-  FROM taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
+  FROM taskforge.tf_make_partitions() AS m
+ CROSS JOIN LATERAL taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
  CROSS JOIN LATERAL taskforge.tf_promote(max_tasks => %(max_tasks)s) AS p
  CROSS JOIN LATERAL taskforge.tf_enqueue_periodic(max_tasks => %(max_tasks)s) AS e
 """

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 36e203732885a004). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 d380d457a22cfa00). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -298,6 +298,51 @@ CREATE TABLE taskforge.tasks (
 COMMENT ON TABLE taskforge.tasks IS
     'Logical tasks. State machine in docs/state-machine.md; change only through tf_* functions.';
 
+-- Idempotency keys: one row per task submitted with a key, reserved for as long as the task row
+-- exists (no TTL, no tenant scope). A table of its own rather than a unique index of tasks, so
+-- that a key stays unique in the whole database when tasks is partitioned (a unique index of a
+-- partitioned table must contain the partition key: tf_partition_history, docs/operations.md).
+-- taskforge._tf_submit_one inserts the key first (ON CONFLICT: replay or TF409), then the task
+-- with the task_id drawn for it, in one transaction; tf_prune deletes both. tasks.idempotency_key
+-- keeps a copy for reading. No foreign key: the key row is written before its task, and a
+-- partition of tasks is dropped whole; tf_invariant_violations checks the pairing.
+CREATE TABLE taskforge.idempotency_keys (
+    idempotency_key    taskforge.idempotency_key PRIMARY KEY,
+    task_id            bigint NOT NULL
+);
+COMMENT ON TABLE taskforge.idempotency_keys IS
+    'Idempotency keys of tasks (unique in the database); written and deleted only with their task.';
+
+-- The partitioned history (opt-in: tf_partition_history; docs/operations.md, "Partitioned
+-- history"). history_layout has one row once tasks and attempts are partitioned by ranges of
+-- task_id, none on the default layout (the functions that differ test for it). Each range is a
+-- pair of partitions, taskforge.tasks_p<N> and taskforge.attempts_p<N>, listed in
+-- history_partitions; the attempts partition refers to its twin tasks partition (an attempt's
+-- task has the same task_id, so it lies in the twin: the foreign key is exact).
+CREATE TABLE taskforge.history_layout (
+    singleton            boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    tasks_per_partition  bigint NOT NULL CHECK (tasks_per_partition BETWEEN 1000 AND 1000000000),
+    partitions_ahead     int NOT NULL CHECK (partitions_ahead BETWEEN 1 AND 100),
+    -- The storage parameters of the tables before partitioning (autovacuum settings, below),
+    -- given to every new partition: a partitioned table holds none of its own.
+    tasks_options        text[],
+    attempts_options     text[],
+    partitioned_at       timestamptz NOT NULL
+);
+COMMENT ON TABLE taskforge.history_layout IS
+    'One row when tasks and attempts are partitioned by task_id ranges (tf_partition_history); none otherwise.';
+CREATE TABLE taskforge.history_partitions (
+    partition_no   bigint PRIMARY KEY CHECK (partition_no >= 0),
+    -- task_id range [first_task_id, end_task_id); first_task_id NULL: from the lowest id (the
+    -- tables that held the history before partitioning, attached whole as the first partition).
+    first_task_id  bigint,
+    end_task_id    bigint NOT NULL,
+    created_at     timestamptz NOT NULL,
+    CHECK (first_task_id < end_task_id)
+);
+COMMENT ON TABLE taskforge.history_partitions IS
+    'The task_id ranges of the partitioned history: tasks_p<partition_no> and attempts_p<partition_no>.';
+
 -- The edges of task dependencies (tf_submit's depends_on): the child waits BLOCKED until every
 -- parent SUCCEEDED. Rows are written only at the child's submit, and deleted by tf_prune with
 -- the tasks they name. No foreign keys on purpose: a foreign key to tasks would add a trigger
@@ -481,9 +526,6 @@ CREATE INDEX tasks_lease_expiry_idx ON taskforge.tasks (lease_expires_at)
 -- tf_prune: terminal tasks oldest first.
 CREATE INDEX tasks_finished_idx ON taskforge.tasks (finished_at)
     WHERE finished_at IS NOT NULL;
--- Idempotency: the key is reserved for as long as the task row exists (no TTL, no tenant scope).
-CREATE UNIQUE INDEX tasks_idempotency_key_uidx ON taskforge.tasks (idempotency_key)
-    WHERE idempotency_key IS NOT NULL;
 -- tf_enqueue_periodic: due schedules by next tick; also gives the next tick from its first entry.
 CREATE INDEX periodic_schedules_due_idx ON taskforge.periodic_schedules (next_fire_at);
 -- The foreign key from periodic schedules to task types (tf_register_task_type never deletes, but a DBA may).
@@ -518,6 +560,62 @@ ALTER TABLE taskforge.schedulers SET (autovacuum_vacuum_scale_factor = 0, autova
 ALTER TABLE taskforge.queues SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.rate_limits SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 ALTER TABLE taskforge.concurrency_keys SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
+
+-- >>> db/functions/_tf_add_partition.sql
+-- taskforge._tf_add_partition(partition_no bigint, first_task_id bigint, end_task_id bigint)
+--   -> void                                                            (private helper)
+--
+-- Purpose:    make one range of the partitioned history (docs/operations.md, "Partitioned
+--             history"): taskforge.tasks_p<partition_no> for task ids [first_task_id,
+--             end_task_id) (NULL first_task_id: from the lowest), its twin
+--             taskforge.attempts_p<partition_no> with the foreign key (task_id) to it (ON DELETE
+--             CASCADE, the default layout's attempts -> tasks key, range by range), both with
+--             the storage parameters recorded in taskforge.history_layout, and its row in
+--             taskforge.history_partitions. Indexes, checks, the other foreign keys and the
+--             row triggers come from the partitioned parents.
+-- Parameters: partition_no   0 or more: the name's suffix and history_partitions' key.
+--             first_task_id, end_task_id  the range, first < end (end exclusive).
+-- Returns:    nothing.
+-- Errors:     42P07 when the partition exists; 42P17 (invalid object definition) when the range
+--             overlaps one that exists; 55P03 when a lock is not granted within the caller's
+--             lock_timeout.
+-- Locks:      ACCESS EXCLUSIVE on taskforge.tasks and taskforge.attempts (creating a partition
+--             of a partitioned table takes it on PostgreSQL 15) until the caller commits.
+-- Clock:      clock_timestamp() for created_at.
+-- By hand:    no; tf_make_partitions and tf_partition_history call it.
+CREATE OR REPLACE FUNCTION taskforge._tf_add_partition(partition_no bigint, first_task_id bigint, end_task_id bigint)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_layout taskforge.history_layout%ROWTYPE;
+    v_from text := coalesce(_tf_add_partition.first_task_id::text, 'MINVALUE');
+BEGIN
+    SELECT * INTO STRICT v_layout FROM taskforge.history_layout;
+    EXECUTE format('CREATE TABLE taskforge.%I PARTITION OF taskforge.tasks FOR VALUES FROM (%s) TO (%s)%s',
+                   'tasks_p' || _tf_add_partition.partition_no, v_from, _tf_add_partition.end_task_id,
+                   CASE WHEN v_layout.tasks_options IS NOT NULL
+                        THEN format(' WITH (%s)', array_to_string(v_layout.tasks_options, ', ')) ELSE '' END);
+    EXECUTE format('CREATE TABLE taskforge.%I PARTITION OF taskforge.attempts FOR VALUES FROM (%s) TO (%s)%s',
+                   'attempts_p' || _tf_add_partition.partition_no, v_from, _tf_add_partition.end_task_id,
+                   CASE WHEN v_layout.attempts_options IS NOT NULL
+                        THEN format(' WITH (%s)', array_to_string(v_layout.attempts_options, ', ')) ELSE '' END);
+    EXECUTE format('ALTER TABLE taskforge.%I ADD CONSTRAINT %I FOREIGN KEY (task_id) REFERENCES taskforge.%I (task_id) '
+                   'ON DELETE CASCADE',
+                   'attempts_p' || _tf_add_partition.partition_no,
+                   'attempts_p' || _tf_add_partition.partition_no || '_task_id_fkey',
+                   'tasks_p' || _tf_add_partition.partition_no);
+    INSERT INTO taskforge.history_partitions (partition_no, first_task_id, end_task_id, created_at)
+    VALUES (_tf_add_partition.partition_no, _tf_add_partition.first_task_id, _tf_add_partition.end_task_id,
+            clock_timestamp());
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_add_partition(bigint, bigint, bigint) IS
+    'Private: create tasks_p<N> and attempts_p<N> for a task_id range, attempts referring to their twin, and record the range in history_partitions.';
+REVOKE ALL ON FUNCTION taskforge._tf_add_partition(bigint, bigint, bigint) FROM PUBLIC;
 
 -- >>> db/functions/_tf_attempt_row_ok.sql
 -- taskforge._tf_attempt_row_ok(state text, outcome text, started_at timestamptz,
@@ -2323,6 +2421,121 @@ COMMENT ON FUNCTION taskforge._tf_cron_parse(text) IS
     'Private: parses a 5-field cron expression (Vixie day rule, JAN-DEC, SUN-SAT, 0 and 7 = Sunday, @daily...). Errors: TF400 cron: naming the field.';
 REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 
+-- >>> db/functions/_tf_drop_partitions.sql
+-- taskforge._tf_drop_partitions(cutoff timestamptz) -> int              (private helper)
+--
+-- Purpose:    tf_prune on the partitioned history (tf_partition_history): drop every task-id
+--             range (taskforge.tasks_p<N> with its twin attempts_p<N>, oldest first) that
+--             - lies wholly below the next task id (no submit can draw an id in it any more),
+--             - holds only terminal tasks (SUCCEEDED, FAILED, CANCELLED) finished before cutoff,
+--             - and holds no parent (depends_on) of a task that is not terminal, in any range;
+--             with the idempotency keys of its tasks and the dependency edges naming them. A
+--             range that fails a test stays whole (one long-running or far-scheduled task
+--             keeps its range: nothing is lost, the drop waits); later ranges are still looked at.
+--             Each range is tested first without locks and through indexes only (a probe of
+--             each partial index of the live states, of the dependency edges for BLOCKED, and
+--             of the newest finish), so a range that must stay costs a few index probes however
+--             many tasks it holds; then again exactly, reading each of its rows, under ACCESS
+--             EXCLUSIVE on tasks and attempts, so a submit, tf_retry or finalize that committed
+--             before the lock is seen and one after it finds the range gone (tf_retry: TF404,
+--             as after a row-wise prune).
+-- Parameters: cutoff  tf_prune's now - older_than_seconds.
+-- Returns:    the number of tasks dropped (all ranges of this call).
+-- Errors:     none of its own: a range whose lock is not granted within lock_timeout (1 s) is
+--             left, with a WARNING, for the next call, and so are the ranges after it.
+-- Locks:      ACCESS EXCLUSIVE on taskforge.tasks and taskforge.attempts, from the exact test of
+--             the first range that passed the probes to the caller's commit: claims, submits and
+--             console reads wait for one sequential scan of that range's tasks and the drops
+--             (docs/operations.md, "Partitioned history": ranges small enough for that pause).
+-- Clock:      none (the caller's cutoff).
+-- By hand:    no: call tf_prune.
+CREATE OR REPLACE FUNCTION taskforge._tf_drop_partitions(cutoff timestamptz)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = 1000
+AS $fn$
+DECLARE
+    v_next bigint;
+    v_tasks bigint;
+    v_blocking bigint;
+    v_newest timestamptz;
+    v_live boolean;
+    v_dropped bigint := 0;
+    v_first bigint;
+    v_end bigint;
+    v_locked boolean := false;
+    v_table text;
+    r record;
+BEGIN
+    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END INTO v_next
+      FROM taskforge.tasks_task_id_seq s;
+    FOR r IN SELECT p.partition_no, p.first_task_id, p.end_task_id FROM taskforge.history_partitions p
+              WHERE p.end_task_id <= v_next ORDER BY p.end_task_id LOOP
+        v_first := coalesce(r.first_task_id, -9223372036854775808);
+        v_end := r.end_task_id;
+        v_table := format('taskforge.%I', 'tasks_p' || r.partition_no);
+
+        -- The first test, without locks, reads only indexes, so a range that must stay costs
+        -- little whatever its size: a live task in one of the partial indexes of the live
+        -- states (a BLOCKED one through its dependency edges), or a finish after the cutoff
+        -- (the newest entry of tasks_finished_idx).
+        EXECUTE format(
+            'SELECT EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''QUEUED'' AND NOT t.keyed)'
+            ' OR EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''QUEUED'' AND t.keyed)'
+            ' OR EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''RUNNING'')'
+            ' OR EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''RETRYING'')'
+            ' OR EXISTS (SELECT 1 FROM taskforge.task_dependencies d JOIN %1$s t ON t.task_id = d.child_task_id'
+            '             WHERE d.child_task_id >= $1 AND d.child_task_id < $2 AND t.state = ''BLOCKED''),'
+            ' (SELECT max(t.finished_at) FROM %1$s t WHERE t.finished_at IS NOT NULL)', v_table)
+          INTO v_live, v_newest USING v_first, v_end;
+        CONTINUE WHEN v_live OR v_newest >= _tf_drop_partitions.cutoff;
+
+        -- Then, under ACCESS EXCLUSIVE on both parents (so a submit, tf_retry or finalize that
+        -- committed before it is seen, and one after it finds the range gone), the exact test:
+        -- every row of the range read once.
+        IF NOT v_locked THEN
+            BEGIN
+                LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
+            EXCEPTION WHEN lock_not_available THEN
+                RAISE WARNING 'taskforge: tf_prune: tasks and attempts stayed locked for lock_timeout; '
+                    'range % (tasks_p%) is left for the next call', r.partition_no, r.partition_no;
+                RETURN v_dropped;
+            END;
+            v_locked := true;
+        END IF;
+        EXECUTE format('SELECT count(*), count(*) FILTER (WHERE t.state NOT IN (''SUCCEEDED'', ''FAILED'', ''CANCELLED'') '
+                       'OR NOT t.finished_at < $1) FROM %s t', v_table)
+          INTO v_tasks, v_blocking USING _tf_drop_partitions.cutoff;
+        CONTINUE WHEN v_blocking > 0;
+        -- A parent of a task that has not ended stays (its child's handler reads its result).
+        CONTINUE WHEN EXISTS (
+            SELECT 1 FROM taskforge.task_dependencies d JOIN taskforge.tasks c ON c.task_id = d.child_task_id
+             WHERE d.parent_task_id >= v_first AND d.parent_task_id < v_end AND c.finished_at IS NULL);
+
+        EXECUTE format('DELETE FROM taskforge.idempotency_keys k USING %s t '
+                       'WHERE t.idempotency_key IS NOT NULL AND k.idempotency_key = t.idempotency_key', v_table);
+        DELETE FROM taskforge.task_dependencies d
+         WHERE (d.child_task_id >= v_first AND d.child_task_id < v_end)
+            OR (d.parent_task_id >= v_first AND d.parent_task_id < v_end);
+        DELETE FROM taskforge.maintenance_errors e
+         WHERE e.sweep = 'tf_prune'
+           AND CASE WHEN e.sweep = 'tf_prune' THEN e.subject::bigint END >= v_first
+           AND CASE WHEN e.sweep = 'tf_prune' THEN e.subject::bigint END < v_end;
+        EXECUTE format('DROP TABLE taskforge.%I', 'attempts_p' || r.partition_no);
+        EXECUTE format('DROP TABLE %s', v_table);
+        DELETE FROM taskforge.history_partitions p WHERE p.partition_no = r.partition_no;
+        v_dropped := v_dropped + v_tasks;
+    END LOOP;
+    RETURN least(v_dropped, 2147483647);
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge._tf_drop_partitions(timestamptz) IS
+    'Private: tf_prune on the partitioned history: drop each task-id range below the next id whose tasks all ended before cutoff and parent no live task, with their keys and edges; returns the tasks dropped.';
+REVOKE ALL ON FUNCTION taskforge._tf_drop_partitions(timestamptz) FROM PUBLIC;
+
 -- >>> db/functions/_tf_enqueue_tick.sql
 -- taskforge._tf_enqueue_tick(name text, now timestamptz)
 --   -> TABLE(tick timestamptz, task_id bigint, queue text, created boolean)  (private helper)
@@ -2374,7 +2587,7 @@ BEGIN
                                         v_tick, v_key, v_now, '') r;
     EXCEPTION WHEN SQLSTATE 'TF409' THEN
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
-        SELECT t.task_id INTO v_task_id FROM taskforge.tasks t WHERE t.idempotency_key = v_key;
+        SELECT k.task_id INTO v_task_id FROM taskforge.idempotency_keys k WHERE k.idempotency_key = v_key;
         v_created := false;
         RAISE WARNING 'taskforge: periodic schedule % tick %: % (counted as this tick''s task)',
             quote_literal(s.name), v_tick, v_message;
@@ -2968,9 +3181,9 @@ REVOKE ALL ON FUNCTION taskforge._tf_promote_rows(bigint[], timestamptz) FROM PU
 --
 -- Purpose:    the deletes of tf_prune for the given tasks, which the caller has locked (FOR
 --             UPDATE) and chosen: each task (read by primary key) still terminal and finished
---             before cutoff is deleted, its attempts with it (ON DELETE CASCADE), then the
---             dependency edges of the deleted tasks, both ways (task_dependencies has no foreign
---             keys: 20_tables.sql).
+--             before cutoff is deleted, its attempts with it (ON DELETE CASCADE) and its
+--             idempotency key (taskforge.idempotency_keys), then the dependency edges of the
+--             deleted tasks, both ways (task_dependencies has no foreign keys: 20_tables.sql).
 --             tf_prune calls it once for its whole batch (fast path) and, when that raises an
 --             error about a row, once per task, each in its own subtransaction.
 -- Parameters: task_ids  the locked candidates (any order; NULL or empty: nothing).
@@ -2983,7 +3196,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_promote_rows(bigint[], timestamptz) FROM PU
 --             (docs/design.md, "Plan stability"): its statements and the foreign key's cascade
 --             (a DELETE of attempts per deleted task, run by PostgreSQL) each keep one cached
 --             plan. None joins a table: the tasks are looked up one by one from the ids (LATERAL,
---             by primary key) and deleted by id (task_id = ANY), so the generic plan is right
+--             by primary key) and deleted by id (task_id = ANY), their keys by primary key from
+--             the deleted rows (a nested loop over them), so the generic plan is right
 --             whatever the number of ids or the size of the tables. Under the caller's setting the
 --             cascade was planned again for every task: 214,000 backend instructions per pruned
 --             task before, 140,000 after (bench/turn_instructions.sh prune; docs/benchmarks.md,
@@ -3016,8 +3230,10 @@ BEGIN
         RETURN 0;
     END IF;
     -- By id, joining nothing (the rows are the caller's, locked, and tested above); the
-    -- attempts go with them (the foreign key's ON DELETE CASCADE).
-    DELETE FROM taskforge.tasks t WHERE t.task_id = ANY (v_ids);
+    -- attempts go with them (the foreign key's ON DELETE CASCADE), the keys of keyed ones after.
+    WITH gone AS (DELETE FROM taskforge.tasks t WHERE t.task_id = ANY (v_ids) RETURNING t.idempotency_key)
+    DELETE FROM taskforge.idempotency_keys k USING gone
+     WHERE gone.idempotency_key IS NOT NULL AND k.idempotency_key = gone.idempotency_key;
     IF EXISTS (SELECT 1 FROM taskforge.task_dependencies LIMIT 1) THEN
         DELETE FROM taskforge.task_dependencies d
          WHERE d.child_task_id = ANY (v_ids) OR d.parent_task_id = ANY (v_ids);
@@ -3460,7 +3676,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
 --             TF404 '<prefix>depends_on: task N does not exist'.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter. With
+-- Locks:      inserts one tasks row (and with a key one taskforge.idempotency_keys row first);
+--             on a key conflict waits for the competing inserter. With
 --             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
 --             at the same time waits, or is waited for, so no release is missed); with an
 --             ordering key, its taskforge.ordering_keys row (FOR UPDATE).
@@ -3511,6 +3728,7 @@ DECLARE
     v_found int;
     v_missing bigint;
     v_locked boolean := false;
+    v_new_id bigint;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -3659,13 +3877,45 @@ BEGIN
             v_locked := true;
         END IF;
 
+        -- A key first: its row reserves it (the insert waits for a competing inserter of the
+        -- same key and does nothing when the key is taken); the task takes the id drawn here.
+        IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+            INSERT INTO taskforge.idempotency_keys AS k (idempotency_key, task_id)
+            VALUES (_tf_submit_one.idempotency_key, nextval('taskforge.tasks_task_id_seq'))
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING k.task_id INTO v_new_id;
+            IF v_new_id IS NULL THEN
+                -- Taken by a committed task (or an earlier request of this transaction): a
+                -- replay or a conflict.
+                SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
+                  FROM taskforge.idempotency_keys k JOIN taskforge.tasks t ON t.task_id = k.task_id
+                 WHERE k.idempotency_key = _tf_submit_one.idempotency_key;
+                IF FOUND THEN
+                    IF v_stored IS DISTINCT FROM v_fingerprint THEN
+                        RAISE EXCEPTION USING ERRCODE = 'TF409',
+                            MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
+                                p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
+                            COLUMN = p || 'idempotency_key',
+                            HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
+                                || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
+                    END IF;
+                    _tf_submit_one.created := false;
+                    _tf_submit_one.due_now := false;
+                    RETURN;
+                END IF;
+                -- The holder was deleted (tf_prune) between our insert and our read: try again.
+                CONTINUE;
+            END IF;
+        END IF;
+
         INSERT INTO taskforge.tasks AS t
-               (task_type, payload, queue, priority, max_attempts, state, scheduled_at,
+               (task_id, task_type, payload, queue, priority, max_attempts, state, scheduled_at,
                 idempotency_key, fingerprint, timeout_seconds, notify_finished, traceparent,
                 parents_pending, rate_key, concurrency_key, ordering_key, keyed,
                 cancel_requested_at, cancel_reason, finished_at, created_at, updated_at)
-        VALUES (_tf_submit_one.task_type, _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority,
-                _tf_submit_one.max_attempts, v_state, v_scheduled_at,
+        OVERRIDING SYSTEM VALUE
+        VALUES (coalesce(v_new_id, nextval('taskforge.tasks_task_id_seq')), _tf_submit_one.task_type,
+                _tf_submit_one.payload, _tf_submit_one.queue, _tf_submit_one.priority, _tf_submit_one.max_attempts, v_state, v_scheduled_at,
                 _tf_submit_one.idempotency_key, v_fingerprint, v_timeout, _tf_submit_one.notify_finished,
                 _tf_submit_one.traceparent, CASE WHEN v_state = 'BLOCKED' THEN v_pending ELSE 0 END,
                 _tf_submit_one.rate_key, _tf_submit_one.concurrency_key, _tf_submit_one.ordering_key,
@@ -3674,39 +3924,16 @@ BEGIN
                 CASE WHEN v_state = 'CANCELLED' THEN 'dependency_failed' END,
                 CASE WHEN v_state = 'CANCELLED' THEN _tf_submit_one.now END,
                 _tf_submit_one.now, _tf_submit_one.now)
-        ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING t.task_id INTO _tf_submit_one.task_id;
 
-        IF _tf_submit_one.task_id IS NOT NULL THEN
-            IF v_parents IS NOT NULL THEN
-                INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
-                SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
-            END IF;
-            _tf_submit_one.state := v_state;
-            _tf_submit_one.created := true;
-            _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
-            RETURN;
+        IF v_parents IS NOT NULL THEN
+            INSERT INTO taskforge.task_dependencies (child_task_id, parent_task_id)
+            SELECT _tf_submit_one.task_id, d FROM unnest(v_parents) AS d;
         END IF;
-
-        -- The key is taken by a committed task (or an earlier request of this transaction):
-        -- a replay or a conflict.
-        SELECT t.task_id, t.state, t.fingerprint INTO _tf_submit_one.task_id, _tf_submit_one.state, v_stored
-          FROM taskforge.tasks t
-         WHERE t.idempotency_key = _tf_submit_one.idempotency_key;
-        IF FOUND THEN
-            IF v_stored IS DISTINCT FROM v_fingerprint THEN
-                RAISE EXCEPTION USING ERRCODE = 'TF409',
-                    MESSAGE = format('%sidempotency_key: %s is already used by task %s with a different request',
-                        p, quote_literal(left(_tf_submit_one.idempotency_key, 100)), _tf_submit_one.task_id),
-                    COLUMN = p || 'idempotency_key',
-                    HINT = 'Reuse a key only for exactly the same task_type, payload, queue, priority, max_attempts, '
-                        || 'scheduled_at or delay_seconds, timeout_seconds, depends_on and flow keys.';
-            END IF;
-            _tf_submit_one.created := false;
-            _tf_submit_one.due_now := false;
-            RETURN;
-        END IF;
-        -- The holder was deleted (tf_prune) between our insert and our read: try again.
+        _tf_submit_one.state := v_state;
+        _tf_submit_one.created := true;
+        _tf_submit_one.due_now := v_state = 'QUEUED' AND v_scheduled_at <= _tf_submit_one.now;
+        RETURN;
     END LOOP;
 END;
 $fn$;
@@ -5059,7 +5286,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_heartbeat(uuid) TO taskforge_worker;
 --     INOUT pruned bigint DEFAULT NULL)
 --
 -- Purpose:    the scheduler's work without a Python process, for pg_cron (or any job runner that
---             can CALL): passes of tf_recover, tf_promote and tf_enqueue_periodic (each repeated
+--             can CALL): passes of tf_make_partitions, tf_recover, tf_promote and
+--             tf_enqueue_periodic (each repeated
 --             while it returns a full batch) and, with retain_days, one round of tf_prune and
 --             tf_prune_workers per minute, each pass in short transactions of its own (COMMIT
 --             after every batch), so no snapshot or lock is held across passes. It keeps passing
@@ -5153,6 +5381,8 @@ BEGIN
             scheduler_id => v_id, name => 'tf_maintain', pid => pg_catalog.pg_backend_pid(),
             heartbeat_seconds => 60);
         COMMIT;
+        PERFORM taskforge.tf_make_partitions();  -- the partitioned history's ranges ahead (else nothing)
+        COMMIT;
         LOOP
             SELECT r.recovered + r.failed INTO v_n FROM taskforge.tf_recover(max_tasks => v_batch) AS r;
             COMMIT;
@@ -5203,6 +5433,76 @@ REVOKE ALL ON PROCEDURE taskforge.tf_maintain(
 GRANT EXECUTE ON PROCEDURE taskforge.tf_maintain(
     double precision, double precision, double precision, numeric, bigint, bigint, bigint, bigint)
     TO taskforge_scheduler;
+
+-- >>> db/functions/tf_make_partitions.sql
+-- taskforge.tf_make_partitions() -> int
+--
+-- Purpose:    on the partitioned history (tf_partition_history; docs/operations.md,
+--             "Partitioned history"), keep history_layout.partitions_ahead empty task-id ranges
+--             made beyond the range the next task id falls in, so a submit always finds its
+--             partition: a range of tasks_per_partition ids is a pair taskforge.tasks_p<N>,
+--             taskforge.attempts_p<N> (taskforge._tf_add_partition), N = first id /
+--             tasks_per_partition. The scheduler calls it every pass and tf_maintain every pass;
+--             on the default layout it reads one empty table and returns 0. A submit whose id has
+--             no partition fails with 23514 (no partition of relation "tasks" found for row):
+--             run a scheduler or tf_maintain, or raise partitions_ahead, so that never happens.
+-- Parameters: none.
+-- Returns:    the number of ranges made (0: enough were there, or the default layout).
+-- Errors:     none of its own. When the ACCESS EXCLUSIVE lock on tasks/attempts is not granted
+--             within lock_timeout (1 s: a worker's transaction holds the tables), it makes none
+--             this time, raises a WARNING and returns 0; the next call tries again.
+-- Locks:      history_layout's row (FOR UPDATE, so two callers make each range once) and, to
+--             create a range, ACCESS EXCLUSIVE on tasks and attempts until the caller commits:
+--             every claim and submit waits for it, at most lock_timeout while queued behind it.
+-- Clock:      clock_timestamp() (the ranges' created_at).
+-- By hand:    yes; harmless.
+CREATE OR REPLACE FUNCTION taskforge.tf_make_partitions()
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = 1000
+AS $fn$
+DECLARE
+    v_size bigint;
+    v_ahead int;
+    v_last bigint;
+    v_end bigint;
+    v_need bigint;
+    v_made int := 0;
+BEGIN
+    SELECT l.tasks_per_partition, l.partitions_ahead INTO v_size, v_ahead FROM taskforge.history_layout l;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    SELECT s.last_value INTO v_last FROM taskforge.tasks_task_id_seq s;
+    v_need := (v_last / v_size + 1 + v_ahead) * v_size;
+    IF (SELECT max(p.end_task_id) FROM taskforge.history_partitions p) >= v_need THEN
+        RETURN 0;
+    END IF;
+    BEGIN
+        PERFORM 1 FROM taskforge.history_layout l FOR UPDATE;
+        SELECT max(p.end_task_id) INTO v_end FROM taskforge.history_partitions p;
+        WHILE v_end < v_need LOOP
+            PERFORM taskforge._tf_add_partition(v_end / v_size, v_end, v_end + v_size);
+            v_end := v_end + v_size;
+            v_made := v_made + 1;
+        END LOOP;
+    EXCEPTION WHEN lock_not_available THEN
+        RAISE WARNING 'taskforge: tf_make_partitions: tasks or attempts stayed locked for lock_timeout; '
+            'no range made this time (ranges left ahead: %)',
+            greatest((coalesce(v_end, 0) - (v_last / v_size + 1) * v_size) / v_size, 0);
+        RETURN 0;
+    END;
+    RETURN v_made;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_make_partitions() IS
+    'Partitioned history: make task-id ranges (tasks_p<N>, attempts_p<N>) so that partitions_ahead empty ones lie beyond the next task id. Returns the number made; 0 on the default layout.';
+REVOKE ALL ON FUNCTION taskforge.tf_make_partitions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskforge.tf_make_partitions() TO taskforge_scheduler;
 
 -- >>> db/functions/tf_parent_results.sql
 -- taskforge.tf_parent_results(task_id numeric, worker_id uuid, attempt_number numeric)
@@ -5266,6 +5566,187 @@ COMMENT ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) IS
     'A running attempt''s parents (depends_on) with their state and result, for the worker holding that attempt (fencing token as tf_renew). Errors: TF400, TF404, TF409 (attempt not held).';
 REVOKE ALL ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) TO taskforge_worker;
+
+-- >>> db/functions/tf_partition_history.sql
+-- taskforge.tf_partition_history(tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
+--   -> int
+--
+-- Purpose:    convert an install, with its data, to the partitioned history (docs/operations.md,
+--             "Partitioned history"; opt-in, once): taskforge.tasks and taskforge.attempts
+--             become tables PARTITION BY RANGE (task_id), and retention (tf_prune) drops whole
+--             ranges instead of deleting rows. In one transaction: the two tables are renamed
+--             tasks_p<N>/attempts_p<N> and attached unchanged (no row is copied; PostgreSQL
+--             scans each once to check its range) as the first range, from the lowest task id
+--             up to the first multiple of tasks_per_partition above every id drawn so far;
+--             new parents named tasks and attempts get the old tables' columns, defaults,
+--             checks, primary keys, foreign keys, indexes (same names), row triggers and
+--             comments, read from the catalog, and every view of the schema is defined again
+--             over them; attempts_p<N> keeps its foreign key to tasks_p<N> (each range's
+--             attempts refer to their twin range); task_id's identity becomes a plain sequence
+--             of the same name (taskforge.tasks_task_id_seq, same next value), since a
+--             partitioned table has no identity column on PostgreSQL 15; then partitions_ahead
+--             empty ranges are made (taskforge._tf_add_partition) and the layout is recorded in
+--             taskforge.history_layout and taskforge.history_partitions. No function changes:
+--             they name tables, not their partitions.
+-- Parameters: tasks_per_partition  whole number 1000..1000000000: task ids per range (few, large
+--                                   ranges: every partition costs each claim and finalize some
+--                                   work, docs/benchmarks.md).
+--             partitions_ahead     whole number 1..100: empty ranges kept ahead of the next id
+--                                   (tf_make_partitions keeps them).
+-- Returns:    the number of ranges made, the first (the old tables) included.
+-- Errors:     TF400 naming the argument; TF409 'tasks: already partitioned' the second time;
+--             55P03 when the tables stay locked past the caller's lock_timeout. Nothing is
+--             changed then.
+-- Locks:      ACCESS EXCLUSIVE on tasks and attempts until the caller commits (taken first:
+--             every worker, submit and console read waits for the conversion).
+-- Security:   SECURITY DEFINER, EXECUTE for nobody: only the owner or a superuser (the
+--             migrating user) calls it; the objects it makes belong to taskforge_owner.
+-- Clock:      clock_timestamp() (partitioned_at, created_at).
+-- By hand:    yes, or `taskforge db partition` (docs/cli.md). There is no way back but a dump
+--             and restore into a new install.
+CREATE OR REPLACE FUNCTION taskforge.tf_partition_history(tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
+RETURNS int
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_tasks oid := 'taskforge.tasks'::regclass;
+    v_attempts oid := 'taskforge.attempts'::regclass;
+    v_size bigint;
+    v_ahead int;
+    v_next bigint;
+    v_end bigint;
+    v_no bigint;
+    v_before text[];
+    v_after text[];
+    v_statement text;
+    r record;
+BEGIN
+    PERFORM taskforge._tf_check_int('tasks_per_partition', tf_partition_history.tasks_per_partition, 1000, 1000000000);
+    PERFORM taskforge._tf_check_int('partitions_ahead', tf_partition_history.partitions_ahead, 1, 100);
+    v_size := tf_partition_history.tasks_per_partition;
+    v_ahead := tf_partition_history.partitions_ahead;
+    IF EXISTS (SELECT 1 FROM taskforge.history_layout) THEN
+        RAISE EXCEPTION USING ERRCODE = 'TF409', MESSAGE = 'tasks: already partitioned',
+            HINT = 'taskforge.history_partitions lists the ranges; tf_make_partitions adds more.';
+    END IF;
+    LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
+
+    -- The first range ends at the first multiple of the size above every id drawn so far.
+    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END INTO v_next
+      FROM taskforge.tasks_task_id_seq s;
+    v_next := greatest(v_next, (SELECT max(t.task_id) + 1 FROM taskforge.tasks t));
+    v_end := ((v_next - 1) / v_size + 1) * v_size;
+    v_no := v_end / v_size - 1;
+
+    -- What the parents must have, read before anything is renamed: these definitions name
+    -- taskforge.tasks and taskforge.attempts, which will then be the parents.
+    -- Steps 1-4 are run on the parents before the old tables are attached, 5-6 after.
+    SELECT array_agg(x.statement ORDER BY x.step, x.seq) FILTER (WHERE x.step <= 4),
+           array_agg(x.statement ORDER BY x.step, x.seq) FILTER (WHERE x.step > 4)
+      INTO v_before, v_after
+      FROM (
+        -- Primary keys and foreign keys, but the attempts -> tasks key (it stays with attempts_p<N>).
+        SELECT 1 AS step, c.oid::bigint AS seq,
+               format('ALTER TABLE %s ADD CONSTRAINT %I %s', c.conrelid::regclass, c.conname,
+                      pg_get_constraintdef(c.oid)) AS statement
+          FROM pg_constraint c
+         WHERE c.conrelid IN (v_tasks, v_attempts)
+           AND (c.contype = 'p' OR (c.contype = 'f' AND c.confrelid <> v_tasks))
+        UNION ALL
+        SELECT 2, i.indexrelid::bigint, pg_get_indexdef(i.indexrelid)
+          FROM pg_index i
+         WHERE i.indrelid IN (v_tasks, v_attempts) AND NOT i.indisprimary
+        UNION ALL
+        SELECT 3, c.oid::bigint, format('COMMENT ON TABLE %s IS %L', c.oid::regclass, obj_description(c.oid, 'pg_class'))
+          FROM pg_class c WHERE c.oid IN (v_tasks, v_attempts) AND obj_description(c.oid, 'pg_class') IS NOT NULL
+        UNION ALL
+        -- Functions whose signature names a row type of the two tables (taskforge._tf_lock_task
+        -- returns a tasks row): dropped and made again over the parent's row type, with their
+        -- comment and EXECUTE privileges.
+        SELECT 4, f.oid::bigint,
+               format('DROP FUNCTION %s; %s; REVOKE ALL ON FUNCTION %s FROM PUBLIC; COMMENT ON FUNCTION %s IS %L; ',
+                      f.oid::regprocedure, pg_get_functiondef(f.oid), f.oid::regprocedure, f.oid::regprocedure,
+                      obj_description(f.oid, 'pg_proc'))
+               || coalesce((SELECT string_agg(format('GRANT EXECUTE ON FUNCTION %s TO %s', f.oid::regprocedure,
+                                                     CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END),
+                                              '; ')
+                              FROM aclexplode(f.proacl) a WHERE a.grantee <> f.proowner), '')
+          FROM pg_proc f
+         WHERE f.oid IN (SELECT d.objid FROM pg_depend d
+                          WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_type'::regclass
+                            AND d.refobjid IN (SELECT c.reltype FROM pg_class c WHERE c.oid IN (v_tasks, v_attempts)))
+        UNION ALL
+        -- After the attach: a trigger made on a parent is made on each of its partitions.
+        SELECT 5, g.oid::bigint, pg_get_triggerdef(g.oid)
+          FROM pg_trigger g WHERE g.tgrelid IN (v_tasks, v_attempts) AND NOT g.tgisinternal
+        UNION ALL
+        SELECT 6, c.oid::bigint,
+               format('CREATE OR REPLACE VIEW %s%s AS %s', c.oid::regclass,
+                      CASE WHEN c.reloptions IS NOT NULL THEN format(' WITH (%s)', array_to_string(c.reloptions, ', ')) ELSE '' END,
+                      pg_get_viewdef(c.oid))
+          FROM pg_class c WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind = 'v'
+      ) x;
+
+    INSERT INTO taskforge.history_layout (tasks_per_partition, partitions_ahead, tasks_options, attempts_options, partitioned_at)
+    SELECT v_size, v_ahead, (SELECT c.reloptions FROM pg_class c WHERE c.oid = v_tasks),
+           (SELECT c.reloptions FROM pg_class c WHERE c.oid = v_attempts), clock_timestamp();
+
+    -- The old tables become the first range: renamed, their own names (indexes, keys,
+    -- triggers) freed for the parents.
+    FOR r IN SELECT g.tgname, g.tgrelid::regclass AS rel FROM pg_trigger g
+              WHERE g.tgrelid IN (v_tasks, v_attempts) AND NOT g.tgisinternal LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', r.tgname, r.rel);
+    END LOOP;
+    FOR r IN SELECT i.indexrelid::regclass AS idx, c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+              WHERE i.indrelid IN (v_tasks, v_attempts) AND NOT i.indisprimary LOOP
+        EXECUTE format('ALTER INDEX %s RENAME TO %I', r.idx, r.relname || '_p' || v_no);
+    END LOOP;
+    FOR r IN SELECT c.conname, c.conrelid::regclass AS rel, cl.relname
+               FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid
+              WHERE c.conrelid IN (v_tasks, v_attempts) AND c.contype IN ('p', 'f') LOOP
+        EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', r.rel, r.conname,
+                       r.relname || '_p' || v_no || substr(r.conname, length(r.relname) + 1));
+    END LOOP;
+    ALTER TABLE taskforge.tasks ALTER COLUMN task_id DROP IDENTITY;
+    EXECUTE format('ALTER TABLE taskforge.tasks RENAME TO %I', 'tasks_p' || v_no);
+    EXECUTE format('ALTER TABLE taskforge.attempts RENAME TO %I', 'attempts_p' || v_no);
+    EXECUTE format('CREATE SEQUENCE taskforge.tasks_task_id_seq AS bigint START WITH %s', v_next);
+
+    -- The parents, then the rest of their definition.
+    EXECUTE format('CREATE TABLE taskforge.tasks (LIKE taskforge.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS '
+                   'INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS) PARTITION BY RANGE (task_id)',
+                   'tasks_p' || v_no);
+    EXECUTE format('CREATE TABLE taskforge.attempts (LIKE taskforge.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS '
+                   'INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS) PARTITION BY RANGE (task_id)',
+                   'attempts_p' || v_no);
+    ALTER TABLE taskforge.tasks ALTER COLUMN task_id SET DEFAULT nextval('taskforge.tasks_task_id_seq');
+    ALTER SEQUENCE taskforge.tasks_task_id_seq OWNED BY taskforge.tasks.task_id;
+    FOREACH v_statement IN ARRAY v_before LOOP
+        EXECUTE v_statement;
+    END LOOP;
+    EXECUTE format('ALTER TABLE taskforge.tasks ATTACH PARTITION taskforge.%I FOR VALUES FROM (MINVALUE) TO (%s)',
+                   'tasks_p' || v_no, v_end);
+    EXECUTE format('ALTER TABLE taskforge.attempts ATTACH PARTITION taskforge.%I FOR VALUES FROM (MINVALUE) TO (%s)',
+                   'attempts_p' || v_no, v_end);
+    FOREACH v_statement IN ARRAY v_after LOOP
+        EXECUTE v_statement;
+    END LOOP;
+    INSERT INTO taskforge.history_partitions (partition_no, first_task_id, end_task_id, created_at)
+    VALUES (v_no, NULL, v_end, clock_timestamp());
+
+    FOR i IN 1..v_ahead LOOP
+        PERFORM taskforge._tf_add_partition(v_no + i, v_end + (i - 1) * v_size, v_end + i * v_size);
+    END LOOP;
+    RETURN 1 + v_ahead;
+END;
+$fn$;
+
+COMMENT ON FUNCTION taskforge.tf_partition_history(numeric, numeric) IS
+    'Convert tasks and attempts, with their data, to tables partitioned by task_id ranges (the old tables become the first range); retention then drops whole ranges. Once; owner only. Returns the ranges made. Errors: TF400, TF409.';
+REVOKE ALL ON FUNCTION taskforge.tf_partition_history(numeric, numeric) FROM PUBLIC;
 
 -- >>> db/functions/tf_pause_queue.sql
 -- taskforge.tf_pause_queue(queue text) -> boolean
@@ -5439,6 +5920,10 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 --             A parent (depends_on) is kept while one of its children is not terminal, so the
 --             child's handler can still read its result; the dependency edges of the deleted
 --             tasks are deleted with them.
+--             On the partitioned history (tf_partition_history) it deletes no row: it drops
+--             each whole task-id range whose tasks all qualify (taskforge._tf_drop_partitions,
+--             whose header has the tests), and max_tasks does not apply; the count returned can
+--             be any size, and the scheduler's next call returns 0.
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
@@ -5480,6 +5965,9 @@ BEGIN
     PERFORM taskforge._tf_check_seconds('older_than_seconds', tf_prune.older_than_seconds, 0, 3153600000);
     PERFORM taskforge._tf_check_int('max_tasks', tf_prune.max_tasks, 1, 100000);
     v_cutoff := v_now - make_interval(secs => tf_prune.older_than_seconds);
+    IF EXISTS (SELECT 1 FROM taskforge.history_layout) THEN
+        RETURN taskforge._tf_drop_partitions(v_cutoff);  -- the partitioned history: whole ranges
+    END IF;
 
     -- Tasks recorded as failing recently are left out until their retry_after.
     SELECT coalesce(array_agg(e.subject::bigint) FILTER (WHERE e.retry_after > v_now), '{}'), count(*) > 0
@@ -6772,7 +7260,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_set_rate_limit(text, double precision, nu
 --             COLUMN '<argument>'; TF409 key reused with a different request, COLUMN
 --             'idempotency_key' (docs/sql-api.md#errors). Under REPEATABLE READ or SERIALIZABLE a concurrent submit with the same
 --             key can raise 40001 (serialization_failure): retry the transaction.
--- Locks:      inserts one tasks row; on a key conflict waits for the competing inserter; the
+-- Locks:      inserts one tasks row (with a key, one taskforge.idempotency_keys row first); on a
+--             key conflict waits for the competing inserter; the
 --             parents' rows (depends_on) and the ordering key's row until commit.
 -- Notify:     pg_notify('taskforge', queue) when the task is due now (delivered on commit);
 --             with notify_finished, later, pg_notify('taskforge_finished', task_id) when it ends.
@@ -7541,7 +8030,14 @@ SELECT 'keyed flag not matching the task''s flow keys', t.task_id, NULL,
        format('keyed=%s rate_key=%s concurrency_key=%s ordering_key=%s', t.keyed, t.rate_key, t.concurrency_key,
               t.ordering_key)
   FROM taskforge.tasks t
- WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL);
+ WHERE t.keyed <> (coalesce(t.rate_key, t.concurrency_key, t.ordering_key) IS NOT NULL)
+UNION ALL
+-- Idempotency keys (taskforge.idempotency_keys): a row for each keyed task, naming it, and no other.
+SELECT 'idempotency key not paired with its task', coalesce(t.task_id, k.task_id), NULL,
+       format('task key=%s; key row %s for task %s', t.idempotency_key, k.idempotency_key, k.task_id)
+  FROM (SELECT x.task_id, x.idempotency_key FROM taskforge.tasks x WHERE x.idempotency_key IS NOT NULL) t
+  FULL JOIN taskforge.idempotency_keys k ON k.idempotency_key = t.idempotency_key AND k.task_id = t.task_id
+ WHERE t.task_id IS NULL OR k.task_id IS NULL;
 COMMENT ON VIEW taskforge.tf_invariant_violations IS
     'Rows that break a state-machine rule (rule, task_id, attempt_number, detail). Must always be empty.';
 

@@ -3,7 +3,7 @@ BEGIN;
 SELECT plan(38);
 SELECT indexes_are('taskforge', 'tasks',
                    ARRAY['tasks_pkey', 'tasks_claim_order_idx', 'tasks_claim_queue_idx', 'tasks_queued_due_idx', 'tasks_retry_due_idx', 'tasks_lease_expiry_idx',
-                         'tasks_finished_idx', 'tasks_idempotency_key_uidx', 'tasks_owner_idx', 'tasks_keyed_due_idx',
+                         'tasks_finished_idx', 'tasks_owner_idx', 'tasks_keyed_due_idx',
                          'tasks_concurrency_key_idx', 'tasks_concurrency_running_idx', 'tasks_ordering_key_idx', 'tasks_ordering_finished_idx',
                          'tasks_rate_key_idx'],
                    'taskforge.tasks has exactly its indexes');
@@ -22,8 +22,9 @@ SELECT has_index('taskforge', 'tasks', 'tasks_queued_due_idx', ARRAY['scheduled_
 SELECT has_index('taskforge', 'tasks', 'tasks_retry_due_idx', ARRAY['scheduled_at'], 'promotion index on scheduled_at');
 SELECT has_index('taskforge', 'tasks', 'tasks_lease_expiry_idx', ARRAY['lease_expires_at'], 'recovery index on lease_expires_at');
 SELECT has_index('taskforge', 'tasks', 'tasks_finished_idx', ARRAY['finished_at'], 'retention index on finished_at');
-SELECT has_index('taskforge', 'tasks', 'tasks_idempotency_key_uidx', ARRAY['idempotency_key'], 'idempotency key index');
-SELECT index_is_unique('taskforge', 'tasks', 'tasks_idempotency_key_uidx', 'the idempotency key index is unique');
+SELECT indexes_are('taskforge', 'idempotency_keys', ARRAY['idempotency_keys_pkey'],
+                   'taskforge.idempotency_keys has exactly its primary key');
+SELECT col_is_pk('taskforge', 'idempotency_keys', 'idempotency_key', 'an idempotency key is unique in the database');
 -- The keyed pick (taskforge._tf_claim_keyed) and the dependency edges from the parent's side.
 SELECT has_index('taskforge', 'tasks', 'tasks_keyed_due_idx', ARRAY['scheduled_at'], 'keyed due index on scheduled_at');
 SELECT has_index('taskforge', 'tasks', 'tasks_concurrency_key_idx', ARRAY['concurrency_key', 'priority', 'created_at', 'task_id'],
@@ -68,7 +69,7 @@ SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_queued_due_idx'), $
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_retry_due_idx'), $$((state)::text = 'RETRYING'::text)$$, 'promotion index is partial: RETRYING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_lease_expiry_idx'), $$((state)::text = 'RUNNING'::text)$$, 'recovery index is partial: RUNNING only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_finished_idx'), '(finished_at IS NOT NULL)', 'retention index is partial: finished tasks only');
-SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_idempotency_key_uidx'), '(idempotency_key IS NOT NULL)', 'the key index is partial: tasks with a key only');
+SELECT hasnt_index('taskforge', 'tasks', 'tasks_idempotency_key_uidx', 'the key is unique through idempotency_keys, not an index of tasks');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'tasks_owner_idx'), '(owner_worker_id IS NOT NULL)', 'owner index is partial: owned tasks only');
 SELECT is((SELECT predicate FROM pred WHERE relname = 'attempts_finished_idx'), '(finished_at IS NOT NULL)', 'attempt finish index is partial');
 SELECT col_is_pk('taskforge', 'attempts', ARRAY['task_id', 'attempt_number'], 'attempts are unique per (task_id, attempt_number)');

@@ -13,9 +13,9 @@ SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_worker'$
                     'tf_renew_many', 'tf_finalize_many', 'tf_finalize_and_claim', 'tf_parent_results', 'tf_backoff', 'tf_schema_version'],
               'taskforge_worker executes exactly register_worker, heartbeat, deregister_worker, claim, renew, finalize, their batch forms, parent_results, backoff, schema_version');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_scheduler'$$,
-              ARRAY['tf_recover', 'tf_promote', 'tf_prune', 'tf_prune_workers', 'tf_scheduler_heartbeat', 'tf_enqueue_periodic', 'tf_backoff',
+              ARRAY['tf_recover', 'tf_promote', 'tf_prune', 'tf_make_partitions', 'tf_prune_workers', 'tf_scheduler_heartbeat', 'tf_enqueue_periodic', 'tf_backoff',
                     'tf_schema_version', 'tf_maintain'],
-              'taskforge_scheduler executes exactly recover, promote, prune, prune_workers, scheduler_heartbeat, enqueue_periodic, backoff, schema_version and the procedure tf_maintain');
+              'taskforge_scheduler executes exactly make_partitions, recover, promote, prune, prune_workers, scheduler_heartbeat, enqueue_periodic, backoff, schema_version and the procedure tf_maintain');
 SELECT set_eq($$SELECT proname FROM callable WHERE rolname = 'taskforge_client'$$,
               ARRAY['tf_submit', 'tf_submit_many', 'tf_cancel', 'tf_retry', 'tf_pause_queue', 'tf_resume_queue',
                     'tf_set_queue_limit', 'tf_set_queue_aging', 'tf_set_rate_limit', 'tf_set_concurrency_limit', 'tf_schedule_periodic',

@@ -2,8 +2,9 @@
 BEGIN;
 SELECT plan(11);
 SELECT tables_are('taskforge', ARRAY['tasks', 'attempts', 'workers', 'schedulers', 'task_types', 'queues', 'periodic_schedules',
-                                     'task_dependencies', 'rate_limits', 'concurrency_keys', 'ordering_keys', 'maintenance_errors'],
-                  'the schema has exactly the twelve tables');
+                                     'task_dependencies', 'rate_limits', 'concurrency_keys', 'ordering_keys', 'maintenance_errors',
+                                     'idempotency_keys', 'history_layout', 'history_partitions'],
+                  'the schema has exactly the fifteen tables');
 SELECT views_are('taskforge', ARRAY['tf_tasks', 'tf_attempts', 'tf_workers', 'tf_schedulers', 'tf_queue_stats', 'tf_queues', 'tf_throughput',
                                     'tf_throughput_per_minute', 'tf_task_types', 'tf_periodic', 'tf_invariant_violations',
                                     'tf_snapshot_holders', 'tf_task_dependencies', 'tf_rate_limits', 'tf_concurrency_keys',

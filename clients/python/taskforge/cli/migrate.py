@@ -1,7 +1,9 @@
-"""``taskforge db migrate`` and ``taskforge db status``: install and inspect the schema."""
+"""``taskforge db migrate``, ``taskforge db status`` and ``taskforge db partition``: install,
+inspect and convert the schema."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -56,6 +58,42 @@ def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
                 click.echo(db.migration_sql(migration_id))
     if st.pending:
         sys.exit(EXIT_PENDING)
+
+
+@db_group.command("partition")
+@dsn_option
+@json_option
+@click.option(
+    "--tasks-per-partition",
+    type=click.IntRange(1000, 1_000_000_000),
+    required=True,
+    help="Task ids per range (1000..1000000000): few, large ranges (docs/operations.md).",
+)
+@click.option(
+    "--ahead",
+    "partitions_ahead",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Empty ranges kept ahead of the next task id (the scheduler or tf_maintain keeps them; "
+    "each partition costs every worker turn some work).",
+)
+def db_partition(dsn: str | None, as_json: bool, tasks_per_partition: int, partitions_ahead: int) -> None:
+    """Convert tasks and attempts, with their data, to the partitioned history (once).
+
+    Retention (tf_prune, the scheduler's --retain-days) then drops whole ranges of task ids
+    instead of deleting rows. Runs taskforge.tf_partition_history in one transaction that locks
+    both tables: stop workers first, or expect them to wait. Needs the schema owner (the user
+    that migrates). There is no way back but a dump and restore into a new install.
+    """
+    ranges = db.partition_history(dsn, tasks_per_partition, partitions_ahead)
+    if as_json:
+        click.echo(json.dumps({"ranges": [dataclasses.asdict(r) for r in ranges]}))
+        return
+    click.echo(f"partitioned: {len(ranges)} ranges of {tasks_per_partition} task ids")
+    for r in ranges:
+        first = "lowest" if r.first_task_id is None else str(r.first_task_id)
+        click.echo(f"  tasks_p{r.partition_no}, attempts_p{r.partition_no}: task_id {first} .. {r.end_task_id - 1}")
 
 
 COMMANDS: tuple[click.Command, ...] = (db_group,)
