@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: test test-without-server chaos ha ha-short patroni audit demo install lint fmt pgtap chromium pgbouncer pg-cron pg-prove freeze clean
+.PHONY: test test-partitioned test-without-server chaos ha ha-short patroni audit demo install lint fmt pgtap chromium pgbouncer pg-cron pg-prove freeze clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,8 +48,20 @@ fmt: $(STAMP)
 	PYTHONWARNINGS=ignore $(BIN)/sqlfluff fix db --processes 2
 
 # The whole suite: pgTAP files (db/tests) and Python tests (tests/) against a throwaway database.
+# The whole suite, then the function suites again on the partitioned history
+# (TASKFORGE_TEST_LAYOUT=partitioned, conftest.py: the session's database converted by
+# tf_partition_history; docs/operations.md, "Partitioned history"): the pgTAP files, tests/sql and
+# the worker and scheduler processes on the session's database (the benchmark, demo and outage
+# tests make databases of their own), the default layout's catalog and row-wise retention left out.
+PARTITIONED_TESTS := db/tests tests/sql $(addprefix tests/processes/,test_worker_processes.py \
+	test_scheduler_and_startup.py test_scheduler_bad_rows.py test_periodic_schedulers.py test_workflows.py \
+	test_flow_control_processes.py test_deadlines.py test_worker_prefetch_processes.py test_worker_async.py)
 test: $(STAMP) pgtap chromium pgbouncer pg-cron
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	TASKFORGE_TEST_LAYOUT=partitioned $(BIN)/python -m pytest $(PARTITIONED_TESTS)
+
+test-partitioned: $(STAMP) pgtap pg-cron
+	TASKFORGE_TEST_LAYOUT=partitioned $(BIN)/python -m pytest $(PARTITIONED_TESTS) $(PYTEST_ARGS)
 
 # A smoke subset (the pgTAP files of tf_claim, one concurrency test, one worker-process test) as on
 # a machine where no PostgreSQL answers: the local server is hidden (TASKFORGE_TEST_LOCAL_DSN at a

@@ -43,7 +43,7 @@ SUBMIT = """
 SELECT count(*) FROM taskforge.tf_submit_many((
     SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                'task_type', 'noop', 'queue', 'drop_bench',
-               'idempotency_key', CASE WHEN i % 10 = 0 THEN 'drop-bench-' || i END)))
+               'idempotency_key', CASE WHEN i %% 10 = 0 THEN 'drop-bench-' || i END)))
       FROM generate_series(%(first)s::int, %(last)s::int) AS i))
 """
 CLAIM = """

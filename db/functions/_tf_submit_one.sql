@@ -47,7 +47,8 @@
 --             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
 --             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
---             TF404 '<prefix>depends_on: task N does not exist'.
+--             TF404 '<prefix>depends_on: task N does not exist'; XX000 when a key's row names a
+--             task that does not exist (a row deleted outside the tf_* functions).
 -- Locks:      inserts one tasks row (and with a key one taskforge.idempotency_keys row first);
 --             on a key conflict waits for the competing inserter. With
 --             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
@@ -101,6 +102,7 @@ DECLARE
     v_missing bigint;
     v_locked boolean := false;
     v_new_id bigint;
+    v_retried boolean := false;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -251,7 +253,11 @@ BEGIN
 
         -- A key first: its row reserves it (the insert waits for a competing inserter of the
         -- same key and does nothing when the key is taken); the task takes the id drawn here.
+        -- tasks is locked (as its INSERT below would) before the id is drawn: on the
+        -- partitioned history a range is dropped only once every id in it is drawn, under a
+        -- lock that waits for this transaction, so it sees this task (_tf_drop_partitions).
         IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+            LOCK TABLE taskforge.tasks IN ROW EXCLUSIVE MODE;
             INSERT INTO taskforge.idempotency_keys AS k (idempotency_key, task_id)
             VALUES (_tf_submit_one.idempotency_key, nextval('taskforge.tasks_task_id_seq'))
             ON CONFLICT (idempotency_key) DO NOTHING
@@ -275,7 +281,16 @@ BEGIN
                     _tf_submit_one.due_now := false;
                     RETURN;
                 END IF;
-                -- The holder was deleted (tf_prune) between our insert and our read: try again.
+                -- The holder was deleted (tf_prune) between our insert and our read: try again,
+                -- once; a key row without its task after that is a broken invariant, not a race.
+                IF v_retried THEN
+                    PERFORM taskforge._tf_broken_invariant(format(
+                        'idempotency key %s names task %s, which does not exist (tf_invariant_violations)',
+                        quote_literal(left(_tf_submit_one.idempotency_key, 100)),
+                        (SELECT k.task_id FROM taskforge.idempotency_keys k
+                          WHERE k.idempotency_key = _tf_submit_one.idempotency_key)));
+                END IF;
+                v_retried := true;
                 CONTINUE;
             END IF;
         END IF;

@@ -16,8 +16,12 @@
 --             of the same name (taskforge.tasks_task_id_seq, same next value), since a
 --             partitioned table has no identity column on PostgreSQL 15; then partitions_ahead
 --             empty ranges are made (taskforge._tf_add_partition) and the layout is recorded in
---             taskforge.history_layout and taskforge.history_partitions. No function changes:
---             they name tables, not their partitions.
+--             taskforge.history_layout and taskforge.history_partitions. The functions name
+--             tables, not partitions, and stay as they are, except those whose signature names
+--             a row type of the two tables (taskforge._tf_lock_task returns a tasks row): they
+--             are made again over the parent's type, with their comment and privileges. Objects
+--             outside schema taskforge that depend on the two tables (a view of your own) stay
+--             bound to the first range: drop them first, make them again after.
 -- Parameters: tasks_per_partition  whole number 1000..1000000000: task ids per range (few, large
 --                                   ranges: every partition costs each claim and finalize some
 --                                   work, docs/benchmarks.md).
@@ -42,8 +46,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    v_tasks oid := 'taskforge.tasks'::regclass;
-    v_attempts oid := 'taskforge.attempts'::regclass;
+    v_tasks oid;
+    v_attempts oid;
     v_size bigint;
     v_ahead int;
     v_next bigint;
@@ -58,11 +62,14 @@ BEGIN
     PERFORM taskforge._tf_check_int('partitions_ahead', tf_partition_history.partitions_ahead, 1, 100);
     v_size := tf_partition_history.tasks_per_partition;
     v_ahead := tf_partition_history.partitions_ahead;
+    -- Locked first, then looked at: a second conversion waiting here finds the first's work.
+    LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
     IF EXISTS (SELECT 1 FROM taskforge.history_layout) THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409', MESSAGE = 'tasks: already partitioned',
             HINT = 'taskforge.history_partitions lists the ranges; tf_make_partitions adds more.';
     END IF;
-    LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
+    v_tasks := 'taskforge.tasks'::regclass;
+    v_attempts := 'taskforge.attempts'::regclass;
 
     -- The first range ends at the first multiple of the size above every id drawn so far.
     SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END INTO v_next
@@ -101,13 +108,15 @@ BEGIN
                       f.oid::regprocedure, pg_get_functiondef(f.oid), f.oid::regprocedure, f.oid::regprocedure,
                       obj_description(f.oid, 'pg_proc'))
                || coalesce((SELECT string_agg(format('GRANT EXECUTE ON FUNCTION %s TO %s', f.oid::regprocedure,
-                                                     CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END),
+                                                     CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END),
                                               '; ')
                               FROM aclexplode(f.proacl) a WHERE a.grantee <> f.proowner), '')
           FROM pg_proc f
          WHERE f.oid IN (SELECT d.objid FROM pg_depend d
                           WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_type'::regclass
-                            AND d.refobjid IN (SELECT c.reltype FROM pg_class c WHERE c.oid IN (v_tasks, v_attempts)))
+                            AND d.refobjid IN (SELECT t.oid FROM pg_type t JOIN pg_class c ON t.oid IN (c.reltype, (
+                                                     SELECT a.typarray FROM pg_type a WHERE a.oid = c.reltype))
+                                                WHERE c.oid IN (v_tasks, v_attempts)))
         UNION ALL
         -- After the attach: a trigger made on a parent is made on each of its partitions.
         SELECT 5, g.oid::bigint, pg_get_triggerdef(g.oid)

@@ -7,10 +7,11 @@
 --             A parent (depends_on) is kept while one of its children is not terminal, so the
 --             child's handler can still read its result; the dependency edges of the deleted
 --             tasks are deleted with them.
---             On the partitioned history (tf_partition_history) it deletes no row: it drops
---             each whole task-id range whose tasks all qualify (taskforge._tf_drop_partitions,
---             whose header has the tests), and max_tasks does not apply; the count returned can
---             be any size, and the scheduler's next call returns 0.
+--             On the partitioned history (tf_partition_history) it deletes no row: it drops the
+--             oldest whole task-id range whose tasks all qualify, one range a call
+--             (taskforge._tf_drop_partitions, whose header has the tests, the locks and the
+--             pause they cost), and max_tasks does not apply: the count returned is the range's
+--             tasks, any size; calling again while it is at least max_tasks drops the next.
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
@@ -25,7 +26,9 @@
 -- Errors:     TF400 naming the argument; errors that are not about a row (a deadlock, a lock
 --             timeout, a read-only server, a missing object) fail the call as before.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped); the
---             maintenance_errors entries it writes.
+--             maintenance_errors entries it writes. On the partitioned history, those of
+--             taskforge._tf_drop_partitions (ACCESS EXCLUSIVE on tasks and attempts while a
+--             range is tested exactly and dropped); its bad-row fallback does not apply there.
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() at entry (the cutoff, retry_after).
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).

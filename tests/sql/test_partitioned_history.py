@@ -285,3 +285,77 @@ def test_a_held_table_lock_delays_the_drop_and_the_ranges_ahead_without_an_error
         holder.rollback()
     assert conn.execute("SELECT taskforge.tf_make_partitions()").fetchone()[0] == 1
     assert conn.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 999
+
+
+def test_one_caller_drops_at_a_time_and_one_range_a_call(db):
+    dsn, conn = db
+    partition(conn, 1000, 2)
+    submit_n(conn, "one_at_a_time", 2999)  # ranges 0 (1..999), 1, 2
+    conn.execute("SELECT taskforge.tf_make_partitions()")
+    run_all(conn, "one_at_a_time")
+    with psycopg.connect(dsn) as first:
+        assert first.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 999  # range 0, not committed
+        started = time.monotonic()
+        assert conn.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 0  # at once: the other is dropping
+        assert time.monotonic() - started < 0.9
+        first.commit()
+    assert conn.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 1000
+    assert conn.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 1000
+    assert conn.execute("SELECT taskforge.tf_prune(0)").fetchone()[0] == 0
+    assert invariant_violations(conn) == []
+
+
+def test_a_key_row_without_its_task_is_an_error_not_an_endless_retry(db):
+    _, conn = db
+    partition(conn, 1000, 1)
+    with conn.transaction():
+        conn.execute("SET LOCAL ROLE taskforge_owner")
+        conn.execute("INSERT INTO taskforge.idempotency_keys VALUES ('k-orphan', 12345)")
+    assert [r[0] for r in invariant_violations(conn)] == ["idempotency key not paired with its task"]
+    with pytest.raises(psycopg.errors.InternalError) as caught:
+        submit(conn, "orphan", idempotency_key="k-orphan")
+    assert "names task 12345, which does not exist" in str(caught.value)
+    assert conn.execute("SELECT count(*) FROM taskforge.tasks WHERE queue = 'orphan'").fetchone()[0] == 0
+
+
+def test_every_partition_has_the_tables_triggers_storage_parameters_owner_and_no_grants(db):
+    _, conn = db
+    options = {
+        name: conn.execute(f"SELECT reloptions FROM pg_class WHERE oid = 'taskforge.{name}'::regclass").fetchone()[0]
+        for name in ("tasks", "attempts")
+    }
+    assert options["tasks"] and options["attempts"]  # the autovacuum settings of 20_tables.sql
+    partition(conn, 1000, 2)
+    partitions = conn.execute(
+        "SELECT c.relname, p.relname, c.reloptions, c.relowner::regrole::text FROM pg_inherits i "
+        "JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent "
+        "WHERE p.relname IN ('tasks', 'attempts') AND p.relnamespace = 'taskforge'::regnamespace ORDER BY 1"
+    ).fetchall()
+    assert len(partitions) == 6
+    for relname, parent, reloptions, owner in partitions:
+        assert reloptions == options[parent], relname
+        assert owner == "taskforge_owner", relname
+    triggers = conn.execute(
+        "SELECT tgrelid::regclass::text, array_agg(tgname::text ORDER BY tgname) FROM pg_trigger "
+        "WHERE NOT tgisinternal AND tgrelid IN (SELECT inhrelid FROM pg_inherits "
+        "WHERE inhparent = 'taskforge.tasks'::regclass) GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    assert [t[1] for t in triggers] == [
+        ["tasks_notify_finished", "tasks_release_children", "tasks_wake_ordering_key"]
+    ] * 3
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM pg_class c, unnest(ARRAY['taskforge_worker', 'taskforge_scheduler', "
+            "'taskforge_client', 'taskforge_console']) r "
+            "WHERE c.relnamespace = 'taskforge'::regnamespace AND c.relkind IN ('r', 'p', 'S') "
+            "AND (has_table_privilege(r, c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER'))"
+        ).fetchone()[0]
+        == 0
+    )
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = 'taskforge'::regnamespace "
+            "AND relowner <> 'taskforge_owner'::regrole"
+        ).fetchone()[0]
+        == 0
+    )

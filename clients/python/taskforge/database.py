@@ -224,9 +224,13 @@ class HistoryRange:
 def partition_history(dsn: str | None, tasks_per_partition: int, partitions_ahead: int = 1) -> list[HistoryRange]:
     """Convert tasks and attempts, with their data, to the partitioned history
     (``taskforge.tf_partition_history``; one transaction, ACCESS EXCLUSIVE on both tables while
-    it runs). Connects as the DSN's user, who must own the schema or be a superuser. Returns the
-    ranges made. Raises psycopg errors: TF400 for a bad argument, TF409 when already partitioned."""
-    with connect(dsn) as conn:
+    it runs, waiting at most 5 s for it). Connects as the DSN's user, who must own the schema or be
+    a superuser. Returns the ranges made. Raises psycopg errors: TF400 for a bad argument, TF409
+    when already partitioned, 55P03 when the tables stayed locked."""
+    with connect(dsn) as conn, conn.transaction():
+        # Queued for its ACCESS EXCLUSIVE lock, the conversion stalls every claim behind it:
+        # give up after a while instead (55P03), and try again when the workers are stopped.
+        conn.execute("SET LOCAL lock_timeout = '5s'")
         conn.execute(
             sql.PARTITION_HISTORY,
             {"tasks_per_partition": tasks_per_partition, "partitions_ahead": partitions_ahead},

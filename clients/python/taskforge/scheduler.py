@@ -206,7 +206,9 @@ class Scheduler:
         self._stop.set()
 
     def tick(self) -> TickResult:
-        """One tf_recover + tf_promote + tf_enqueue_periodic pass (raises psycopg errors)."""
+        """One tf_make_partitions call, then one tf_recover + tf_promote + tf_enqueue_periodic pass
+        (raises psycopg errors)."""
+        self._db.execute(sql.MAKE_PARTITIONS, {}, what="make partitions")
         rows = self._db.execute(
             sql.SCHEDULER_TICK, {"max_tasks": self.config.batch_size}, what="recover/promote/enqueue_periodic"
         )

@@ -171,9 +171,12 @@ SELECT taskforge.tf_scheduler_heartbeat(scheduler_id => %(scheduler_id)s, name =
                                         pid => %(pid)s, heartbeat_seconds => %(heartbeat_seconds)s,
                                         stopping => %(stopping)s)
 """
-# One scheduler pass (taskforge.scheduler): make the partitioned history's ranges ahead (nothing
-# on the default layout), recover, promote, then enqueue the due ticks of periodic schedules, in
-# one round trip. The time left until the next lease deadline, the next
+# Before each scheduler pass, in a transaction of its own (making a range locks tasks, attempts,
+# workers and task_types until commit): the partitioned history's ranges ahead; on the default
+# layout it reads one empty table.
+MAKE_PARTITIONS = "SELECT taskforge.tf_make_partitions()"
+# One scheduler pass (taskforge.scheduler): recover, promote, then enqueue the due ticks of
+# periodic schedules, in one round trip. The time left until the next lease deadline, the next
 # backoff end and the next periodic tick is computed by the database (seconds, negative when
 # already past, NULL when there is none), so the scheduler never compares its own clock with a
 # database timestamp. names/ticks/task_ids: one element per periodic tick enqueued.
@@ -183,8 +186,7 @@ SELECT r.recovered, r.failed, p.promoted, e.enqueued,
        extract(epoch FROM p.next_due_at - clock_timestamp())::double precision AS seconds_to_next_due,
        extract(epoch FROM e.next_fire_at - clock_timestamp())::double precision AS seconds_to_next_tick,
        e.names, e.ticks, e.task_ids
-  FROM taskforge.tf_make_partitions() AS m
- CROSS JOIN LATERAL taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
+  FROM taskforge.tf_recover(max_tasks => %(max_tasks)s) AS r
  CROSS JOIN LATERAL taskforge.tf_promote(max_tasks => %(max_tasks)s) AS p
  CROSS JOIN LATERAL taskforge.tf_enqueue_periodic(max_tasks => %(max_tasks)s) AS e
 """

@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 d380d457a22cfa00). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 667c98bed0859ea3). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -2424,29 +2424,36 @@ REVOKE ALL ON FUNCTION taskforge._tf_cron_parse(text) FROM PUBLIC;
 -- >>> db/functions/_tf_drop_partitions.sql
 -- taskforge._tf_drop_partitions(cutoff timestamptz) -> int              (private helper)
 --
--- Purpose:    tf_prune on the partitioned history (tf_partition_history): drop every task-id
---             range (taskforge.tasks_p<N> with its twin attempts_p<N>, oldest first) that
---             - lies wholly below the next task id (no submit can draw an id in it any more),
+-- Purpose:    tf_prune on the partitioned history (tf_partition_history): drop the oldest task-id
+--             range (taskforge.tasks_p<N> with its twin attempts_p<N>) that
+--             - lies wholly below the next task id (every id in it drawn; a submit that drew one
+--               holds a lock on tasks until it commits, which the drop's lock waits for),
 --             - holds only terminal tasks (SUCCEEDED, FAILED, CANCELLED) finished before cutoff,
 --             - and holds no parent (depends_on) of a task that is not terminal, in any range;
---             with the idempotency keys of its tasks and the dependency edges naming them. A
---             range that fails a test stays whole (one long-running or far-scheduled task
---             keeps its range: nothing is lost, the drop waits); later ranges are still looked at.
---             Each range is tested first without locks and through indexes only (a probe of
---             each partial index of the live states, of the dependency edges for BLOCKED, and
---             of the newest finish), so a range that must stay costs a few index probes however
---             many tasks it holds; then again exactly, reading each of its rows, under ACCESS
---             EXCLUSIVE on tasks and attempts, so a submit, tf_retry or finalize that committed
---             before the lock is seen and one after it finds the range gone (tf_retry: TF404,
---             as after a row-wise prune).
+--             with the idempotency keys of its tasks and the dependency edges naming them. One
+--             range a call: call again while the count is at least your batch (the scheduler and
+--             tf_maintain do). A range that fails a test stays whole (one long-running or
+--             far-scheduled task keeps its range: nothing is lost, the drop waits); later ranges
+--             are still looked at.
+--             Each range is tested first through indexes only, without waiting for a lock (a
+--             probe of each partial index of the live states, of the range's dependency edges
+--             for BLOCKED tasks, and of the newest finish), so a range that must stay costs a
+--             few index reads however many tasks it holds; then exactly, reading each of its
+--             rows, under ACCESS EXCLUSIVE on tasks and attempts, so a submit, tf_retry or
+--             finalize that committed before the lock is seen and one after it finds the range
+--             gone (tf_retry: TF404, as after a row-wise prune).
 -- Parameters: cutoff  tf_prune's now - older_than_seconds.
--- Returns:    the number of tasks dropped (all ranges of this call).
--- Errors:     none of its own: a range whose lock is not granted within lock_timeout (1 s) is
---             left, with a WARNING, for the next call, and so are the ranges after it.
--- Locks:      ACCESS EXCLUSIVE on taskforge.tasks and taskforge.attempts, from the exact test of
---             the first range that passed the probes to the caller's commit: claims, submits and
---             console reads wait for one sequential scan of that range's tasks and the drops
---             (docs/operations.md, "Partitioned history": ranges small enough for that pause).
+-- Returns:    the number of tasks dropped (0: no range could go, or another caller is dropping).
+-- Errors:     none of its own: when the lock is not granted within lock_timeout (1 s), or a
+--             deadlock with a reader that locked attempts before tasks (the views) ends the
+--             wait, the range is left, with a WARNING, for the next call.
+-- Locks:      history_layout's row (FOR UPDATE SKIP LOCKED: one caller at a time); ACCESS
+--             SHARE on the partitions probed; ACCESS EXCLUSIVE on taskforge.tasks and
+--             taskforge.attempts from the exact test of a range that passed the probes to the
+--             caller's commit: claims, submits and console reads wait for one sequential scan of
+--             that range's tasks and the drop. The first range after a conversion holds the whole
+--             history from before it: prune row-wise before converting (docs/operations.md,
+--             "Partitioned history").
 -- Clock:      none (the caller's cutoff).
 -- By hand:    no: call tf_prune.
 CREATE OR REPLACE FUNCTION taskforge._tf_drop_partitions(cutoff timestamptz)
@@ -2462,13 +2469,18 @@ DECLARE
     v_blocking bigint;
     v_newest timestamptz;
     v_live boolean;
-    v_dropped bigint := 0;
     v_first bigint;
     v_end bigint;
-    v_locked boolean := false;
     v_table text;
     r record;
 BEGIN
+    -- One caller at a time (a second one returns at once: the first drops what there is), so
+    -- no two callers lock the same range's partitions in opposite orders, and the list of
+    -- ranges read next is not changed under it by another caller.
+    PERFORM 1 FROM taskforge.history_layout l FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
     SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END INTO v_next
       FROM taskforge.tasks_task_id_seq s;
     FOR r IN SELECT p.partition_no, p.first_task_id, p.end_task_id FROM taskforge.history_partitions p
@@ -2477,10 +2489,11 @@ BEGIN
         v_end := r.end_task_id;
         v_table := format('taskforge.%I', 'tasks_p' || r.partition_no);
 
-        -- The first test, without locks, reads only indexes, so a range that must stay costs
-        -- little whatever its size: a live task in one of the partial indexes of the live
-        -- states (a BLOCKED one through its dependency edges), or a finish after the cutoff
-        -- (the newest entry of tasks_finished_idx).
+        -- The first test reads only indexes, without waiting for a lock (ACCESS SHARE on the
+        -- partition), so a range that must stay costs little whatever its size: a live task in
+        -- one of the partial indexes of the live states (a BLOCKED one through the range's
+        -- dependency edges), or a finish after the cutoff (the newest entry of
+        -- tasks_finished_idx).
         EXECUTE format(
             'SELECT EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''QUEUED'' AND NOT t.keyed)'
             ' OR EXISTS (SELECT 1 FROM %1$s t WHERE t.state = ''QUEUED'' AND t.keyed)'
@@ -2495,16 +2508,14 @@ BEGIN
         -- Then, under ACCESS EXCLUSIVE on both parents (so a submit, tf_retry or finalize that
         -- committed before it is seen, and one after it finds the range gone), the exact test:
         -- every row of the range read once.
-        IF NOT v_locked THEN
-            BEGIN
-                LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
-            EXCEPTION WHEN lock_not_available THEN
-                RAISE WARNING 'taskforge: tf_prune: tasks and attempts stayed locked for lock_timeout; '
-                    'range % (tasks_p%) is left for the next call', r.partition_no, r.partition_no;
-                RETURN v_dropped;
-            END;
-            v_locked := true;
-        END IF;
+        BEGIN
+            LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
+        EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
+            RAISE WARNING 'taskforge: tf_prune: tasks and attempts stayed locked for lock_timeout (or a '
+                'deadlock with a reader); range % (tasks_p%) is left for the next call',
+                r.partition_no, r.partition_no;
+            RETURN 0;
+        END;
         EXECUTE format('SELECT count(*), count(*) FILTER (WHERE t.state NOT IN (''SUCCEEDED'', ''FAILED'', ''CANCELLED'') '
                        'OR NOT t.finished_at < $1) FROM %s t', v_table)
           INTO v_tasks, v_blocking USING _tf_drop_partitions.cutoff;
@@ -2526,14 +2537,17 @@ BEGIN
         EXECUTE format('DROP TABLE taskforge.%I', 'attempts_p' || r.partition_no);
         EXECUTE format('DROP TABLE %s', v_table);
         DELETE FROM taskforge.history_partitions p WHERE p.partition_no = r.partition_no;
-        v_dropped := v_dropped + v_tasks;
+        -- One range a call: the lock ends with the caller's transaction, so a caller that
+        -- calls again while the count is at least its batch (the scheduler, tf_maintain)
+        -- pauses the workers once per range, not for all of them at once.
+        RETURN least(v_tasks, 2147483647);
     END LOOP;
-    RETURN least(v_dropped, 2147483647);
+    RETURN 0;
 END;
 $fn$;
 
 COMMENT ON FUNCTION taskforge._tf_drop_partitions(timestamptz) IS
-    'Private: tf_prune on the partitioned history: drop each task-id range below the next id whose tasks all ended before cutoff and parent no live task, with their keys and edges; returns the tasks dropped.';
+    'Private: tf_prune on the partitioned history: drop the oldest task-id range below the next id whose tasks all ended before cutoff and parent no live task, with its keys and edges (one range a call); returns its tasks.';
 REVOKE ALL ON FUNCTION taskforge._tf_drop_partitions(timestamptz) FROM PUBLIC;
 
 -- >>> db/functions/_tf_enqueue_tick.sql
@@ -3675,7 +3689,8 @@ REVOKE ALL ON FUNCTION taskforge._tf_sorted_at(bigint[], bigint) FROM PUBLIC;
 --             created and scheduled at or before now. Sends no NOTIFY: the caller does, for
 --             the requests that are due_now.
 -- Errors:     TF400 '<prefix><argument>: <problem>'; TF409 '<prefix>idempotency_key: ...';
---             TF404 '<prefix>depends_on: task N does not exist'.
+--             TF404 '<prefix>depends_on: task N does not exist'; XX000 when a key's row names a
+--             task that does not exist (a row deleted outside the tf_* functions).
 -- Locks:      inserts one tasks row (and with a key one taskforge.idempotency_keys row first);
 --             on a key conflict waits for the competing inserter. With
 --             depends_on, the parents' rows (FOR NO KEY UPDATE, in id order: a parent ending
@@ -3729,6 +3744,7 @@ DECLARE
     v_missing bigint;
     v_locked boolean := false;
     v_new_id bigint;
+    v_retried boolean := false;
 BEGIN
     -- Validation: every argument, before anything is written.
     IF _tf_submit_one.task_type IS NULL THEN
@@ -3879,7 +3895,11 @@ BEGIN
 
         -- A key first: its row reserves it (the insert waits for a competing inserter of the
         -- same key and does nothing when the key is taken); the task takes the id drawn here.
+        -- tasks is locked (as its INSERT below would) before the id is drawn: on the
+        -- partitioned history a range is dropped only once every id in it is drawn, under a
+        -- lock that waits for this transaction, so it sees this task (_tf_drop_partitions).
         IF _tf_submit_one.idempotency_key IS NOT NULL THEN
+            LOCK TABLE taskforge.tasks IN ROW EXCLUSIVE MODE;
             INSERT INTO taskforge.idempotency_keys AS k (idempotency_key, task_id)
             VALUES (_tf_submit_one.idempotency_key, nextval('taskforge.tasks_task_id_seq'))
             ON CONFLICT (idempotency_key) DO NOTHING
@@ -3903,7 +3923,16 @@ BEGIN
                     _tf_submit_one.due_now := false;
                     RETURN;
                 END IF;
-                -- The holder was deleted (tf_prune) between our insert and our read: try again.
+                -- The holder was deleted (tf_prune) between our insert and our read: try again,
+                -- once; a key row without its task after that is a broken invariant, not a race.
+                IF v_retried THEN
+                    PERFORM taskforge._tf_broken_invariant(format(
+                        'idempotency key %s names task %s, which does not exist (tf_invariant_violations)',
+                        quote_literal(left(_tf_submit_one.idempotency_key, 100)),
+                        (SELECT k.task_id FROM taskforge.idempotency_keys k
+                          WHERE k.idempotency_key = _tf_submit_one.idempotency_key)));
+                END IF;
+                v_retried := true;
                 CONTINUE;
             END IF;
         END IF;
@@ -5442,18 +5471,22 @@ GRANT EXECUTE ON PROCEDURE taskforge.tf_maintain(
 --             made beyond the range the next task id falls in, so a submit always finds its
 --             partition: a range of tasks_per_partition ids is a pair taskforge.tasks_p<N>,
 --             taskforge.attempts_p<N> (taskforge._tf_add_partition), N = first id /
---             tasks_per_partition. The scheduler calls it every pass and tf_maintain every pass;
+--             tasks_per_partition. The scheduler calls it before every pass, in a statement of
+--             its own, and tf_maintain every pass;
 --             on the default layout it reads one empty table and returns 0. A submit whose id has
 --             no partition fails with 23514 (no partition of relation "tasks" found for row):
 --             run a scheduler or tf_maintain, or raise partitions_ahead, so that never happens.
 -- Parameters: none.
 -- Returns:    the number of ranges made (0: enough were there, or the default layout).
 -- Errors:     none of its own. When the ACCESS EXCLUSIVE lock on tasks/attempts is not granted
---             within lock_timeout (1 s: a worker's transaction holds the tables), it makes none
---             this time, raises a WARNING and returns 0; the next call tries again.
+--             within lock_timeout (1 s: a long transaction reads the tables), or a deadlock with
+--             a reader that locked attempts first ends the wait, it makes none this time,
+--             raises a WARNING and returns 0; the next call tries again.
 -- Locks:      history_layout's row (FOR UPDATE, so two callers make each range once) and, to
---             create a range, ACCESS EXCLUSIVE on tasks and attempts until the caller commits:
---             every claim and submit waits for it, at most lock_timeout while queued behind it.
+--             create a range, until the caller commits: ACCESS EXCLUSIVE on tasks and attempts
+--             (every claim and submit waits, also while it is queued, at most lock_timeout) and
+--             SHARE ROW EXCLUSIVE on task_types and workers (the new partitions' foreign keys:
+--             heartbeats wait). Call it in a transaction of its own (the scheduler does).
 -- Clock:      clock_timestamp() (the ranges' created_at).
 -- By hand:    yes; harmless.
 CREATE OR REPLACE FUNCTION taskforge.tf_make_partitions()
@@ -5489,9 +5522,9 @@ BEGIN
             v_end := v_end + v_size;
             v_made := v_made + 1;
         END LOOP;
-    EXCEPTION WHEN lock_not_available THEN
-        RAISE WARNING 'taskforge: tf_make_partitions: tasks or attempts stayed locked for lock_timeout; '
-            'no range made this time (ranges left ahead: %)',
+    EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
+        RAISE WARNING 'taskforge: tf_make_partitions: tasks or attempts stayed locked for lock_timeout (or a '
+            'deadlock with a reader); no range made this time (ranges left ahead: %)',
             greatest((coalesce(v_end, 0) - (v_last / v_size + 1) * v_size) / v_size, 0);
         RETURN 0;
     END;
@@ -5586,8 +5619,12 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) TO
 --             of the same name (taskforge.tasks_task_id_seq, same next value), since a
 --             partitioned table has no identity column on PostgreSQL 15; then partitions_ahead
 --             empty ranges are made (taskforge._tf_add_partition) and the layout is recorded in
---             taskforge.history_layout and taskforge.history_partitions. No function changes:
---             they name tables, not their partitions.
+--             taskforge.history_layout and taskforge.history_partitions. The functions name
+--             tables, not partitions, and stay as they are, except those whose signature names
+--             a row type of the two tables (taskforge._tf_lock_task returns a tasks row): they
+--             are made again over the parent's type, with their comment and privileges. Objects
+--             outside schema taskforge that depend on the two tables (a view of your own) stay
+--             bound to the first range: drop them first, make them again after.
 -- Parameters: tasks_per_partition  whole number 1000..1000000000: task ids per range (few, large
 --                                   ranges: every partition costs each claim and finalize some
 --                                   work, docs/benchmarks.md).
@@ -5612,8 +5649,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    v_tasks oid := 'taskforge.tasks'::regclass;
-    v_attempts oid := 'taskforge.attempts'::regclass;
+    v_tasks oid;
+    v_attempts oid;
     v_size bigint;
     v_ahead int;
     v_next bigint;
@@ -5628,11 +5665,14 @@ BEGIN
     PERFORM taskforge._tf_check_int('partitions_ahead', tf_partition_history.partitions_ahead, 1, 100);
     v_size := tf_partition_history.tasks_per_partition;
     v_ahead := tf_partition_history.partitions_ahead;
+    -- Locked first, then looked at: a second conversion waiting here finds the first's work.
+    LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
     IF EXISTS (SELECT 1 FROM taskforge.history_layout) THEN
         RAISE EXCEPTION USING ERRCODE = 'TF409', MESSAGE = 'tasks: already partitioned',
             HINT = 'taskforge.history_partitions lists the ranges; tf_make_partitions adds more.';
     END IF;
-    LOCK TABLE taskforge.tasks, taskforge.attempts IN ACCESS EXCLUSIVE MODE;
+    v_tasks := 'taskforge.tasks'::regclass;
+    v_attempts := 'taskforge.attempts'::regclass;
 
     -- The first range ends at the first multiple of the size above every id drawn so far.
     SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END INTO v_next
@@ -5671,13 +5711,15 @@ BEGIN
                       f.oid::regprocedure, pg_get_functiondef(f.oid), f.oid::regprocedure, f.oid::regprocedure,
                       obj_description(f.oid, 'pg_proc'))
                || coalesce((SELECT string_agg(format('GRANT EXECUTE ON FUNCTION %s TO %s', f.oid::regprocedure,
-                                                     CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END),
+                                                     CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END),
                                               '; ')
                               FROM aclexplode(f.proacl) a WHERE a.grantee <> f.proowner), '')
           FROM pg_proc f
          WHERE f.oid IN (SELECT d.objid FROM pg_depend d
                           WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_type'::regclass
-                            AND d.refobjid IN (SELECT c.reltype FROM pg_class c WHERE c.oid IN (v_tasks, v_attempts)))
+                            AND d.refobjid IN (SELECT t.oid FROM pg_type t JOIN pg_class c ON t.oid IN (c.reltype, (
+                                                     SELECT a.typarray FROM pg_type a WHERE a.oid = c.reltype))
+                                                WHERE c.oid IN (v_tasks, v_attempts)))
         UNION ALL
         -- After the attach: a trigger made on a parent is made on each of its partitions.
         SELECT 5, g.oid::bigint, pg_get_triggerdef(g.oid)
@@ -5920,10 +5962,11 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 --             A parent (depends_on) is kept while one of its children is not terminal, so the
 --             child's handler can still read its result; the dependency edges of the deleted
 --             tasks are deleted with them.
---             On the partitioned history (tf_partition_history) it deletes no row: it drops
---             each whole task-id range whose tasks all qualify (taskforge._tf_drop_partitions,
---             whose header has the tests), and max_tasks does not apply; the count returned can
---             be any size, and the scheduler's next call returns 0.
+--             On the partitioned history (tf_partition_history) it deletes no row: it drops the
+--             oldest whole task-id range whose tasks all qualify, one range a call
+--             (taskforge._tf_drop_partitions, whose header has the tests, the locks and the
+--             pause they cost), and max_tasks does not apply: the count returned is the range's
+--             tasks, any size; calling again while it is at least max_tasks drops the next.
 -- Parameters: older_than_seconds  0..3153600000 seconds (100 years).
 --             max_tasks           whole number 1..100000.
 -- Returns:    the number of tasks deleted.
@@ -5938,7 +5981,9 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_promote(numeric) TO taskforge_scheduler;
 -- Errors:     TF400 naming the argument; errors that are not about a row (a deadlock, a lock
 --             timeout, a read-only server, a missing object) fail the call as before.
 -- Locks:      FOR UPDATE SKIP LOCKED on the chosen rows (a task being retried is skipped); the
---             maintenance_errors entries it writes.
+--             maintenance_errors entries it writes. On the partitioned history, those of
+--             taskforge._tf_drop_partitions (ACCESS EXCLUSIVE on tasks and attempts while a
+--             range is tested exactly and dropped); its bad-row fallback does not apply there.
 -- Plans:      SET plan_cache_mode = force_custom_plan (LIMIT from a parameter).
 -- Clock:      clock_timestamp() at entry (the cutoff, retry_after).
 -- By hand:    yes; what it deletes is gone (take a backup if you need the history).
