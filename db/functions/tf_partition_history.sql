@@ -38,7 +38,8 @@
 -- Clock:      clock_timestamp() (partitioned_at, created_at).
 -- By hand:    yes, or `taskforge db partition` (docs/cli.md). There is no way back but a dump
 --             and restore into a new install.
-CREATE OR REPLACE FUNCTION taskforge.tf_partition_history(tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_partition_history(
+    tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE

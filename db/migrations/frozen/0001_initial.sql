@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 667c98bed0859ea3). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 c9e75f67ac1af47b). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -5641,7 +5641,8 @@ GRANT EXECUTE ON FUNCTION taskforge.tf_parent_results(numeric, uuid, numeric) TO
 -- Clock:      clock_timestamp() (partitioned_at, created_at).
 -- By hand:    yes, or `taskforge db partition` (docs/cli.md). There is no way back but a dump
 --             and restore into a new install.
-CREATE OR REPLACE FUNCTION taskforge.tf_partition_history(tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
+CREATE OR REPLACE FUNCTION taskforge.tf_partition_history(
+    tasks_per_partition numeric, partitions_ahead numeric DEFAULT 1)
 RETURNS int
 LANGUAGE plpgsql
 VOLATILE
