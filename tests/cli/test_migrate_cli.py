@@ -268,11 +268,19 @@ def test_db_partition_converts_once_and_says_the_ranges(fresh_database):
     done = run_subprocess("db", "partition", "--dsn", dsn, "--tasks-per-partition", "1000", "--ahead", "1")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "partitioned: 2 ranges of 1000 task ids",
+        "partitioned: 2 ranges, the first with every task so far, then 1000 task ids each",
         "  tasks_p1, attempts_p1: task_id lowest .. 1999",
         "  tasks_p2, attempts_p2: task_id 2000 .. 2999",
     ]
     again = run_subprocess("db", "partition", "--dsn", dsn, "--tasks-per-partition", "1000", "--json")
     assert again.returncode != 0 and "already partitioned" in again.stderr
     refused = cli("db", "partition", "--dsn", dsn, "--tasks-per-partition", "10")
-    assert refused.exit_code == 2 and "1000" in refused.output
+    assert refused.exit_code == 2
+    assert refused.output.strip() == "taskforge: --tasks-per-partition: must be between 1000 and 1000000000, got 10"
+    # Past the ranges made (no scheduler runs here), a submit says what to do.
+    assert run_subprocess("submit", "noop", "--dsn", dsn, "--queue", "cli_partition").returncode == 0
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute("SELECT setval('taskforge.tasks_task_id_seq', 2999)")
+    past = run_subprocess("submit", "noop", "--dsn", dsn, "--queue", "cli_partition")
+    assert past.returncode == 4
+    assert "23514" in past.stderr and "run a scheduler or tf_maintain" in past.stderr

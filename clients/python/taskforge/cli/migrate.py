@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from .. import database as db
-from .common import EXIT_PENDING, dsn_option, json_option
+from .common import EXIT_PENDING, SqlInt, dsn_option, json_option
 
 
 @click.group("db")
@@ -65,14 +65,15 @@ def db_status(dsn: str | None, as_json: bool, show_sql: bool) -> None:
 @json_option
 @click.option(
     "--tasks-per-partition",
-    type=click.IntRange(1000, 1_000_000_000),
+    type=SqlInt("bigint", min=1000, max=1_000_000_000),
     required=True,
-    help="Task ids per range (1000..1000000000): few, large ranges (docs/operations.md).",
+    help="Task ids per range (1000..1000000000): few, large ranges, each larger than your largest "
+    "submit batch (docs/operations.md).",
 )
 @click.option(
     "--ahead",
     "partitions_ahead",
-    type=click.IntRange(1, 100),
+    type=SqlInt("int", min=1, max=100),
     default=1,
     show_default=True,
     help="Empty ranges kept ahead of the next task id (the scheduler or tf_maintain keeps them; "
@@ -83,14 +84,17 @@ def db_partition(dsn: str | None, as_json: bool, tasks_per_partition: int, parti
 
     Retention (tf_prune, the scheduler's --retain-days) then drops whole ranges of task ids
     instead of deleting rows. Runs taskforge.tf_partition_history in one transaction that locks
-    both tables: stop workers first, or expect them to wait. Needs the schema owner (the user
-    that migrates). There is no way back but a dump and restore into a new install.
+    both tables: stop workers first (it waits at most 5 s for its lock, then changes nothing).
+    Needs the schema owner (the user that migrates). There is no way back but a dump and
+    restore into a new install.
     """
     ranges = db.partition_history(dsn, tasks_per_partition, partitions_ahead)
     if as_json:
         click.echo(json.dumps({"ranges": [dataclasses.asdict(r) for r in ranges]}))
         return
-    click.echo(f"partitioned: {len(ranges)} ranges of {tasks_per_partition} task ids")
+    click.echo(
+        f"partitioned: {len(ranges)} ranges, the first with every task so far, then {tasks_per_partition} task ids each"
+    )
     for r in ranges:
         first = "lowest" if r.first_task_id is None else str(r.first_task_id)
         click.echo(f"  tasks_p{r.partition_no}, attempts_p{r.partition_no}: task_id {first} .. {r.end_task_id - 1}")
