@@ -85,6 +85,9 @@ def test_scheduler_reconnects_after_its_connection_is_terminated(spawn, conn, qu
         f"AND application_name = 'taskforge-scheduler' AND backend_start > '{started.isoformat()}'"
     )
     wait_for(lambda: conn.execute(backends).fetchall(), message="the scheduler to connect", procs=[scheduler])
+    # Past its start-up checks (a connection lost during them ends the process, exit 4, by design):
+    # the loss must come inside the loop.
+    wait_log(scheduler, "scheduler started")
     assert (
         conn.execute(f"SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM ({backends}) b").fetchone()[0] == 1
     )
