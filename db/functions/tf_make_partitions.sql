@@ -52,7 +52,7 @@ BEGIN
         PERFORM 1 FROM taskforge.history_layout l FOR UPDATE;
         SELECT max(p.end_task_id) INTO v_end FROM taskforge.history_partitions p;
         WHILE v_end < v_need LOOP
-            PERFORM taskforge._tf_add_partition(v_end / v_size, v_end, v_end + v_size);
+            PERFORM taskforge._tf_add_partition(v_end);
             v_end := v_end + v_size;
             v_made := v_made + 1;
         END LOOP;

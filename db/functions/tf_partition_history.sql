@@ -178,7 +178,7 @@ BEGIN
     VALUES (v_no, NULL, v_end, clock_timestamp());
 
     FOR i IN 1..v_ahead LOOP
-        PERFORM taskforge._tf_add_partition(v_no + i, v_end + (i - 1) * v_size, v_end + i * v_size);
+        PERFORM taskforge._tf_add_partition(v_end + (i - 1) * v_size);
     END LOOP;
     RETURN 1 + v_ahead;
 END;

@@ -135,7 +135,7 @@ CALLS = {
     "_tf_promote_rows": "SELECT * FROM taskforge._tf_promote_rows('{}', now())",
     "_tf_prune_rows": "SELECT taskforge._tf_prune_rows('{}', now())",
     "_tf_drop_partitions": "SELECT taskforge._tf_drop_partitions(now())",
-    "_tf_add_partition": "SELECT taskforge._tf_add_partition(1, 0, 1000)",
+    "_tf_add_partition": "SELECT taskforge._tf_add_partition(0)",
     "_tf_enqueue_tick": "SELECT * FROM taskforge._tf_enqueue_tick('perm-check', now())",
     "_tf_traceparent_ok": "SELECT taskforge._tf_traceparent_ok("
     "'00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')",

@@ -240,7 +240,7 @@ def partition_history(dsn: str | None, tasks_per_partition: int, partitions_ahea
 
 def history_ranges(conn: psycopg.Connection) -> list[HistoryRange]:
     """The ranges of the partitioned history, oldest first; empty on the default layout."""
-    return [HistoryRange(*row[:3]) for row in conn.execute(sql.HISTORY_RANGES).fetchall()]
+    return [HistoryRange(*row) for row in conn.execute(sql.HISTORY_RANGES).fetchall()]
 
 
 def migration_sql(migration_id: str) -> str:

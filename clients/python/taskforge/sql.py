@@ -154,11 +154,9 @@ PARTITION_HISTORY = (
     "SELECT taskforge.tf_partition_history(tasks_per_partition => %(tasks_per_partition)s, "
     "partitions_ahead => %(partitions_ahead)s)"
 )
-HISTORY_RANGES = """
-SELECT p.partition_no, p.first_task_id, p.end_task_id, l.tasks_per_partition, l.partitions_ahead
-  FROM taskforge.history_partitions p CROSS JOIN taskforge.history_layout l
- ORDER BY p.end_task_id
-"""
+HISTORY_RANGES = (
+    "SELECT partition_no, first_task_id, end_task_id FROM taskforge.history_partitions ORDER BY end_task_id"
+)
 PRUNE = "SELECT taskforge.tf_prune(older_than_seconds => %(older_than_seconds)s, max_tasks => %(max_tasks)s)"
 # Retention of process records, after PRUNE (attempts keep their worker's row until then).
 PRUNE_WORKERS = """

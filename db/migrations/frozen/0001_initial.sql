@@ -1,4 +1,4 @@
--- Frozen by taskforge.dbsource (sha256 c9e75f67ac1af47b). Do not edit.
+-- Frozen by taskforge.dbsource (sha256 962a026336917fa5). Do not edit.
 -- >>> db/schema/00_roles.sql
 -- TaskForge roles (cluster-wide). Runs as the migrating user, before anything else.
 --
@@ -562,28 +562,28 @@ ALTER TABLE taskforge.rate_limits SET (autovacuum_vacuum_scale_factor = 0, autov
 ALTER TABLE taskforge.concurrency_keys SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 200);
 
 -- >>> db/functions/_tf_add_partition.sql
--- taskforge._tf_add_partition(partition_no bigint, first_task_id bigint, end_task_id bigint)
---   -> void                                                            (private helper)
+-- taskforge._tf_add_partition(first_task_id bigint) -> void             (private helper)
 --
 -- Purpose:    make one range of the partitioned history (docs/operations.md, "Partitioned
---             history"): taskforge.tasks_p<partition_no> for task ids [first_task_id,
---             end_task_id) (NULL first_task_id: from the lowest), its twin
---             taskforge.attempts_p<partition_no> with the foreign key (task_id) to it (ON DELETE
---             CASCADE, the default layout's attempts -> tasks key, range by range), both with
---             the storage parameters recorded in taskforge.history_layout, and its row in
---             taskforge.history_partitions. Indexes, checks, the other foreign keys and the
---             row triggers come from the partitioned parents.
--- Parameters: partition_no   0 or more: the name's suffix and history_partitions' key.
---             first_task_id, end_task_id  the range, first < end (end exclusive).
+--             history"): taskforge.tasks_p<N> for task ids [first_task_id, first_task_id +
+--             tasks_per_partition), N = first_task_id / tasks_per_partition (the layout's, in
+--             taskforge.history_layout), its twin taskforge.attempts_p<N> with the foreign key
+--             (task_id) to it (ON DELETE CASCADE, the default layout's attempts -> tasks key,
+--             range by range), both with the storage parameters recorded in history_layout, and
+--             its row in taskforge.history_partitions. Indexes, checks, the other foreign keys
+--             and the row triggers come from the partitioned parents. (The first range, the
+--             tables from before the conversion, is attached by tf_partition_history instead.)
+-- Parameters: first_task_id  a multiple of tasks_per_partition: the range's first id.
 -- Returns:    nothing.
 -- Errors:     42P07 when the partition exists; 42P17 (invalid object definition) when the range
 --             overlaps one that exists; 55P03 when a lock is not granted within the caller's
 --             lock_timeout.
 -- Locks:      ACCESS EXCLUSIVE on taskforge.tasks and taskforge.attempts (creating a partition
---             of a partitioned table takes it on PostgreSQL 15) until the caller commits.
+--             of a partitioned table takes it on PostgreSQL 15), SHARE ROW EXCLUSIVE on
+--             task_types and workers (the foreign keys), until the caller commits.
 -- Clock:      clock_timestamp() for created_at.
 -- By hand:    no; tf_make_partitions and tf_partition_history call it.
-CREATE OR REPLACE FUNCTION taskforge._tf_add_partition(partition_no bigint, first_task_id bigint, end_task_id bigint)
+CREATE OR REPLACE FUNCTION taskforge._tf_add_partition(first_task_id bigint)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE
@@ -591,31 +591,31 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     v_layout taskforge.history_layout%ROWTYPE;
-    v_from text := coalesce(_tf_add_partition.first_task_id::text, 'MINVALUE');
+    v_no bigint;
+    v_end bigint;
 BEGIN
     SELECT * INTO STRICT v_layout FROM taskforge.history_layout;
+    v_no := _tf_add_partition.first_task_id / v_layout.tasks_per_partition;
+    v_end := _tf_add_partition.first_task_id + v_layout.tasks_per_partition;
     EXECUTE format('CREATE TABLE taskforge.%I PARTITION OF taskforge.tasks FOR VALUES FROM (%s) TO (%s)%s',
-                   'tasks_p' || _tf_add_partition.partition_no, v_from, _tf_add_partition.end_task_id,
+                   'tasks_p' || v_no, _tf_add_partition.first_task_id, v_end,
                    CASE WHEN v_layout.tasks_options IS NOT NULL
                         THEN format(' WITH (%s)', array_to_string(v_layout.tasks_options, ', ')) ELSE '' END);
     EXECUTE format('CREATE TABLE taskforge.%I PARTITION OF taskforge.attempts FOR VALUES FROM (%s) TO (%s)%s',
-                   'attempts_p' || _tf_add_partition.partition_no, v_from, _tf_add_partition.end_task_id,
+                   'attempts_p' || v_no, _tf_add_partition.first_task_id, v_end,
                    CASE WHEN v_layout.attempts_options IS NOT NULL
                         THEN format(' WITH (%s)', array_to_string(v_layout.attempts_options, ', ')) ELSE '' END);
     EXECUTE format('ALTER TABLE taskforge.%I ADD CONSTRAINT %I FOREIGN KEY (task_id) REFERENCES taskforge.%I (task_id) '
                    'ON DELETE CASCADE',
-                   'attempts_p' || _tf_add_partition.partition_no,
-                   'attempts_p' || _tf_add_partition.partition_no || '_task_id_fkey',
-                   'tasks_p' || _tf_add_partition.partition_no);
+                   'attempts_p' || v_no, 'attempts_p' || v_no || '_task_id_fkey', 'tasks_p' || v_no);
     INSERT INTO taskforge.history_partitions (partition_no, first_task_id, end_task_id, created_at)
-    VALUES (_tf_add_partition.partition_no, _tf_add_partition.first_task_id, _tf_add_partition.end_task_id,
-            clock_timestamp());
+    VALUES (v_no, _tf_add_partition.first_task_id, v_end, clock_timestamp());
 END;
 $fn$;
 
-COMMENT ON FUNCTION taskforge._tf_add_partition(bigint, bigint, bigint) IS
-    'Private: create tasks_p<N> and attempts_p<N> for a task_id range, attempts referring to their twin, and record the range in history_partitions.';
-REVOKE ALL ON FUNCTION taskforge._tf_add_partition(bigint, bigint, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION taskforge._tf_add_partition(bigint) IS
+    'Private: create tasks_p<N> and attempts_p<N> for the task_id range starting at first_task_id (tasks_per_partition ids), attempts referring to their twin, and record it in history_partitions.';
+REVOKE ALL ON FUNCTION taskforge._tf_add_partition(bigint) FROM PUBLIC;
 
 -- >>> db/functions/_tf_attempt_row_ok.sql
 -- taskforge._tf_attempt_row_ok(state text, outcome text, started_at timestamptz,
@@ -5518,7 +5518,7 @@ BEGIN
         PERFORM 1 FROM taskforge.history_layout l FOR UPDATE;
         SELECT max(p.end_task_id) INTO v_end FROM taskforge.history_partitions p;
         WHILE v_end < v_need LOOP
-            PERFORM taskforge._tf_add_partition(v_end / v_size, v_end, v_end + v_size);
+            PERFORM taskforge._tf_add_partition(v_end);
             v_end := v_end + v_size;
             v_made := v_made + 1;
         END LOOP;
@@ -5781,7 +5781,7 @@ BEGIN
     VALUES (v_no, NULL, v_end, clock_timestamp());
 
     FOR i IN 1..v_ahead LOOP
-        PERFORM taskforge._tf_add_partition(v_no + i, v_end + (i - 1) * v_size, v_end + i * v_size);
+        PERFORM taskforge._tf_add_partition(v_end + (i - 1) * v_size);
     END LOOP;
     RETURN 1 + v_ahead;
 END;

@@ -36,12 +36,12 @@ COMMANDS: tuple[click.Command, ...] = (
 )
 
 
-#: What to do when the partitioned history's tables refuse a statement (docs/operations.md,
-#: "Partitioned history"); PostgreSQL's own errors carry no hint.
-PARTITION_HINTS = {
-    "23514": "no range of the partitioned history holds this task id yet: run a scheduler or tf_maintain, or "
-    "SELECT taskforge.tf_make_partitions(), then submit again; a batch must fit in the ranges made ahead",
-}
+#: What to do when a submit finds no range of the partitioned history for its id (23514 from
+#: PostgreSQL, which carries no hint; docs/operations.md, "Partitioned history").
+NO_RANGE_HINT = (
+    "no range of the partitioned history holds this task id yet: run a scheduler or tf_maintain, or "
+    "SELECT taskforge.tf_make_partitions(), then submit again; a batch must fit in the ranges made ahead"
+)
 
 
 class TaskforgeGroup(click.Group):
@@ -70,7 +70,8 @@ class TaskforgeGroup(click.Group):
             first_line = text.splitlines()[0] if text else type(exc).__name__
             # The server's HINT says what to do (e.g. which GRANT a DBA must run): keep it.
             hint = (diag.message_hint or "").strip() if diag is not None else ""
-            hint = hint or PARTITION_HINTS.get(sqlstate, "") if 'relation "tasks"' in text else hint
+            if not hint and sqlstate == "23514" and 'relation "tasks"' in text:
+                hint = NO_RANGE_HINT
             if hint:
                 first_line += " (" + " ".join(hint.split()) + ")"
             fail(f"database error{' ' + sqlstate if sqlstate else ''}: {first_line}", EXIT_DATABASE)
